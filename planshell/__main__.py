@@ -1,0 +1,3 @@
+from planshell.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,126 @@
+"""Settings merge order and the one-sentence errors."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from planshell.config import ConfigError, Settings, load_settings, remember_user_setting
+
+
+def _write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def test_defaults(tmp_path):
+    settings = load_settings(tmp_path, environ={}, user_file=tmp_path / "none.toml")
+    assert settings == Settings()
+    assert settings.plan.sandbox == "auto"
+    assert settings.plan.bash.safe_patterns is None
+
+
+def test_merge_order(tmp_path):
+    user = _write(tmp_path / "user.toml", 'model = "user"\nprovider = "openai"\n[plan]\nsandbox = "off"\n')
+    _write(tmp_path / ".planshell" / "config.toml", 'model = "project"\n[tools]\nbash_timeout = 5\n')
+    settings = load_settings(tmp_path, environ={}, user_file=user)
+    assert (settings.model, settings.provider, settings.plan.sandbox) == ("project", "openai", "off")
+    assert settings.tools.bash_timeout == 5
+    env = {"PLANSHELL_MODEL": "env", "PLANSHELL_TOOLS__BASH_TIMEOUT": "7"}
+    settings = load_settings(tmp_path, environ=env, user_file=user)
+    assert (settings.model, settings.tools.bash_timeout) == ("env", 7)
+    settings = load_settings(tmp_path, environ=env, user_file=user, cli={"model": "flag", "base_url": None})
+    assert settings.model == "flag"
+
+
+def test_env_lists_as_json(tmp_path):
+    env = {"PLANSHELL_PLAN__BASH__SAFE_PATTERNS": '["^cargo tree\\\\b"]'}
+    settings = load_settings(tmp_path, environ=env, user_file=tmp_path / "x")
+    assert settings.plan.bash.safe_patterns == ["^cargo tree\\b"]
+
+
+def test_broken_toml_names_the_file(tmp_path):
+    user = _write(tmp_path / "user.toml", "model = \n")
+    with pytest.raises(ConfigError) as err:
+        load_settings(tmp_path, environ={}, user_file=user)
+    assert str(user) in str(err.value) and "invalid TOML" in str(err.value)
+
+
+def test_invalid_value_names_file_key_and_problem(tmp_path):
+    project = _write(tmp_path / ".planshell" / "config.toml", '[plan]\nsandbox = "maybe"\n')
+    with pytest.raises(ConfigError) as err:
+        load_settings(tmp_path, environ={}, user_file=tmp_path / "none")
+    message = str(err.value)
+    assert str(project) in message and "plan.sandbox" in message and "'maybe'" in message
+
+
+def test_unknown_key_is_an_error(tmp_path):
+    user = _write(tmp_path / "u.toml", "[plan]\nsandboxx = 1\n")
+    with pytest.raises(ConfigError, match=r"plan\.sandboxx: unknown key"):
+        load_settings(tmp_path, environ={}, user_file=user)
+
+
+def test_bad_env_value_blames_the_environment(tmp_path):
+    with pytest.raises(ConfigError, match=r"environment: tools\.bash_timeout"):
+        load_settings(tmp_path, environ={"PLANSHELL_TOOLS__BASH_TIMEOUT": "soon"}, user_file=tmp_path / "x")
+
+
+def test_remember_user_setting_keeps_comments(tmp_path):
+    path = _write(tmp_path / "c.toml", '# my config\nmodel = "m"\n\n[ui]\n# theme below\ntheme = "old"\n')
+    remember_user_setting("ui", "theme", "planshell-light", path)
+    text = path.read_text()
+    assert "# my config" in text and "# theme below" in text
+    assert 'theme = "planshell-light"' in text and "old" not in text
+    assert load_settings(tmp_path, environ={}, user_file=path).ui.theme == "planshell-light"
+    fresh = tmp_path / "new" / "config.toml"
+    remember_user_setting("ui", "theme", "x", fresh)
+    assert load_settings(tmp_path, environ={}, user_file=fresh).ui.theme == "x"
+    other = _write(tmp_path / "o.toml", '[tools]\nbash_timeout = 3\n')
+    remember_user_setting("ui", "theme", "y", other)
+    loaded = load_settings(tmp_path, environ={}, user_file=other)
+    assert (loaded.ui.theme, loaded.tools.bash_timeout) == ("y", 3)
+
+
+def test_cli_reports_config_error_without_traceback(tmp_path, isolated_env):
+    _write(tmp_path / ".planshell" / "config.toml", "[plan\n")
+    proc = subprocess.run(
+        [sys.executable, "-m", "planshell", "-C", str(tmp_path), "-p", "hi"],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert proc.returncode == 1
+    assert "config error in" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_one_label_field_keeps_the_other_defaults(tmp_path):
+    user = _write(tmp_path / "u.toml", '[plan.labels.plan]\nwidget = "PLANNING"\n')
+    labels = load_settings(tmp_path, environ={}, user_file=user).plan.labels
+    assert labels.plan.widget == "PLANNING"
+    assert labels.plan.widget_with_title == "PLAN · {title}"
+    assert labels.execute.widget == "EXECUTE"
+
+
+def test_every_setting_is_documented():
+    from pydantic import BaseModel
+
+    def keys(model: type[BaseModel], prefix: str = ""):
+        for name, field in model.model_fields.items():
+            default = field.get_default(call_default_factory=True)
+            if isinstance(default, BaseModel):
+                yield from keys(type(default), f"{prefix}{name}.")
+            else:
+                yield f"{prefix}{name}"
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "configuration.md").read_text()
+    def documented(key: str) -> str:
+        # The three label groups share one table row: plan.labels.*.<field>.
+        parts = key.split(".")
+        if parts[:2] == ["plan", "labels"]:
+            parts[2] = "*"
+        return f"`{'.'.join(parts)}`"
+
+    missing = [k for k in keys(Settings) if documented(k) not in doc]
+    assert missing == []
