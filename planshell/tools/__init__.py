@@ -1,0 +1,1 @@
+"""Tools the agent can call: a base with declared effects, a registry, built-ins."""

@@ -1,0 +1,23 @@
+"""The tools every session starts with."""
+
+from __future__ import annotations
+
+from planshell.tools.base import Tool
+from planshell.tools.edit import EditTool, WriteTool
+from planshell.tools.files import FindTool, GrepTool, LsTool, ReadTool
+from planshell.tools.shell import BashTool
+from planshell.tools.todo import TodoList, TodoWriteTool
+
+
+def builtin_tools(todos: TodoList) -> list[Tool]:
+    """All built-in tools: looking around first, then changing, then running."""
+    return [
+        ReadTool(),
+        LsTool(),
+        FindTool(),
+        GrepTool(),
+        EditTool(),
+        WriteTool(),
+        BashTool(),
+        TodoWriteTool(todos),
+    ]

@@ -1,0 +1,254 @@
+"""The ``bash`` tool: one command in its own process group, always cleaned up.
+
+Each command gets a new session (so a new process group). Whatever happens —
+normal exit, timeout, or the agent cancelling the call — the whole group is
+terminated afterwards, so nothing the model started can outlive the call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import os
+import signal
+from collections import deque
+from dataclasses import dataclass, field
+
+from pydantic import Field
+
+from planshell.tools.base import Effect, Tool, ToolArgs, ToolContext, ToolError, ToolResult
+
+MAX_TIMEOUT = 600.0
+KILL_GRACE = 1.0  # seconds between SIGTERM and SIGKILL
+_DRAIN_GRACE = 2.0  # how long to wait for output after the group is gone
+_POLL = 0.02
+_HEADLINE_CHARS = 100
+
+
+class BashArgs(ToolArgs):
+    command: str = Field(description="The command line, run with `bash -c` in the project root.")
+    timeout: float | None = Field(
+        None,
+        gt=0,
+        le=MAX_TIMEOUT,
+        description=(
+            f"Seconds before the command is killed (default from settings, at most "
+            f"{MAX_TIMEOUT:g})."
+        ),
+    )
+    description: str | None = Field(
+        None, description="A few words on what the command is for, shown to the user."
+    )
+
+
+@dataclass
+class HeadTail:
+    """Keeps the first and last ``limit // 2`` characters of a stream.
+
+    Memory stays bounded however much a command prints, and the end (where
+    errors and summaries usually are) is never lost.
+    """
+
+    limit: int
+    total: int = 0
+    _head: list[str] = field(default_factory=list)
+    _head_len: int = 0
+    _tail: deque[str] = field(default_factory=deque)
+    _tail_len: int = 0
+
+    @property
+    def _head_limit(self) -> int:
+        return self.limit // 2
+
+    @property
+    def _tail_limit(self) -> int:
+        return self.limit - self._head_limit
+
+    def add(self, text: str) -> None:
+        self.total += len(text)
+        room = self._head_limit - self._head_len
+        if room > 0:
+            self._head.append(text[:room])
+            self._head_len += len(self._head[-1])
+            text = text[room:]
+        if text:
+            self._tail.append(text)
+            self._tail_len += len(text)
+            while self._tail_len - len(self._tail[0]) >= self._tail_limit:
+                self._tail_len -= len(self._tail.popleft())
+
+    @property
+    def truncated(self) -> bool:
+        return self.total > self.limit
+
+    def render(self) -> str:
+        head, tail = "".join(self._head), "".join(self._tail)
+        if not self.truncated:
+            return head + tail
+        tail = tail[len(tail) - self._tail_limit :]
+        dropped = self.total - len(head) - len(tail)
+        return f"{head}\n[... {dropped} characters truncated ...]\n{tail}"
+
+
+async def _pump(stream: asyncio.StreamReader, sink: HeadTail) -> None:
+    """Decode the merged stdout/stderr into ``sink`` until EOF."""
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    while chunk := await stream.read(65536):
+        sink.add(decoder.decode(chunk))
+    sink.add(decoder.decode(b"", final=True))
+
+
+def _signal_group(pgid: int, sig: int) -> bool:
+    """Signal a process group; False when it no longer exists."""
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
+def _has_live_member(pgid: int) -> bool:
+    """Whether a non-zombie process is in the group, read from ``/proc``.
+
+    Orphans are reparented to PID 1, and in a container that PID 1 may never
+    reap them: a group of zombies still answers ``killpg(pgid, 0)``.
+    """
+    with os.scandir("/proc") as entries:
+        return any(_live_in_group(entry.path, pgid) for entry in entries if entry.name.isdigit())
+
+
+def _live_in_group(proc_dir: str, pgid: int) -> bool:
+    """One ``/proc/<pid>/stat``: in group ``pgid`` and not a zombie?"""
+    try:
+        with open(os.path.join(proc_dir, "stat")) as handle:
+            state, _ppid, group = handle.read().rsplit(")", 1)[1].split()[:3]
+    except (OSError, ValueError):
+        return False
+    return group == str(pgid) and state not in ("Z", "X")
+
+
+def _group_alive(pgid: int) -> bool:
+    if not _signal_group(pgid, 0):
+        return False
+    return _has_live_member(pgid) if os.path.isdir("/proc/self") else True
+
+
+async def _exited(proc: asyncio.subprocess.Process) -> int:
+    """Wait for the leader to exit.
+
+    ``proc.wait()`` also waits for the output pipe to close, which a
+    background child can hold open long after the command itself is done.
+    """
+    while proc.returncode is None:
+        await asyncio.sleep(_POLL)
+    return proc.returncode
+
+
+async def stop_group(proc: asyncio.subprocess.Process, grace: float = KILL_GRACE) -> None:
+    """SIGTERM the command's process group, SIGKILL it after ``grace``, reap the leader.
+
+    The SIGKILL is in a ``finally`` so that even a second cancellation while
+    waiting out the grace period cannot leave processes behind.
+    """
+    pgid = proc.pid  # start_new_session: the leader's pid is the group id
+    if _signal_group(pgid, signal.SIGTERM):
+        try:
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + grace
+            while loop.time() < deadline and _group_alive(pgid):
+                await asyncio.sleep(_POLL)
+        finally:
+            _signal_group(pgid, signal.SIGKILL)
+    await _exited(proc)
+
+
+async def _finish(pump: asyncio.Task[None]) -> None:
+    """Let the reader drain; give up if an escaped process still holds the pipe."""
+    done, _ = await asyncio.wait({pump}, timeout=_DRAIN_GRACE)
+    if not done:
+        pump.cancel()
+
+
+def _first_line(command: str) -> str:
+    lines = command.strip().splitlines() or [""]
+    line = lines[0]
+    if len(line) > _HEADLINE_CHARS:
+        return line[: _HEADLINE_CHARS - 1] + "…"
+    return line + (" …" if len(lines) > 1 else "")
+
+
+def _timeout_message(output: str, timeout: float) -> str:
+    advice = (
+        f"pass a larger timeout (up to {MAX_TIMEOUT:g} seconds) if it needs longer"
+        if timeout < MAX_TIMEOUT
+        else f"{MAX_TIMEOUT:g} seconds is the maximum, so split the work into shorter steps"
+    )
+    return (
+        f"{output}\n\nCommand timed out after {timeout:g} seconds and was stopped "
+        f"(its whole process group was killed); {advice}."
+    )
+
+
+class BashTool(Tool):
+    name = "bash"
+    description = (
+        "Run a shell command with `bash -c` in the project root and return its combined "
+        "stdout and stderr followed by `exit code N`. There is no stdin and no terminal: "
+        "use non-interactive flags (e.g. `git --no-pager`, `-y`). Long output keeps only its "
+        "beginning and end. The command is killed when it exceeds its timeout (default from "
+        f"settings, at most {MAX_TIMEOUT:g} s), and background jobs (`&`) are stopped when "
+        "it finishes. Each call starts a fresh shell in the project root: `cd` and variables "
+        "do not carry over. Prefer read, ls, find, grep, edit and write for file work."
+    )
+    Args = BashArgs
+    effects = frozenset({Effect.EXEC, Effect.WRITE, Effect.NETWORK})
+
+    def headline(self, args: BashArgs) -> str:
+        return f"bash {_first_line(args.command)}"
+
+    async def run(self, args: BashArgs, ctx: ToolContext) -> ToolResult:
+        timeout = args.timeout if args.timeout is not None else ctx.bash_timeout
+        proc = await self._spawn(args.command, ctx)
+        assert proc.stdout is not None
+        output = HeadTail(ctx.bash_max_output)
+        pump = asyncio.create_task(_pump(proc.stdout, output))
+        timed_out = False
+        try:
+            await asyncio.wait_for(_exited(proc), timeout)
+        except TimeoutError:
+            timed_out = True
+        finally:
+            try:
+                await stop_group(proc)
+                await _finish(pump)
+            finally:
+                pump.cancel()  # no-op once it has drained; else don't leave it pending
+        text = output.render() or "(no output)"
+        data = {
+            "exit_code": proc.returncode,
+            "timed_out": timed_out,
+            "truncated": output.truncated,
+            "description": args.description,
+        }
+        if timed_out:
+            return ToolResult(_timeout_message(text, timeout), is_error=True, data=data)
+        code = proc.returncode
+        body = text.rstrip("\n")
+        return ToolResult(f"{body}\nexit code {code}", is_error=code != 0, data=data)
+
+    async def _spawn(self, command: str, ctx: ToolContext) -> asyncio.subprocess.Process:
+        try:
+            return await asyncio.create_subprocess_exec(
+                *ctx.exec_policy.wrap,
+                "bash",
+                "-c",
+                command,
+                cwd=ctx.root,
+                env={**os.environ, **ctx.exec_policy.extra_env},
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise ToolError(f"could not start the command: {exc}.") from None

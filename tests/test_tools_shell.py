@@ -1,0 +1,168 @@
+"""bash: output, exit codes, truncation, and killing the whole process group."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from planshell.tools.base import ExecPolicy, ToolContext, ToolError, ToolResult
+from planshell.tools.shell import BashArgs, BashTool, HeadTail, _has_live_member
+
+
+@pytest.fixture
+def ctx(tmp_path: Path) -> ToolContext:
+    return ToolContext(root=tmp_path)
+
+
+async def bash(ctx: ToolContext, command: str, **kwargs: object) -> ToolResult:
+    return await BashTool().run(BashArgs(command=command, **kwargs), ctx)
+
+
+def alive(pid: int) -> bool:
+    """Running, i.e. neither gone nor a zombie waiting for a (possibly absent) reaper."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")
+
+
+def wait_dead(pids: list[int], within: float = 2.0) -> list[int]:
+    """The pids still alive after ``within`` seconds (SIGKILL delivery is asynchronous).
+
+    The last pid written by the tests is ``$$``, the group leader: the whole
+    group, including children whose pids we never saw, must be gone too.
+    """
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        living = [p for p in pids if alive(p)]
+        if not living and not _has_live_member(pids[-1]):
+            return []
+        time.sleep(0.02)
+    return living or [pids[-1]]
+
+
+async def wait_for_file(path: Path, within: float = 5.0) -> str:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if path.exists() and (text := path.read_text()).endswith("\n"):
+            return text
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"{path} was never written")
+
+
+def pids_in(path: Path) -> list[int]:
+    return [int(p) for p in path.read_text().split()]
+
+
+async def test_output_and_exit_code_zero(ctx: ToolContext) -> None:
+    result = await bash(ctx, "echo out; echo err >&2; pwd")
+    assert result.content == f"out\nerr\n{ctx.root}\nexit code 0"
+    assert not result.is_error
+    assert result.data["exit_code"] == 0
+
+
+async def test_nonzero_exit_is_an_error(ctx: ToolContext) -> None:
+    result = await bash(ctx, "echo failing; exit 2")
+    assert result.content == "failing\nexit code 2"
+    assert result.is_error
+
+
+async def test_no_output_and_no_stdin(ctx: ToolContext) -> None:
+    result = await bash(ctx, "cat")  # stdin is /dev/null, so this ends at once
+    assert result.content == "(no output)\nexit code 0"
+
+
+async def test_exec_policy_wrap_and_env(ctx: ToolContext) -> None:
+    ctx.exec_policy = ExecPolicy(wrap=["env", "WRAPPED=yes"], extra_env={"EXTRA": "1"})
+    result = await bash(ctx, 'echo "$WRAPPED $EXTRA"')
+    assert result.content == "yes 1\nexit code 0"
+
+
+async def test_missing_wrapper_is_a_clear_error(ctx: ToolContext) -> None:
+    ctx.exec_policy = ExecPolicy(wrap=["/nonexistent/sandbox"])
+    with pytest.raises(ToolError, match="could not start the command"):
+        await bash(ctx, "true")
+
+
+async def test_invalid_utf8_is_replaced(ctx: ToolContext) -> None:
+    result = await bash(ctx, r"printf 'caf\xe9\n'")
+    assert result.content == "caf\ufffd\nexit code 0"
+
+
+async def test_output_truncation_keeps_head_and_tail(ctx: ToolContext) -> None:
+    ctx.bash_max_output = 100
+    result = await bash(
+        ctx, "printf 'H%.0s' $(seq 60); printf 'm%.0s' $(seq 1000); printf 'T%.0s' $(seq 60)"
+    )
+    head, note, tail = result.content.split("\n")[:3]
+    assert head == "H" * 50
+    assert note == "[... 1020 characters truncated ...]"
+    assert tail == "T" * 50
+    assert result.data["truncated"] is True
+
+
+def test_head_tail_is_exact_under_the_limit() -> None:
+    sink = HeadTail(10)
+    for piece in ["ab", "cdef", "ghij"]:
+        sink.add(piece)
+    assert sink.render() == "abcdefghij"
+    sink.add("K")
+    assert sink.render() == "abcde\n[... 1 characters truncated ...]\nghijK"
+
+
+async def test_timeout_kills_the_whole_group(ctx: ToolContext) -> None:
+    started = time.monotonic()
+    result = await bash(ctx, "sleep 30 & echo $! $$ > pids; echo started; sleep 30", timeout=0.5)
+    assert time.monotonic() - started < 3
+    assert result.is_error
+    assert result.content.startswith("started\n")
+    assert "timed out after 0.5 seconds" in result.content
+    assert "pass a larger timeout (up to 600 seconds)" in result.content
+    assert result.data["timed_out"] is True
+    assert wait_dead(pids_in(ctx.root / "pids")) == []
+
+
+async def test_term_ignoring_process_gets_killed(ctx: ToolContext) -> None:
+    command = "trap '' TERM; (trap '' TERM; sleep 30) & echo $! $$ > pids; sleep 30"
+    result = await bash(ctx, command, timeout=0.3)
+    assert result.data["timed_out"] is True
+    assert wait_dead(pids_in(ctx.root / "pids")) == []
+
+
+async def test_cancel_kills_the_whole_group(ctx: ToolContext) -> None:
+    task = asyncio.create_task(bash(ctx, "sleep 30 & echo $! $$ > pids; sleep 30"))
+    await wait_for_file(ctx.root / "pids")
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert wait_dead(pids_in(ctx.root / "pids")) == []
+
+
+async def test_background_jobs_do_not_outlive_the_command(ctx: ToolContext) -> None:
+    started = time.monotonic()
+    result = await bash(ctx, "sleep 30 & echo $! $$ > pids; echo done")
+    assert result.content == "done\nexit code 0"
+    assert time.monotonic() - started < 3
+    assert wait_dead(pids_in(ctx.root / "pids")) == []
+
+
+def test_timeout_is_capped_at_600() -> None:
+    with pytest.raises(ValidationError):
+        BashArgs(command="true", timeout=601)
+    assert "600" in BashArgs.model_json_schema()["properties"]["timeout"]["description"]
+
+
+def test_headline_is_first_line() -> None:
+    tool = BashTool()
+    assert tool.headline(BashArgs(command="git status")) == "bash git status"
+    assert tool.headline(BashArgs(command="cd src\nmake test")) == "bash cd src …"
