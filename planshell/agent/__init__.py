@@ -1,0 +1,1 @@
+"""The headless agent: loop, events, session log, system prompt (no Textual)."""

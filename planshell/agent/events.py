@@ -1,0 +1,146 @@
+"""Typed events the engine emits; the UI and headless mode subscribe to them."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from planshell.llm.types import Usage
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class TurnStarted:
+    text: str
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    text: str
+
+
+@dataclass(frozen=True)
+class ThinkingDelta:
+    text: str
+
+
+@dataclass(frozen=True)
+class AssistantDone:
+    """One model reply finished streaming (more may follow in the same turn)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolStarted:
+    call_id: str
+    name: str
+    headline: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ToolFinished:
+    call_id: str
+    name: str
+    content: str
+    is_error: bool
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class UsageUpdated:
+    usage: Usage
+    context_tokens: int
+
+
+@dataclass(frozen=True)
+class ErrorEvent:
+    message: str
+
+
+@dataclass(frozen=True)
+class SteeringQueued:
+    text: str
+
+
+@dataclass(frozen=True)
+class SteeringDelivered:
+    text: str
+
+
+@dataclass(frozen=True)
+class TurnDone:
+    stop_reason: str
+    cancelled: bool = False
+
+
+@dataclass(frozen=True)
+class ModeChanged:
+    mode: str
+    previous: str
+    plan_path: str | None = None
+    title: str | None = None
+
+
+@dataclass(frozen=True)
+class PlanUpdated:
+    """The plan file or its step progress changed (written, refined, ticked)."""
+
+    path: str
+    title: str
+    done: int
+    total: int
+
+
+@dataclass(frozen=True)
+class TodosChanged:
+    items: tuple[tuple[str, str], ...]  # (content, status)
+
+
+@dataclass(frozen=True)
+class Notice:
+    message: str
+    level: str = "information"
+
+
+Event = (
+    TurnStarted
+    | TextDelta
+    | ThinkingDelta
+    | AssistantDone
+    | ToolStarted
+    | ToolFinished
+    | UsageUpdated
+    | ErrorEvent
+    | SteeringQueued
+    | SteeringDelivered
+    | TurnDone
+    | ModeChanged
+    | PlanUpdated
+    | TodosChanged
+    | Notice
+)
+
+Subscriber = Callable[[Event], None]
+
+
+class EventBus:
+    """Synchronous fan-out; a failing subscriber is logged, never fatal."""
+
+    def __init__(self) -> None:
+        self._subscribers: list[Subscriber] = []
+
+    def subscribe(self, callback: Subscriber) -> Callable[[], None]:
+        self._subscribers.append(callback)
+        return lambda: self._subscribers.remove(callback)
+
+    def emit(self, event: Event) -> None:
+        for callback in list(self._subscribers):
+            try:
+                callback(event)
+            except Exception:  # a broken view must not break the engine
+                log.exception("event subscriber failed on %r", type(event).__name__)

@@ -1,0 +1,47 @@
+"""The base system prompt: who the agent is, where it runs, the project's rules."""
+
+from __future__ import annotations
+
+import platform
+from datetime import date
+from pathlib import Path
+
+AGENTS_FILE = "AGENTS.md"
+AGENTS_MAX_BYTES = 32 * 1024
+
+_IDENTITY = """\
+You are planshell, a coding agent working in the user's repository from a terminal.
+You can read, search and edit files and run shell commands with the tools you are given.
+- Read before you change: look at the relevant files first.
+- Keep changes small and focused; follow the project's existing style.
+- Prefer the dedicated tools (read, grep, find, ls, edit, write) over shell equivalents.
+- When a tool refuses a call, read its message: it says what is allowed instead.
+- Be concise. Use markdown. Quote file paths relative to the project root."""
+
+
+def agents_md(root: Path) -> str | None:
+    """The project's AGENTS.md, capped so a huge file cannot eat the context."""
+    path = root / AGENTS_FILE
+    try:
+        data = path.read_bytes()[: AGENTS_MAX_BYTES + 1]
+    except OSError:
+        return None
+    text = data[:AGENTS_MAX_BYTES].decode("utf-8", errors="replace")
+    if len(data) > AGENTS_MAX_BYTES:
+        text += f"\n[... {AGENTS_FILE} truncated at {AGENTS_MAX_BYTES} bytes ...]"
+    return text
+
+
+def base_prompt(root: Path, today: date | None = None) -> str:
+    today = today or date.today()
+    parts = [
+        _IDENTITY,
+        "## Environment\n"
+        f"- Project root (working directory): {root}\n"
+        f"- Platform: {platform.system()} {platform.release()}\n"
+        f"- Date: {today.isoformat()}",
+    ]
+    rules = agents_md(root)
+    if rules:
+        parts.append(f"## Project instructions ({AGENTS_FILE})\n{rules}")
+    return "\n\n".join(parts)

@@ -1,0 +1,154 @@
+"""Append-only JSONL session logs, one file per conversation, per project.
+
+Each entry is flushed as it is written so a crash loses at most the entry in
+flight; loading tolerates a truncated last line and reports corrupt ones.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import secrets
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from planshell.llm.types import Message
+
+
+def data_dir() -> Path:
+    override = os.environ.get("PLANSHELL_DATA_DIR")
+    if override:
+        return Path(override)
+    from planshell.config import user_data_dir
+
+    return user_data_dir()
+
+
+def project_key(root: Path) -> str:
+    """A readable, collision-safe folder name for a project root."""
+    resolved = str(root.resolve())
+    digest = hashlib.sha256(resolved.encode()).hexdigest()[:10]
+    name = "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in Path(resolved).name)
+    return f"{name or 'root'}-{digest}"
+
+
+def project_dir(root: Path) -> Path:
+    return data_dir() / "projects" / project_key(root)
+
+
+def sessions_dir(root: Path) -> Path:
+    return project_dir(root) / "sessions"
+
+
+def list_sessions(root: Path) -> list[Path]:
+    """Session files of this project, newest first."""
+    folder = sessions_dir(root)
+    if not folder.is_dir():
+        return []
+    files = [p for p in folder.glob("*.jsonl") if p.is_file()]
+    return sorted(files, key=lambda p: (p.stat().st_mtime, p.name), reverse=True)
+
+
+class SessionNotFound(Exception):
+    pass
+
+
+def find_session(root: Path, session_id: str | None) -> Path:
+    """The newest session (``None``) or the one whose id starts with ``session_id``."""
+    sessions = list_sessions(root)
+    if session_id is None:
+        if not sessions:
+            raise SessionNotFound("no earlier session in this project to continue")
+        return sessions[0]
+    matches = [p for p in sessions if p.stem.startswith(session_id)]
+    if not matches:
+        raise SessionNotFound(f"no session {session_id!r} in this project (see /resume for a list)")
+    return matches[0]
+
+
+@dataclass
+class LoadedSession:
+    path: Path
+    messages: list[Message] = field(default_factory=list)
+    mode: dict[str, Any] | None = None  # the last mode entry
+    problems: list[str] = field(default_factory=list)
+    first_prompt: str = ""
+
+
+class SessionLog:
+    """Writes one conversation's entries to ``<id>.jsonl``."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fh: IO[str] | None = None
+
+    @property
+    def id(self) -> str:
+        return self.path.stem
+
+    @classmethod
+    def create(cls, root: Path) -> SessionLog:
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        path = sessions_dir(root) / f"{stamp}-{secrets.token_hex(3)}.jsonl"
+        log = cls(path)
+        log.append({"type": "meta", "root": str(root.resolve()), "created": time.time()})
+        return log
+
+    def append(self, entry: dict[str, Any]) -> None:
+        if self._fh is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._fh = self.path.open("a", encoding="utf-8")
+        self._fh.write(json.dumps(entry, ensure_ascii=False) + "\n")
+        self._fh.flush()
+
+    def append_message(self, message: Message) -> None:
+        self.append({"type": "message", "message": message.to_dict()})
+
+    def close(self) -> None:
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None
+
+    @staticmethod
+    def load(path: Path) -> LoadedSession:
+        loaded = LoadedSession(path)
+        lines = path.read_text(encoding="utf-8", errors="replace").split("\n")
+        last = max((i for i, line in enumerate(lines) if line.strip()), default=-1)
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                entry = json.loads(line)
+                _apply(loaded, entry)
+            except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+                if number - 1 == last and not line.endswith("}"):
+                    loaded.problems.append(f"line {number}: truncated last entry ignored")
+                else:
+                    loaded.problems.append(f"line {number}: unreadable entry skipped ({exc})")
+        return loaded
+
+    @classmethod
+    def reopen(cls, path: Path) -> SessionLog:
+        """Continue appending to an existing log (after a resume)."""
+        text = path.read_bytes()
+        if text and not text.endswith(b"\n"):
+            # A truncated last line would swallow our next entry: end it first.
+            with path.open("ab") as fh:
+                fh.write(b"\n")
+        return cls(path)
+
+
+def _apply(loaded: LoadedSession, entry: dict[str, Any]) -> None:
+    kind = entry["type"]
+    if kind == "message":
+        message = Message.from_dict(entry["message"])
+        if message.role == "user" and not loaded.first_prompt:
+            loaded.first_prompt = message.content
+        loaded.messages.append(message)
+    elif kind == "mode":
+        loaded.mode = entry
+    elif kind == "clear":
+        loaded.messages.clear()

@@ -1,0 +1,111 @@
+"""Small real tools and a recorder shared by the engine tests."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import ClassVar
+
+from pydantic import Field
+
+from planshell.agent import events as ev
+from planshell.agent.loop import Agent
+from planshell.llm.scripted import Reply, ScriptedProvider
+from planshell.tools.base import Effect, Tool, ToolArgs, ToolContext, ToolError, ToolResult
+from planshell.tools.registry import ToolRegistry
+
+
+class EchoArgs(ToolArgs):
+    text: str = Field(description="what to echo")
+
+
+class EchoTool(Tool):
+    name = "echo"
+    description = "Echo text back."
+    Args = EchoArgs
+    effects: ClassVar[frozenset[Effect]] = frozenset({Effect.READ})
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    async def run(self, args: ToolArgs, ctx: ToolContext) -> ToolResult:
+        assert isinstance(args, EchoArgs)
+        self.calls.append(args.text)
+        if args.text == "fail":
+            raise ToolError("echo refuses to say fail")
+        if args.text == "crash":
+            raise RuntimeError("boom")
+        return ToolResult(f"echo: {args.text}")
+
+
+class SleepArgs(ToolArgs):
+    seconds: float = 10.0
+
+
+class SleepTool(Tool):
+    name = "sleep"
+    description = "Sleep."
+    Args = SleepArgs
+    effects: ClassVar[frozenset[Effect]] = frozenset({Effect.READ})
+
+    def __init__(self) -> None:
+        self.started = asyncio.Event()
+        self.finished = False
+
+    async def run(self, args: ToolArgs, ctx: ToolContext) -> ToolResult:
+        assert isinstance(args, SleepArgs)
+        self.started.set()
+        await asyncio.sleep(args.seconds)
+        self.finished = True
+        return ToolResult("slept")
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.events: list[ev.Event] = []
+
+    def __call__(self, event: ev.Event) -> None:
+        self.events.append(event)
+
+    def of(self, kind: type) -> list:
+        return [e for e in self.events if isinstance(e, kind)]
+
+
+def make_agent(root: Path, replies: list[Reply], tools: list[Tool] | None = None) -> tuple[Agent, ScriptedProvider, Recorder]:
+    provider = ScriptedProvider(replies)
+    registry = ToolRegistry(tools if tools is not None else [EchoTool(), SleepTool()])
+    agent = Agent(provider, registry, ToolContext(root=root))
+    recorder = Recorder()
+    agent.subscribe(recorder)
+    return agent, provider, recorder
+
+
+async def wait_for(predicate, timeout: float = 5.0) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not predicate():
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError("condition not reached in time")
+        await asyncio.sleep(0.005)
+
+
+class ScriptedDecider:
+    """Answers reviews from a list; each entry is a Review or a function of the request."""
+
+    def __init__(self, reviews=(), confirm: bool = True) -> None:
+        self.reviews = list(reviews)
+        self.confirm = confirm
+        self.requests: list = []
+        self.confirm_reasons: list[str] = []
+
+    async def confirm_enter_plan(self, reason: str) -> bool:
+        self.confirm_reasons.append(reason)
+        return self.confirm
+
+    async def review_plan(self, request):
+        from planshell.plan.decider import Decision, Review
+
+        self.requests.append(request)
+        if not self.reviews:
+            return Review(Decision.KEEP)
+        item = self.reviews.pop(0)
+        return item(request) if callable(item) else item
