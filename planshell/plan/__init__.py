@@ -1,0 +1,1 @@
+"""Plan mode: the plan document model and the on-disk plan store."""

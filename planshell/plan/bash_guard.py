@@ -1,0 +1,726 @@
+"""Plan-mode bash guard: decide whether a shell command is provably read-only.
+
+The spec is ``POLICY.md`` of the shared bash corpus. In short: parse with bashlex, walk the
+tree, and allow only simple commands on the allowlist (see ``bash_rules``) joined by
+pipes, lists, subshells and groups, with no assignments and no writing redirections.
+Anything the guard cannot parse, or cannot classify, is blocked ("fail closed").
+
+bashlex mis-parses some inputs, so the guard never trusts ``node.word``: every word is
+decoded again from its source span by :func:`_scan_word`, and every ``$``, backtick and
+``<(`` found there must line up with an expansion node that bashlex reported.
+
+Patterns (config ``plan.bash.safe_patterns`` / ``plan.bash.destructive_patterns``) are
+case-insensitive regexes and replace the built-in lists when given:
+
+* a destructive pattern is ``re.search``-ed in the source text of every simple command,
+  and a match blocks it even when the rules would allow it;
+* a safe pattern must ``re.fullmatch`` the words of a simple command whose name is not on
+  the allowlist (the source text of its words joined by single spaces, redirections left
+  out); a match allows that command only if every structural check still passes.
+
+bashlex is imported lazily: it costs ~100 ms, and the app must start fast.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import shlex
+from dataclasses import dataclass, field
+from typing import Any
+
+from planshell.plan.bash_rules import (
+    ALLOWLIST,
+    FIX_PLAN,
+    Blocked,
+    Word,
+    check_command,
+)
+
+__all__ = [
+    "DEFAULT_DESTRUCTIVE_PATTERNS",
+    "DEFAULT_SAFE_PATTERNS",
+    "BashGuard",
+    "Verdict",
+    "is_read_only",
+]
+
+_P = r"^[\s\"'\\]*"  # the start of a segment, allowing a quoted or escaped name
+_END = r"(?![\w.-])"  # the name ends here (so merge does not match merge-base)
+DEFAULT_DESTRUCTIVE_PATTERNS: list[str] = [
+    _P + r"(?:sudo|doas|su|pkexec)" + _END,
+    _P + r"(?:rm|rmdir|shred|unlink|dd|truncate|mkfs(?:\.\w+)?|chmod|chown|chgrp|mv)" + _END,
+    _P + r"(?:curl|wget|nc|ncat|ssh|scp|rsync)" + _END,
+    _P + r"(?:kill|killall|pkill|shutdown|reboot|halt|poweroff|systemctl)" + _END,
+    _P + r"git(?:\s+(?:-C\s+\S+|--no-pager|-P))*\s+"
+    r"(?:push|commit|reset|rebase|merge|checkout|switch|restore|clean|rm|mv|cherry-pick|"
+    r"revert|am|apply|pull|fetch|clone|gc|prune|update-ref|filter-branch)" + _END,
+]
+DEFAULT_SAFE_PATTERNS: list[str] = [
+    r"(?:gcc|g\+\+|cc|c\+\+|clang|clang\+\+)\s+--version",
+]
+
+MAX_COMMAND_LENGTH = 20_000
+_FIX_PARSE = "use a simpler command, or the read/grep/find tools instead."
+_CD_HINT = (
+    "the working directory is already the project root; use the read/grep/find tools for files."
+)
+_FIX_STRUCTURE = "Run the simple commands one at a time."
+_LIST_OPS = frozenset({";", "&&", "||", "\n"})
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_BAD_CONTINUATION = re.compile(r"(?<![ \t\n])\\\n")
+_GAP_OK = re.compile(r"(?:[ \t\n]+|#[^\n]*|\\\n)*")
+_NETWORK = re.compile(r"/+dev/+(?:tcp|udp)/")
+_TILDE = re.compile(r"~[A-Za-z0-9._-]*")
+_FD_NAME = re.compile(r"\{[A-Za-z_][A-Za-z0-9_]*\}")
+_NAME = r"(?:[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$-])"
+_INT = r"\s*-?\s*[0-9]+\s*"
+_PARAM_FORMS = (
+    re.compile(rf"{_NAME}|!"),  # $x, $1, $@, $!
+    re.compile(rf"#{_NAME}"),  # ${#x}
+    re.compile(rf"{_NAME}:{_INT}(?::{_INT})?"),  # ${x:1:2} (literal offsets only)
+    re.compile(rf"{_NAME}(?::?[-+?]|##?|%%?|//?|/#|/%|\^\^?|,,?)(?P<operand>.*)", re.S),
+)
+_OPERAND_BAD = ("$(", "`", "<(", ">(", "${", "$'", '$"', "$[")
+_HEREDOC_BAD = ("`", "$(", "${", "$[", "\\\n")
+_UNQUOTED_META = frozenset(" \t\n;&|<>()")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The guard's answer for one command."""
+
+    allowed: bool
+    reason: str  # one sentence; for a block: names the offending segment and why, suggests a fix
+    segment: str | None = None  # the source text of the offending segment, when known
+
+
+class _Refusal(Exception):
+    """Internal: carries a finished block verdict out of the tree walk."""
+
+    def __init__(self, verdict: Verdict) -> None:
+        super().__init__(verdict.reason)
+        self.verdict = verdict
+
+
+def _quote(segment: str, limit: int = 120) -> str:
+    flat = " ".join(segment.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _refuse(segment: str, why: str, fix: str = FIX_PLAN) -> _Refusal:
+    """Build the refusal: name the segment, say why, and suggest the fix."""
+    reason = f'blocked: "{_quote(segment)}" — {why}; plan mode may only read. {fix}'
+    return _Refusal(Verdict(False, reason, segment))
+
+
+def _unparseable(detail: str, command: str) -> Verdict:
+    reason = f"blocked: bash could not parse this command safely ({detail}); {_FIX_PARSE}"
+    if command.lstrip().startswith("cd "):
+        reason += f" Note: {_CD_HINT}"
+    return Verdict(False, reason, None)
+
+
+@dataclass
+class _Scan:
+    """What the quote scanner learned about one word."""
+
+    word: Word
+    inner: list[Any] = field(default_factory=list)  # commands inside $(…), `…` and <(…)
+
+
+class _Walker:
+    """Walk one bashlex tree; raise :class:`_Refusal` at the first thing that is not allowed."""
+
+    def __init__(self, guard: BashGuard, src: str) -> None:
+        self.guard = guard
+        self.src = src
+
+    def text(self, node: Any) -> str:
+        start, end = node.pos
+        return self.src[start:end]
+
+    # ----------------------------------------------------------------- structure
+
+    def node(self, node: Any) -> None:
+        kind = getattr(node, "kind", None)
+        if kind == "command":
+            self.command(node)
+        elif kind == "list":
+            self.list_(node)
+        elif kind == "pipeline":
+            self.pipeline(node)
+        elif kind == "compound":
+            self.compound(node)
+        elif kind == "function":
+            raise _refuse(self.text(node), "function definitions are not allowed", _FIX_STRUCTURE)
+        elif kind in ("if", "for", "while", "until"):
+            raise _refuse(
+                self.text(node), f"`{kind}` blocks are not allowed in plan mode", _FIX_STRUCTURE
+            )
+        else:
+            raise _refuse(self.text(node), f"the shell construct {kind!r} is not allowed")
+
+    def list_(self, node: Any) -> None:
+        for part in node.parts:
+            if part.kind == "operator":
+                if part.op == "&":
+                    raise _refuse(
+                        self.text(node),
+                        "background jobs (&) are not allowed",
+                        "Run the command in the foreground.",
+                    )
+                if part.op not in _LIST_OPS:
+                    raise _refuse(self.text(node), f"the operator {part.op!r} is not allowed")
+            else:
+                self.node(part)
+
+    def pipeline(self, node: Any) -> None:
+        for part in node.parts:
+            if part.kind == "pipe":
+                if part.pipe not in ("|", "|&"):
+                    raise _refuse(self.text(node), f"the pipe {part.pipe!r} is not allowed")
+            elif part.kind == "reservedword":
+                if part.word != "!":
+                    raise _refuse(self.text(node), f"the keyword {part.word!r} is not allowed")
+            else:
+                self.node(part)
+
+    def compound(self, node: Any) -> None:
+        items = list(node.list)
+        segment = self.text(node)
+        pairs = {"(": ")", "{": "}"}
+        first, last = (items[0], items[-1]) if items else (None, None)
+        if first is not None and first.kind in ("if", "for", "while", "until"):
+            self.node(first)
+        if (
+            first is None
+            or first.kind != "reservedword"
+            or first.word not in pairs
+            or last.kind != "reservedword"
+            or last.word != pairs[first.word]
+        ):
+            raise _refuse(segment, "this compound command is not allowed", _FIX_STRUCTURE)
+        if segment.startswith("(("):
+            raise _refuse(segment, "arithmetic (( )) is not allowed", _FIX_STRUCTURE)
+        for inner in items[1:-1]:
+            if inner.kind == "reservedword":
+                raise _refuse(segment, f"the keyword {inner.word!r} is not allowed")
+            self.node(inner)
+        for redirect in getattr(node, "redirects", None) or []:
+            self.redirect(redirect, segment)
+
+    # ------------------------------------------------------------ simple command
+
+    def command(self, node: Any) -> None:
+        """Check one simple command; a refused ``cd`` segment also gets the cd hint."""
+        try:
+            self.simple_command(node)
+        except _Refusal as refusal:
+            verdict = refusal.verdict
+            first = next((p for p in node.parts if p.kind == "word"), None)
+            if (
+                verdict.segment == self.text(node)
+                and getattr(first, "word", None) == "cd"
+                and _CD_HINT not in verdict.reason
+            ):
+                reason = f"{verdict.reason} Note: {_CD_HINT}"
+                raise _Refusal(Verdict(False, reason, verdict.segment)) from None
+            raise
+
+    def simple_command(self, node: Any) -> None:
+        segment = self.text(node)
+        words, redirects = [], []
+        for part in node.parts:
+            if part.kind == "assignment":
+                raise _refuse(
+                    segment,
+                    "variable assignments are not allowed (they can change what a command runs)",
+                    "Drop the assignment.",
+                )
+            if part.kind == "word":
+                words.append(part)
+            elif part.kind == "redirect":
+                redirects.append(part)
+            else:
+                raise _refuse(segment, f"the construct {part.kind!r} is not allowed")
+        for redirect in redirects:
+            self.redirect(redirect, segment)
+            self.fd_variable(redirect, words, segment)
+        if not words:
+            raise _refuse(segment, "a redirection without a command is not allowed")
+        scans = [self.scan(w, segment) for w in words]
+        name_word = scans[0].word
+        name = self.command_name(name_word, segment)
+        allowed = name in ALLOWLIST
+        if not allowed and not self.guard.safe_match(" ".join(s.word.src for s in scans)):
+            raise _refuse(segment, f"{name} is not a read-only command")
+        for scan in scans:
+            for inner in scan.inner:
+                self.node(inner)
+        if allowed:
+            try:
+                check_command(name, [s.word for s in scans[1:]])
+            except Blocked as exc:
+                raise _refuse(segment, exc.why, exc.fix) from None
+        pattern = self.guard.destructive_match(segment)
+        if pattern is not None:
+            raise _refuse(segment, f"it matches the destructive pattern /{pattern}/")
+
+    def command_name(self, word: Word, segment: str) -> str:
+        """The command name must be one bare literal word (looked up as written)."""
+        value = word.value
+        if value is None or word.dynamic or word.procsub:
+            raise _refuse(
+                segment,
+                f"the command name {_quote(word.src, 40)} holds an expansion",
+                "Write the command name literally.",
+            )
+        if word.brace or (word.glob and value != "["):
+            raise _refuse(
+                segment,
+                f"the command name {_quote(word.src, 40)} holds a glob or brace expansion",
+                "Write the command name literally.",
+            )
+        if "/" in value:
+            raise _refuse(
+                segment,
+                f"the command name {_quote(value, 40)} is a path, not an allowlisted command",
+                "Call the command by its bare name.",
+            )
+        if not value:
+            raise _refuse(segment, "the command name is empty")
+        return value
+
+    def fd_variable(self, redirect: Any, words: list[Any], segment: str) -> None:
+        """``{fd}>file`` assigns a shell variable; bashlex reports ``{fd}`` as a word."""
+        for word in words:
+            if word.pos[1] == redirect.pos[0] and _FD_NAME.fullmatch(self.text(word)):
+                raise _refuse(segment, "{fd} redirections assign a shell variable")
+
+    # ---------------------------------------------------------------- redirects
+
+    def redirect(self, node: Any, segment: str) -> None:
+        kind = node.type
+        rsrc = self.text(node)
+        if "/dev/tcp/" in rsrc or "/dev/udp/" in rsrc:
+            raise _refuse(segment, "/dev/tcp and /dev/udp redirections open network connections")
+        target = node.output
+        if kind in ("<<", "<<-"):
+            self.heredoc(node, segment)
+        elif kind == "<<<":
+            self.checked_word(target, segment)
+        elif kind in (">&", "<&"):
+            if isinstance(target, int) or target == "-":
+                return
+            word = self.checked_word(target, segment)
+            if not (kind == ">&" and word.value == "/dev/null" and not word.glob):
+                raise _refuse(
+                    segment,
+                    f"{kind}{_quote(word.src, 40)} writes to a file",
+                    "Let the output go to stdout instead.",
+                )
+        elif kind == "<":
+            word = self.checked_word(target, segment)
+            if word.dynamic or word.glob or word.brace:
+                raise _refuse(
+                    segment,
+                    f"the input redirection target {_quote(word.src, 40)} holds an expansion "
+                    "(it could name /dev/tcp/…)",
+                    "Name the input file literally.",
+                )
+            if word.value is not None and _NETWORK.search(word.value):
+                raise _refuse(
+                    segment, "/dev/tcp and /dev/udp redirections open network connections"
+                )
+        elif kind in (">", ">>", ">|", "&>", "&>>"):
+            word = self.checked_word(target, segment)
+            if word.value != "/dev/null" or word.glob:
+                raise _refuse(
+                    segment,
+                    f"the redirection {_quote(rsrc, 40)} writes to a file "
+                    "(only /dev/null is allowed)",
+                    "Let the output go to stdout instead.",
+                )
+        else:
+            raise _refuse(
+                segment,
+                f"the redirection {_quote(rsrc, 40)} opens a file for writing",
+                "Use plain input redirection instead.",
+            )
+
+    def checked_word(self, node: Any, segment: str) -> Word:
+        if getattr(node, "kind", None) != "word":
+            raise _refuse(segment, "a redirection has an unexpected target")
+        scan = self.scan(node, segment)
+        for inner in scan.inner:
+            self.node(inner)
+        return scan.word
+
+    def heredoc(self, node: Any, segment: str) -> None:
+        doc = getattr(node, "heredoc", None)
+        delimiter = node.output
+        if doc is None or getattr(delimiter, "kind", None) != "word":
+            raise _refuse(segment, "this here-document cannot be checked")
+        if self.scan(delimiter, segment).word.value is None:
+            raise _refuse(segment, "the here-document delimiter holds an expansion")
+        body = self.text(doc)
+        for bad in _HEREDOC_BAD:
+            if bad in body:
+                shown = "a backslash-newline" if bad == "\\\n" else bad
+                raise _refuse(
+                    segment,
+                    f"the here-document body holds {shown}, which bash would expand or run",
+                    "Remove the expansion from the here-document.",
+                )
+
+    # -------------------------------------------------------------------- words
+
+    def scan(self, node: Any, segment: str) -> _Scan:
+        try:
+            return _scan_word(self.src, node)
+        except _WordError as exc:
+            raise _refuse(segment, exc.why, exc.fix) from None
+
+
+class _WordError(Exception):
+    def __init__(self, why: str, fix: str = "Use plain single quotes.") -> None:
+        super().__init__(why)
+        self.why = why
+        self.fix = fix
+
+
+def _param_problem(node: Any) -> str | None:
+    """Describe why a parameter expansion is not allowed, or return None."""
+    value = getattr(node, "value", None)
+    if not isinstance(value, str) or not value:
+        return "the word uses $'…', $\"…\" or a bare $, which bashlex cannot decode"
+    for n, form in enumerate(_PARAM_FORMS):
+        m = form.fullmatch(value)
+        if m is None:
+            continue
+        if n == 3 and any(bad in m.group("operand") for bad in _OPERAND_BAD):
+            return f"the expansion ${{{value}}} runs a substitution bashlex cannot see"
+        return None
+    return f"the expansion ${{{value}}} assigns, transforms or is indirect"
+
+
+class _WordScanner:
+    """Decode one word from its source span (see :func:`_scan_word`)."""
+
+    def __init__(self, src: str, node: Any) -> None:
+        self.src = src
+        self.start, self.end = node.pos
+        self.parts = {p.pos[0]: p for p in (getattr(node, "parts", None) or [])}
+        self.visited: set[int] = set()
+        self.out: list[str] = []
+        self.inner: list[Any] = []
+        self.dynamic = self.procsub = self.glob = self.risky = False
+        self.brace_open = self.brace_sep = self.brace = self.prev_dot = False
+
+    def fail(self, why: str) -> _WordError:
+        return _WordError(f"the word {_quote(self.src[self.start : self.end], 40)} {why}")
+
+    def take_part(self, i: int, kinds: tuple[str, ...]) -> int:
+        """Consume the expansion node bashlex reported at ``i``; return the end offset."""
+        part = self.parts.get(i)
+        if part is None or part.kind not in kinds or part.pos[1] <= i or part.pos[1] > self.end:
+            raise self.fail("holds an expansion that bashlex did not parse")
+        self.visited.add(i)
+        if part.kind == "parameter":
+            problem = _param_problem(part)
+            if problem:
+                raise _WordError(problem, "Use a plain $VAR or ${VAR} expansion.")
+            self.dynamic = True
+        elif part.kind == "commandsubstitution":
+            self.dynamic = True
+            if part.command is not None:
+                self.inner.append(part.command)
+        elif part.kind == "processsubstitution":
+            if self.src.startswith(">(", i):
+                raise _WordError(
+                    "output process substitution >(…) runs a writer",
+                    "Read from stdout instead.",
+                )
+            self.procsub = True
+            self.inner.append(part.command)
+        elif part.kind == "tilde":
+            text = self.src[part.pos[0] : part.pos[1]]
+            if not _TILDE.fullmatch(text) or getattr(part, "value", text) != text:
+                raise self.fail("holds a ~ expansion that cannot be checked")
+            self.out.append(text)
+        return part.pos[1]
+
+    def literal(self, c: str, quoted: bool) -> None:
+        if not quoted:
+            if c in "*?[":
+                if not self.glob:
+                    prefix = "".join(self.out)
+                    self.risky = prefix == "" or prefix.startswith("-")
+                self.glob = True
+            elif c == "{":
+                self.brace_open = True
+            elif c == "," and self.brace_open:
+                self.brace_sep = True
+            elif c == "." and self.brace_open and self.prev_dot:
+                self.brace_sep = True  # a sequence expression such as {1..3}
+            elif c == "}" and self.brace_open and self.brace_sep:
+                self.brace = True
+        self.prev_dot = c == "." and not quoted
+        self.out.append(c)
+
+    def dollar(self, i: int, quoted: bool) -> int:
+        nxt = self.src[i + 1] if i + 1 < self.end else ""
+        if nxt in ("'", '"'):
+            raise _WordError(
+                "$'…' and $\"…\" quoting cannot be decoded safely",
+                "Use plain single or double quotes.",
+            )
+        if i not in self.parts and (i + 1 == self.end) and not quoted:
+            self.literal("$", quoted=True)
+            return i + 1
+        return self.take_part(i, ("parameter", "commandsubstitution"))
+
+    def unquoted(self, i: int) -> int:
+        src, c = self.src, self.src[i]
+        nxt = src[i + 1] if i + 1 < self.end else ""
+        if c == "\\":
+            if not nxt:
+                raise self.fail("ends with a lone backslash")
+            if nxt != "\n":
+                self.literal(nxt, quoted=True)
+            return i + 2
+        if c == "'":
+            close = src.find("'", i + 1, self.end)
+            if close < 0:
+                raise self.fail("has an unterminated single quote")
+            for ch in src[i + 1 : close]:
+                self.literal(ch, quoted=True)
+            return close + 1
+        if c == "$":
+            return self.dollar(i, quoted=False)
+        if c == "`":
+            return self.take_part(i, ("commandsubstitution",))
+        if c in "<>" and nxt == "(":
+            return self.take_part(i, ("processsubstitution",))
+        if c == "~" and i in self.parts:
+            return self.take_part(i, ("tilde",))
+        if c in _UNQUOTED_META:
+            raise self.fail(f"holds an unquoted {c!r} that bashlex mis-parsed")
+        self.literal(c, quoted=False)
+        return i + 1
+
+    def double_quoted(self, i: int) -> tuple[int, bool]:
+        src, c = self.src, self.src[i]
+        nxt = src[i + 1] if i + 1 < self.end else ""
+        if c == '"':
+            return i + 1, False
+        if c == "\\":
+            if nxt in ("$", "`", '"', "\\"):
+                self.literal(nxt, quoted=True)
+                return i + 2, True
+            if nxt == "\n":
+                return i + 2, True
+            self.literal("\\", quoted=True)
+            return i + 1, True
+        if c == "$":
+            return self.dollar(i, quoted=True), True
+        if c == "`":
+            return self.take_part(i, ("commandsubstitution",)), True
+        self.literal(c, quoted=True)
+        return i + 1, True
+
+    def run(self) -> _Scan:
+        i, in_double = self.start, False
+        while i < self.end:
+            if in_double:
+                i, in_double = self.double_quoted(i)
+            elif self.src[i] == '"':
+                i, in_double = i + 1, True
+            else:
+                i = self.unquoted(i)
+        if in_double or i != self.end:
+            raise self.fail("has an unterminated double quote")
+        if set(self.parts) - self.visited:
+            raise self.fail("holds an expansion the guard could not place")
+        text = self.src[self.start : self.end]
+        if (self.dynamic or self.procsub) and "\n" in text:
+            raise self.fail("holds a command substitution and spans a newline")
+        value = None if (self.dynamic or self.procsub) else "".join(self.out)
+        word = Word(
+            src=text,
+            value=value,
+            dynamic=self.dynamic,
+            procsub=self.procsub,
+            glob=self.glob,
+            risky_glob=self.glob and self.risky,
+            brace=self.brace,
+        )
+        return _Scan(word, self.inner)
+
+
+def _scan_word(src: str, node: Any) -> _Scan:
+    """Decode a word from its source span, cross-checking bashlex's expansion nodes.
+
+    A word without expansions must decode to bashlex's ``node.word``; if not, bashlex
+    mis-parsed the quoting (``'-del''ete'``) and the word is refused.
+    """
+    scan = _WordScanner(src, node).run()
+    if not getattr(node, "parts", None):
+        reported = getattr(node, "word", None)
+        try:
+            policy_value = shlex.split(scan.word.src)  # the POLICY's re-derivation
+        except ValueError:
+            policy_value = []
+        if scan.word.value != reported or policy_value != [reported]:
+            raise _WordError(
+                f"the word {_quote(scan.word.src, 40)} is quoted in a way bashlex decodes "
+                "differently from bash (quote splicing or a backslash inside quotes)",
+                "Put the whole word in one pair of single quotes, for example '-name' or '%s\\n'.",
+            )
+    return scan
+
+
+# ----------------------------------------------------------------------- top level
+
+
+def _heredoc_spans(node: Any, out: list[tuple[int, int]]) -> None:
+    """Collect the source spans of here-document bodies (they sit outside their command)."""
+    if getattr(node, "kind", None) == "heredoc":
+        out.append(tuple(node.pos))  # type: ignore[arg-type]
+    for attr in ("parts", "list", "redirects"):
+        for child in getattr(node, attr, None) or []:
+            _heredoc_spans(child, out)
+    for attr in ("command", "heredoc", "output"):
+        child = getattr(node, attr, None)
+        if child is not None and hasattr(child, "kind"):
+            _heredoc_spans(child, out)
+
+
+def _uncovered_text(src: str, trees: list[Any]) -> str | None:
+    """Return source text that no parsed node covers (other than blanks and comments)."""
+    spans: list[tuple[int, int]] = [tuple(t.pos) for t in trees]  # type: ignore[misc]
+    for tree in trees:
+        _heredoc_spans(tree, spans)
+    spans.sort()
+    cursor = 0
+    for start, end in spans:
+        if start > cursor and not _GAP_OK.fullmatch(src[cursor:start]):
+            return src[cursor:start]
+        cursor = max(cursor, end)
+    rest = src[cursor:]
+    return None if _GAP_OK.fullmatch(rest) else rest
+
+
+def _compile(
+    patterns: list[str] | None, defaults: list[str], label: str, warnings: list[str]
+) -> tuple[list[re.Pattern[str]], bool]:
+    """Compile a replace-only pattern list; fall back to the defaults if none compiles."""
+    if patterns is None:
+        return [re.compile(p, re.IGNORECASE) for p in defaults], False
+    compiled = []
+    for pattern in patterns:
+        try:
+            compiled.append(re.compile(pattern, re.IGNORECASE))
+        except (re.error, TypeError) as exc:
+            warnings.append(f"plan.bash.{label}: skipped invalid regex {pattern!r} ({exc})")
+    if patterns and not compiled:
+        warnings.append(f"plan.bash.{label}: every pattern is invalid; using the built-in list")
+        return [re.compile(p, re.IGNORECASE) for p in defaults], False
+    return compiled, True
+
+
+class BashGuard:
+    """Decides whether a bash command is provably read-only (plan mode)."""
+
+    def __init__(
+        self,
+        safe_patterns: list[str] | None = None,
+        destructive_patterns: list[str] | None = None,
+    ) -> None:
+        self.warnings: list[str] = []
+        self._safe, self.uses_custom_safe = _compile(
+            safe_patterns, DEFAULT_SAFE_PATTERNS, "safe_patterns", self.warnings
+        )
+        self._destructive, self.uses_custom_destructive = _compile(
+            destructive_patterns,
+            DEFAULT_DESTRUCTIVE_PATTERNS,
+            "destructive_patterns",
+            self.warnings,
+        )
+        self._cached = functools.lru_cache(maxsize=1024)(self._evaluate)
+
+    def check(self, command: str) -> Verdict:
+        """Return the verdict for ``command``; never raises (any error blocks)."""
+        if not isinstance(command, str):
+            return Verdict(False, "blocked: the command is not a string.", None)
+        try:
+            return self._cached(command)
+        except Exception as exc:  # fail closed on any bug
+            return Verdict(
+                False,
+                f"blocked: the guard hit an internal error ({type(exc).__name__}); {_FIX_PARSE}",
+                None,
+            )
+
+    def safe_match(self, words_text: str) -> bool:
+        return any(p.fullmatch(words_text) for p in self._safe)
+
+    def destructive_match(self, segment: str) -> str | None:
+        for p in self._destructive:
+            if p.search(segment):
+                return p.pattern
+        return None
+
+    def _evaluate(self, command: str) -> Verdict:
+        early = _precheck(command)
+        if early is not None:
+            return early
+        try:
+            import bashlex  # lazy: ~100 ms, see the module docstring
+
+            trees = bashlex.parse(command)
+        except Exception as exc:
+            return _unparseable(f"{type(exc).__name__}: {_quote(str(exc), 80)}", command)
+        if not trees:
+            return _unparseable("nothing to run", command)
+        stray = _uncovered_text(command, trees)
+        if stray is not None:
+            return _unparseable(f"bashlex skipped {_quote(stray, 40)!r}", command)
+        walker = _Walker(self, command)
+        try:
+            for tree in trees:
+                walker.node(tree)
+        except _Refusal as refusal:
+            return refusal.verdict
+        except RecursionError:
+            return _unparseable("the command is nested too deeply", command)
+        return Verdict(True, "allowed: every part of the command only reads.", None)
+
+
+def _precheck(command: str) -> Verdict | None:
+    """Refuse inputs that bashlex would mis-read before parsing them at all."""
+    if not command.strip():
+        return _unparseable("the command is empty", command)
+    if all(not line.strip() or line.lstrip().startswith("#") for line in command.split("\n")):
+        return _unparseable("the command is only a comment", command)
+    if len(command) > MAX_COMMAND_LENGTH:
+        return _unparseable("the command is too long", command)
+    if _CONTROL.search(command):
+        return _unparseable("it holds control characters", command)
+    if _BAD_CONTINUATION.search(command):
+        return _unparseable("a backslash-newline joins two tokens", command)
+    return None
+
+
+@functools.cache
+def _default_guard() -> BashGuard:
+    return BashGuard()
+
+
+def is_read_only(command: str) -> bool:
+    """True when the default guard allows ``command``; never raises."""
+    try:
+        return _default_guard().check(command).allowed
+    except Exception:
+        return False

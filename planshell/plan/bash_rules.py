@@ -1,0 +1,1154 @@
+"""Per-command rules for the plan-mode bash guard (see ``bash_guard``).
+
+The guard hands every allowlisted simple command to :func:`check_command` as a list of
+:class:`Word` objects (already decoded from the source text, never from bashlex's
+``node.word``). A rule either returns or raises :class:`Blocked`. Every table here errs
+towards blocking: an option we do not know is treated as a flag (so the next word is still
+inspected), and only options we are sure about are allowed to consume the next word.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+
+__all__ = [
+    "ALLOWLIST",
+    "ALWAYS_ALLOWED",
+    "OPTION_SENSITIVE",
+    "Blocked",
+    "Word",
+    "awk_program_problem",
+    "check_command",
+    "sed_script_problem",
+]
+
+FIX_PLAN = "Describe the change in the plan instead."
+FIX_LITERAL = "Use a literal value, or put file operands after `--`."
+
+
+class Blocked(Exception):
+    """A rule refused a command: ``why`` says what it would do, ``fix`` what to do instead."""
+
+    def __init__(self, why: str, fix: str = FIX_PLAN) -> None:
+        super().__init__(why)
+        self.why = why
+        self.fix = fix
+
+
+@dataclass(frozen=True)
+class Word:
+    """One shell word, decoded from its source span by the guard's own quote scanner."""
+
+    src: str
+    value: str | None  # literal value after quote removal; None when it holds $-/`-/<()-expansions
+    dynamic: bool = False  # parameter expansion or command substitution
+    procsub: bool = False  # holds an input process substitution <(…)
+    glob: bool = False  # holds an unquoted *, ? or [
+    risky_glob: bool = False  # unquoted glob whose literal prefix is empty or starts with "-"
+    brace: bool = False  # unquoted brace expansion such as {a,b} or {1..3}
+
+    @property
+    def static(self) -> bool:
+        """True when the word is exactly one known string at run time."""
+        return self.value is not None and not self.glob and not self.brace
+
+
+ALWAYS_ALLOWED: frozenset[str] = frozenset(
+    """
+    cat head tail wc nl tac rev cut tr paste comm join column fold expand unexpand
+    diff cmp md5sum sha1sum sha256sum sha512sum cksum od hexdump strings
+    basename dirname realpath readlink seq expr true false test [
+    echo pwd cd which type ls stat du df id whoami uname printenv
+    grep egrep fgrep jq
+    """.split()
+)
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _short(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def require_safe_arg(cmd: str, word: Word) -> None:
+    """Block a word of an option-sensitive command that could turn into an option."""
+    if word.dynamic:
+        raise Blocked(
+            f"{cmd} gets the expanded argument {_short(word.src)} before `--`, "
+            "and its value could turn into an option",
+            FIX_LITERAL,
+        )
+    if word.risky_glob:
+        raise Blocked(
+            f"{cmd} gets the unquoted glob {_short(word.src)}, which could match a file "
+            "named like an option",
+            "Quote the pattern, or start it with ./ (for example ./*.txt).",
+        )
+    if word.brace:
+        raise Blocked(
+            f"{cmd} gets the brace expansion {_short(word.src)}, which could produce an option",
+            "Spell out the arguments.",
+        )
+
+
+def require_static(cmd: str, word: Word, role: str) -> str:
+    """Return the literal value of a word whose run-time value must be known exactly."""
+    if word.value is None or not word.static:
+        raise Blocked(
+            f"the {role} of {cmd} ({_short(word.src)}) is not a literal, so it cannot be checked",
+            "Write it out literally in single quotes.",
+        )
+    return word.value
+
+
+# ------------------------------------------------------------------ getopt emulation
+
+
+@dataclass(frozen=True)
+class Opts:
+    """An option table for a GNU getopt_long style command."""
+
+    short_flags: str = ""  # letters known to take no value
+    short_arg: str = ""  # letters that take a required value (attached or next word)
+    short_optarg: str = ""  # letters that take an optional attached value
+    long_flags: frozenset[str] = frozenset()
+    long_arg: frozenset[str] = frozenset()  # value attached with = or in the next word
+    long_optarg: frozenset[str] = frozenset()  # value only with =
+    blocked_short: Mapping[str, str] = field(default_factory=dict)  # letter -> why
+    blocked_long: Mapping[str, str] = field(default_factory=dict)  # name -> why
+    blocked_anywhere: Mapping[str, str] = field(default_factory=dict)  # letter in any cluster
+    strict: bool = False  # unknown options block (the command runs code we must parse)
+
+    def known_long(self) -> frozenset[str]:
+        return self.long_flags | self.long_arg | self.long_optarg | frozenset(self.blocked_long)
+
+
+@dataclass
+class Parsed:
+    """Options and operands, in order, with the index of the word they came from."""
+
+    options: list[tuple[int, str, str | None]] = field(default_factory=list)
+    operands: list[tuple[int, Word]] = field(default_factory=list)
+
+    def values(self, *names: str) -> list[tuple[int, str | None]]:
+        return [(i, v) for i, n, v in self.options if n in names]
+
+
+def resolve_long(cmd: str, name: str, opts: Opts) -> str | None:
+    """Map a (possibly abbreviated) long option to its full name, blocking abbreviations of
+    blocked options the way getopt_long and git's parse-options would accept them."""
+    if not name:
+        raise Blocked(f"{cmd} gets a malformed long option", "Remove it.")
+    if name in opts.blocked_long:
+        raise Blocked(f"{cmd} --{name} {opts.blocked_long[name]}")
+    known = opts.known_long()
+    if name in known:
+        return name
+    for full, why in opts.blocked_long.items():
+        if full.startswith(name):
+            raise Blocked(f"{cmd} --{name} abbreviates --{full}, which {why}")
+    matches = [k for k in known if k.startswith(name)]
+    if len(matches) == 1:
+        return matches[0]
+    if opts.strict:
+        raise Blocked(
+            f"{cmd} gets the option --{name}, which the guard does not know",
+            "Use only common options, spelled out in full.",
+        )
+    return None
+
+
+def parse_options(cmd: str, args: list[Word], opts: Opts) -> Parsed:
+    """Walk ``args`` like getopt_long with argument permutation.
+
+    Every word before the real end-of-options marker must be safe (no expansion, no
+    leading glob). A ``--`` right after an option we do not know is treated as that
+    option's possible value, so checking goes on past it.
+    """
+    out = Parsed()
+    i, end, uncertain = 0, False, False
+    while i < len(args):
+        idx, word = i, args[i]
+        i += 1
+        if end:
+            out.operands.append((idx, word))
+            continue
+        require_safe_arg(cmd, word)
+        v = word.value
+        if v is None or v == "-" or not v.startswith("-"):
+            out.operands.append((idx, word))
+            uncertain = False
+            continue
+        if v == "--":
+            if uncertain:
+                uncertain = False
+                continue
+            end = True
+            continue
+        if v.startswith("--"):
+            name, eq, val = v[2:].partition("=")
+            full = resolve_long(cmd, name, opts)
+            value: str | None = val if eq else None
+            if full is None:
+                uncertain = not eq
+                out.options.append((idx, "--" + name, value))
+                continue
+            if full in opts.long_arg and not eq and i < len(args):
+                require_safe_arg(cmd, args[i])
+                value = args[i].value
+                i += 1
+            out.options.append((idx, "--" + full, value))
+            uncertain = False
+            continue
+        i, uncertain = _parse_cluster(cmd, v, idx, args, i, opts, out)
+    return out
+
+
+def _parse_cluster(
+    cmd: str, v: str, idx: int, args: list[Word], i: int, opts: Opts, out: Parsed
+) -> tuple[int, bool]:
+    """Parse one ``-abc`` cluster; return the next word index and whether its end is unsure."""
+    for c, why in opts.blocked_anywhere.items():
+        if c in v[1:]:
+            shown = f"-{c}" if v == "-" + c else f"{_short(v)} (it holds -{c})"
+            raise Blocked(f"{cmd} {shown} {why}")
+    j = 1
+    while j < len(v):
+        c = v[j]
+        if c in opts.blocked_short:
+            raise Blocked(f"{cmd} -{c} {opts.blocked_short[c]}")
+        if c in opts.short_arg:
+            value: str | None = v[j + 1 :]
+            if not value and i < len(args):
+                require_safe_arg(cmd, args[i])
+                value = args[i].value
+                i += 1
+            out.options.append((idx, "-" + c, value))
+            return i, False
+        if c in opts.short_optarg:
+            out.options.append((idx, "-" + c, v[j + 1 :] or None))
+            return i, False
+        if c not in opts.short_flags:
+            if opts.strict:
+                raise Blocked(
+                    f"{cmd} gets the option -{c}, which the guard does not know",
+                    "Use only common options.",
+                )
+            if j == len(v) - 1:
+                out.options.append((idx, "-" + c, None))
+                return i, True
+        out.options.append((idx, "-" + c, None))
+        j += 1
+    return i, False
+
+
+def _fs(words: str) -> frozenset[str]:
+    return frozenset(words.split())
+
+
+# ------------------------------------------------------------------- simple rules
+
+
+def rule_printf(args: list[Word]) -> None:
+    """printf: the builtin stops at the format, so only the first argument matters."""
+    if not args:
+        return
+    first = require_static("printf", args[0], "first argument")
+    if first == "--":
+        if len(args) > 1:
+            require_static("printf", args[1], "format string")
+        return
+    if first.startswith("-v"):
+        raise Blocked("printf -v assigns a shell variable", "Print to stdout instead.")
+    if first.startswith("-") and first != "-":
+        raise Blocked(f"printf does not take the option {_short(first)}", "Drop the option.")
+
+
+_DATE = Opts(
+    short_flags="uR",
+    short_arg="dfr",
+    short_optarg="I",
+    long_flags=_fs("debug rfc-email rfc-2822 universal utc resolution help version"),
+    long_arg=_fs("date file reference rfc-3339"),
+    long_optarg=_fs("iso-8601"),
+    blocked_short={"s": "sets the system clock"},
+    blocked_long={"set": "sets the system clock"},
+)
+
+
+def rule_date(args: list[Word]) -> None:
+    """date: -s/--set and a non-+FORMAT operand (MMDDhhmm…) set the clock."""
+    parsed = parse_options("date", args, _DATE)
+    for _, word in parsed.operands:
+        value = require_static("date", word, "operand")
+        if not value.startswith("+"):
+            raise Blocked(
+                f"date {_short(value)} would set the system clock",
+                "Use date +FORMAT to print the date.",
+            )
+
+
+_HOSTNAME = Opts(
+    short_flags="aAdfiIsvVyhn",
+    long_flags=_fs(
+        "alias aliases all-fqdns domain fqdn long ip-address ip-addresses "
+        "all-ip-addresses short yp nis verbose version help"
+    ),
+    blocked_short={"F": "sets the host name from a file", "b": "sets the host name"},
+    blocked_long={"file": "sets the host name from a file", "boot": "sets the host name"},
+)
+
+
+def rule_hostname(args: list[Word]) -> None:
+    """hostname: any operand sets the host name."""
+    parsed = parse_options("hostname", args, _HOSTNAME)
+    if parsed.operands:
+        raise Blocked("hostname with an operand sets the host name", "Run plain hostname.")
+
+
+_FILE = Opts(
+    short_flags="bcdEhiIkLlNnprsSvzZ0",
+    short_arg="eFfmP",
+    long_arg=_fs("exclude exclude-quiet separator files-from magic-file parameter"),
+    blocked_short={"C": "compiles a magic file (it writes *.mgc)"},
+    blocked_long={"compile": "compiles a magic file (it writes *.mgc)"},
+)
+
+
+def rule_file(args: list[Word]) -> None:
+    """file: -C/--compile writes a .mgc file."""
+    parse_options("file", args, _FILE)
+
+
+def rule_tree(args: list[Word]) -> None:
+    """tree: -o writes a file and -R writes 00Tree.html files.
+
+    tree's own parser lets option letters take the *next* words as values, so no word is
+    trusted as data: every dash word before a `--` is searched for o and R.
+    """
+    for word in args:
+        require_safe_arg("tree", word)
+        v = word.value
+        if v is None or not v.startswith("-") or v == "-":
+            continue
+        if v.startswith("--"):
+            name = v[2:].partition("=")[0]
+            if name and "output".startswith(name):
+                raise Blocked(f"tree --{name} writes its output to a file")
+            continue
+        if "o" in v[1:]:
+            raise Blocked("tree -o writes its output to a file")
+        if "R" in v[1:]:
+            raise Blocked("tree -R writes 00Tree.html files into directories")
+
+
+_SORT = Opts(
+    short_flags="bcCdfghimMnrRsuVz",
+    short_arg="kStT",
+    long_flags=_fs(
+        "ignore-leading-blanks debug dictionary-order general-numeric-sort "
+        "human-numeric-sort ignore-case ignore-nonprinting merge month-sort numeric-sort "
+        "random-sort reverse stable unique version-sort zero-terminated help version"
+    ),
+    long_arg=_fs(
+        "key buffer-size field-separator temporary-directory parallel random-source "
+        "files0-from sort"
+    ),
+    long_optarg=_fs("check"),
+    blocked_short={"o": "writes its output to a file"},
+    blocked_long={
+        "output": "writes its output to a file",
+        "compress-program": "runs a compression program",
+    },
+)
+
+
+def rule_sort(args: list[Word]) -> None:
+    """sort: -o/--output writes a file; --compress-program runs one."""
+    parse_options("sort", args, _SORT)
+
+
+_UNIQ = Opts(
+    short_flags="cdDiuz0123456789",
+    short_arg="fsw",
+    long_flags=_fs("count repeated ignore-case unique zero-terminated help version"),
+    long_arg=_fs("skip-fields skip-chars check-chars"),
+    long_optarg=_fs("all-repeated group"),
+)
+
+
+def rule_uniq(args: list[Word]) -> None:
+    """uniq: a second operand is the output file, so operands must be countable."""
+    parsed = parse_options("uniq", args, _UNIQ)
+    for _, word in parsed.operands:
+        if word.dynamic or word.glob or word.brace:
+            raise Blocked(
+                f"uniq gets the operand {_short(word.src)}, which could expand to two "
+                "files, and uniq writes its second operand",
+                "Pass exactly one literal input file.",
+            )
+    if len(parsed.operands) >= 2:
+        raise Blocked("uniq writes its second operand (the output file)", "Pass one input file.")
+
+
+_BASE64 = Opts(
+    short_flags="dDin",
+    short_arg="w",
+    long_flags=_fs("decode ignore-garbage help version"),
+    long_arg=_fs("wrap"),
+    blocked_anywhere={"o": "writes its output to a file"},
+    blocked_long={"output": "writes its output to a file"},
+)
+
+
+def rule_base64(args: list[Word]) -> None:
+    """base64: -o/--output (BSD) writes a file."""
+    parse_options("base64", args, _BASE64)
+
+
+_FD = Opts(
+    short_flags="HIsiFgaLpu0lqhV1",
+    short_arg="dtecjSE",
+    long_flags=_fs(
+        "hidden no-ignore no-ignore-vcs no-ignore-parent unrestricted case-sensitive "
+        "ignore-case glob regex fixed-strings absolute-path list-details follow full-path "
+        "print0 prune quiet show-errors one-file-system help version"
+    ),
+    long_arg=_fs(
+        "type extension exclude max-depth min-depth exact-depth size changed-within "
+        "changed-before color threads max-results base-directory path-separator "
+        "search-path ignore-file batch-size format"
+    ),
+    blocked_short={"x": "runs a command for every match", "X": "runs a command on the matches"},
+    blocked_long={
+        "exec": "runs a command for every match",
+        "exec-batch": "runs a command on the matches",
+    },
+)
+
+
+def rule_fd(args: list[Word]) -> None:
+    """fd: -x/--exec and -X/--exec-batch run programs."""
+    parse_options("fd", args, _FD)
+
+
+_RG = Opts(
+    short_flags="abcFhHiIlLnNopqsSuUvVwx0",
+    short_arg="ABCefgjmMrtTEd",
+    long_arg=_fs(
+        "regexp file glob iglob type type-not type-add type-clear max-count max-depth "
+        "max-columns max-filesize context after-context before-context threads replace "
+        "encoding ignore-file path-separator sort sortr colors color context-separator "
+        "field-context-separator field-match-separator engine dfa-size-limit "
+        "regex-size-limit pre-glob generate hyperlink-format"
+    ),
+    blocked_anywhere={"z": "searches compressed files by spawning decompressors"},
+    blocked_long={
+        "pre": "runs a preprocessor program for every file",
+        "hostname-bin": "runs a program to find the host name",
+        "search-zip": "spawns decompression programs",
+    },
+)
+
+
+def rule_rg(args: list[Word]) -> None:
+    """rg: --pre, --hostname-bin and -z/--search-zip run other programs."""
+    parse_options("rg", args, _RG)
+
+
+# ------------------------------------------------------------------------------ find
+
+_FIND_BLOCKED: dict[str, str] = {
+    "-exec": "runs a command for every match",
+    "-execdir": "runs a command for every match",
+    "-ok": "runs a command for every match",
+    "-okdir": "runs a command for every match",
+    "-delete": "deletes the matches",
+    "-fprint": "writes the matches to a file",
+    "-fprint0": "writes the matches to a file",
+    "-fprintf": "writes the matches to a file",
+    "-fls": "writes the matches to a file",
+}
+_FIND_ONE_ARG = _fs(
+    "-amin -anewer -atime -cmin -cnewer -ctime -fstype -gid -group -ilname -iname -inum "
+    "-ipath -iregex -iwholename -links -lname -mmin -mtime -name -newer -path -perm -regex "
+    "-samefile -size -type -uid -used -user -wholename -xtype -context -maxdepth -mindepth "
+    "-printf -files0-from -regextype -D"
+)
+_FIND_NEWER_XY = re.compile(r"-newer[aBcmt][aBcmt]")
+
+
+def rule_find(args: list[Word]) -> None:
+    """find: action primaries run, delete or write; their names are matched exactly.
+
+    find has no end-of-options marker for its expression, so every word is checked.
+    """
+    i = 0
+    while i < len(args):
+        word = args[i]
+        i += 1
+        require_safe_arg("find", word)
+        v = word.value
+        if v is None:
+            continue
+        if v in _FIND_BLOCKED:
+            raise Blocked(
+                f"find {v} {_FIND_BLOCKED[v]}",
+                "Use -print or -printf, and describe any action in the plan.",
+            )
+        if (v in _FIND_ONE_ARG or _FIND_NEWER_XY.fullmatch(v)) and i < len(args):
+            require_safe_arg("find", args[i])
+            i += 1
+
+
+# ------------------------------------------------------------------------------- sed
+
+_SED = Opts(
+    short_flags="nrsuzEb",
+    short_arg="el",
+    long_flags=_fs(
+        "quiet silent regexp-extended separate unbuffered null-data zero-terminated binary "
+        "follow-symlinks posix debug sandbox help version"
+    ),
+    long_arg=_fs("expression line-length"),
+    blocked_short={"i": "edits files in place", "f": "reads its script from a file"},
+    blocked_long={"in-place": "edits files in place", "file": "reads its script from a file"},
+    strict=True,
+)
+
+
+def rule_sed(args: list[Word]) -> None:
+    """sed: no in-place edit, no script file, and no w/W/e in the script."""
+    parsed = parse_options("sed", args, _SED)
+    exprs = parsed.values("-e", "--expression")
+    scripts: list[str] = []
+    if exprs:
+        scripts.append("\n".join(v or "" for _, v in exprs))
+    first_expr = min((i for i, _ in exprs), default=None)
+    if parsed.operands and (first_expr is None or parsed.operands[0][0] < first_expr):
+        # Without -e the first operand is the script. Under POSIXLY_CORRECT an operand
+        # before the first -e is one too, so check it as well.
+        scripts.append(require_static("sed", parsed.operands[0][1], "script"))
+    for script in scripts:
+        problem = sed_script_problem(script)
+        if problem:
+            raise Blocked(f"the sed script {problem}", "Print to stdout with p or s///.")
+
+
+class _SedScan:
+    """A small GNU sed script reader that finds w, W and e commands and flags."""
+
+    def __init__(self, text: str) -> None:
+        self.t = text
+        self.p = 0
+
+    def peek(self) -> str:
+        return self.t[self.p] if self.p < len(self.t) else ""
+
+    def skip_blank(self) -> None:
+        while self.peek() in (" ", "\t"):
+            self.p += 1
+
+    def delimited(self) -> None:
+        """Skip one delimited part (regex or replacement) after its opening delimiter."""
+        delim = self.t[self.p - 1]
+        while self.p < len(self.t):
+            c = self.t[self.p]
+            if c == "\\":
+                self.p += 2
+                continue
+            if c == "\n":
+                raise ValueError("has an unterminated expression")
+            self.p += 1
+            if c == delim:
+                return
+        raise ValueError("has an unterminated expression")
+
+    def address(self, second: bool) -> None:
+        c = self.peek()
+        if c.isdigit():
+            while self.peek().isdigit():
+                self.p += 1
+            if self.peek() == "~":
+                self.p += 1
+                while self.peek().isdigit():
+                    self.p += 1
+        elif c == "$":
+            self.p += 1
+        elif second and c in ("+", "~"):
+            self.p += 1
+            while self.peek().isdigit():
+                self.p += 1
+        elif c in ("/", "\\"):
+            if c == "\\":
+                self.p += 1
+                if not self.peek() or self.peek() in "\n\\":
+                    raise ValueError("has a bad address")
+            self.p += 1
+            self.delimited()
+            while self.peek() in ("I", "M"):
+                self.p += 1
+
+    def to_eol(self) -> str:
+        end = self.t.find("\n", self.p)
+        end = len(self.t) if end < 0 else end
+        text = self.t[self.p : end]
+        self.p = end
+        return text
+
+    def text_arg(self) -> None:
+        """Skip the text of a, i or c (to the end of line, with backslash continuation)."""
+        self.skip_blank()
+        if self.peek() == "\\":
+            self.p += 1
+            if self.peek() == "\n":
+                self.p += 1
+        while self.p < len(self.t):
+            c = self.t[self.p]
+            if c == "\\":
+                self.p += 2
+                continue
+            if c == "\n":
+                return
+            self.p += 1
+
+    def label(self) -> None:
+        self.skip_blank()
+        while self.peek() and self.peek() not in " \t\n;}#":
+            self.p += 1
+
+    def s_flags(self) -> str | None:
+        while True:
+            c = self.peek()
+            if c in ("", "\n", ";", "}", "#"):
+                return None
+            if c == "e":
+                return "uses the e flag of s, which runs the pattern space as a command"
+            if c == "w":
+                return "uses the w flag of s, which writes to a file"
+            if c not in "gpiImM0123456789 \t":
+                raise ValueError(f"has an unknown s flag {c!r}")
+            self.p += 1
+
+    def command(self) -> str | None:
+        cmd = self.peek()
+        self.p += 1
+        if cmd in ("w", "W"):
+            return f"uses the {cmd} command, which writes to a file"
+        if cmd == "e":
+            return "uses the e command, which runs a shell command"
+        if cmd in ("s", "y"):
+            if not self.peek() or self.peek() in "\n\\":
+                raise ValueError(f"has a bad {cmd} command")
+            self.p += 1
+            self.delimited()
+            self.delimited()
+            return self.s_flags() if cmd == "s" else None
+        if cmd in ("a", "i", "c"):
+            self.text_arg()
+        elif cmd in ("r", "R"):
+            if any(ch in self.to_eol() for ch in ";}"):
+                raise ValueError("has a file name that holds ; or }")
+        elif cmd in (":", "b", "t", "T"):
+            self.label()
+        elif cmd in ("l", "L", "q", "Q"):
+            self.skip_blank()
+            while self.peek().isdigit():
+                self.p += 1
+        elif cmd == "v":
+            self.label()
+        elif cmd not in "{}=dDgGhHnNpPxzF":
+            raise ValueError(f"has the unknown command {cmd!r}")
+        return None
+
+    def run(self) -> str | None:
+        while True:
+            while self.peek() and self.peek() in " \t\n;":
+                self.p += 1
+            if not self.peek():
+                return None
+            if self.peek() == "#":
+                self.to_eol()
+                continue
+            self.address(second=False)
+            self.skip_blank()
+            if self.peek() == ",":
+                self.p += 1
+                self.skip_blank()
+                self.address(second=True)
+            self.skip_blank()
+            while self.peek() == "!":
+                self.p += 1
+                self.skip_blank()
+            if not self.peek():
+                raise ValueError("is missing a command")
+            opens_block = self.peek() == "{"
+            problem = self.command()
+            if problem:
+                return problem
+            if opens_block:
+                continue
+            self.skip_blank()
+            if self.peek() and self.peek() not in "\n;}#":
+                raise ValueError(f"has unexpected text after a command near {self.peek()!r}")
+
+
+def sed_script_problem(script: str) -> str | None:
+    """Describe why a sed script could write or run something, or return None."""
+    try:
+        return _SedScan(script).run()
+    except (ValueError, IndexError) as exc:
+        return f"{exc} and cannot be checked" if str(exc) else "cannot be checked"
+
+
+# ------------------------------------------------------------------------------- awk
+
+_AWK = Opts(
+    short_flags="bcCghMnNOPrsStV",
+    short_arg="Fve",
+    long_flags=_fs(
+        "characters-as-bytes traditional copyright gen-pot help usage bignum "
+        "non-decimal-data use-lc-numeric optimize no-optimize posix re-interval sandbox "
+        "lint-old version csv"
+    ),
+    long_arg=_fs("field-separator assign source"),
+    long_optarg=_fs("lint"),
+    blocked_short={
+        "f": "reads its program from a file",
+        "E": "reads its program from a file",
+        "i": "includes an awk source file",
+        "l": "loads an extension library",
+        "W": "passes implementation options (mawk -W exec runs a file)",
+        "o": "writes a pretty-printed program to a file",
+        "p": "writes a profile to a file",
+        "d": "writes a variable dump to a file",
+        "D": "starts the debugger",
+    },
+    blocked_long={
+        "file": "reads its program from a file",
+        "exec": "reads its program from a file",
+        "include": "includes an awk source file",
+        "load": "loads an extension library",
+        "dump-variables": "writes a variable dump to a file",
+        "debug": "starts the debugger",
+        "pretty-print": "writes a pretty-printed program to a file",
+        "profile": "writes a profile to a file",
+    },
+    strict=True,
+)
+
+
+def rule_awk(cmd: str) -> Callable[[list[Word]], None]:
+    """awk/gawk/mawk/nawk: no program file, and a program that cannot run or write."""
+
+    def rule(args: list[Word]) -> None:
+        parsed = parse_options(cmd, args, _AWK)
+        sources = parsed.values("-e", "--source")
+        programs = [v or "" for _, v in sources]
+        first_src = min((i for i, _ in sources), default=None)
+        if parsed.operands and (first_src is None or parsed.operands[0][0] < first_src):
+            programs.append(require_static(cmd, parsed.operands[0][1], "program"))
+        for program in programs:
+            problem = awk_program_problem(program)
+            if problem:
+                raise Blocked(f"the {cmd} program {problem}", "Print to stdout only.")
+
+    return rule
+
+
+_AWK_OPERAND_END = frozenset({")", "]"})
+_AWK_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_AWK_NUMBER = re.compile(r"[0-9.]+(?:[eE][-+]?[0-9]+)?")
+_AWK_EXPR_KEYWORDS = _fs("return in case do else if while for delete exit printf print")
+
+
+class _AwkScan:
+    """A small awk lexer: strings and regex literals are skipped, code is searched."""
+
+    def __init__(self, text: str) -> None:
+        self.t = text
+        self.p = 0
+        self.depth = 0
+        self.print_depth: int | None = None
+        self.operand = False  # was the previous token an operand (so / means division)?
+
+    def string(self) -> str:
+        start = self.p
+        self.p += 1
+        while self.p < len(self.t):
+            c = self.t[self.p]
+            if c == "\\":
+                self.p += 2
+                continue
+            if c == "\n":
+                break
+            self.p += 1
+            if c == '"':
+                return self.t[start : self.p]
+        raise ValueError("has an unterminated string")
+
+    def regex(self) -> None:
+        self.p += 1
+        while self.p < len(self.t):
+            c = self.t[self.p]
+            if c == "\\":
+                self.p += 2
+                continue
+            if c == "\n":
+                break
+            self.p += 1
+            if c == "/":
+                return
+        raise ValueError("has an unterminated regular expression")
+
+    def division(self) -> None:
+        """A / read as division: refuse when a regex reading would hide code differently."""
+        end = self.t.find("/", self.p + 1)
+        nl = self.t.find("\n", self.p + 1)
+        if nl >= 0 and (end < 0 or nl < end):
+            end = nl
+        ahead = self.t[self.p + 1 : end if end >= 0 else len(self.t)]
+        if '"' in ahead or "#" in ahead:
+            raise ValueError("has a / that could start a regular expression")
+        self.p += 1
+        self.operand = False
+
+    def word(self) -> str | None:
+        m = _AWK_NAME.match(self.t, self.p)
+        if m is None:
+            raise ValueError("has a malformed name")
+        self.p = m.end()
+        name = m.group()
+        if name == "system":
+            return "calls system(), which runs a shell command"
+        if name == "extension":
+            return "calls extension(), which loads a library"
+        if name in ("print", "printf"):
+            self.print_depth = self.depth
+        self.operand = name not in _AWK_EXPR_KEYWORDS
+        return None
+
+    def punct(self, c: str) -> str | None:
+        nxt = self.t[self.p + 1 : self.p + 2]
+        if c == "|":
+            if nxt == "|":
+                self.p += 2
+                self.operand = False
+                return None
+            return "uses a | pipe, which runs a command"
+        if c == "@":
+            return "uses @ (@load, @include or an indirect call)"
+        if c == ">" and self.print_depth is not None and self.depth == self.print_depth:
+            return "redirects print output with >, which writes a file"
+        if c in "([":
+            self.depth += 1
+        elif c in ")]":
+            self.depth -= 1
+        elif c in "{};":
+            self.print_depth = None
+        if c in "+-" and nxt == c:
+            self.p += 2
+            self.operand = True
+            return None
+        self.p += 1
+        self.operand = c in _AWK_OPERAND_END
+        return None
+
+    def run(self) -> str | None:
+        t = self.t
+        while self.p < len(t):
+            c = t[self.p]
+            if c in " \t\r":
+                self.p += 1
+            elif c == "\\" and t[self.p + 1 : self.p + 2] == "\n":
+                self.p += 2
+            elif c == "\n":
+                self.p += 1
+                self.print_depth = None
+                self.operand = False
+            elif c == "#":
+                nl = t.find("\n", self.p)
+                self.p = len(t) if nl < 0 else nl
+            elif c == '"':
+                lit = self.string()
+                if "/inet" in lit:
+                    return "names a /inet special file, which opens a network connection"
+                self.operand = True
+            elif c == "/":
+                if self.operand:
+                    self.division()
+                else:
+                    self.regex()
+                    self.operand = True
+            elif c.isalpha() or c == "_":
+                problem = self.word()
+                if problem:
+                    return problem
+            elif c.isdigit() or c == ".":
+                m = _AWK_NUMBER.match(t, self.p)
+                self.p = m.end() if m and m.end() > self.p else self.p + 1
+                self.operand = True
+            elif c == "$":
+                self.p += 1
+                self.operand = False
+            elif c in "|@<>=!~+-*%^?:,&(){}[];":
+                problem = self.punct(c)
+                if problem:
+                    return problem
+            else:
+                raise ValueError(f"has the unexpected character {c!r}")
+        return None
+
+
+def awk_program_problem(program: str) -> str | None:
+    """Describe why an awk program could run, load or write something, or return None."""
+    try:
+        return _AwkScan(program).run()
+    except (ValueError, IndexError) as exc:
+        return f"{exc} and cannot be checked" if str(exc) else "cannot be checked"
+
+
+# ------------------------------------------------------------------------------- git
+
+GIT_READ_SUBCOMMANDS = _fs(
+    "status log show diff blame shortlog describe rev-parse rev-list ls-files ls-tree "
+    "cat-file grep merge-base name-rev show-ref for-each-ref count-objects whatchanged "
+    "diff-tree diff-files diff-index check-ignore version"
+)
+GIT_LIST_SUBCOMMANDS = _fs("branch tag remote stash reflog worktree")
+_GIT_BLOCKED_LONG: dict[str, str] = {
+    "output": "writes a file",
+    "ext-diff": "runs the configured external diff program",
+    "textconv": "runs the configured textconv programs",
+    "open-files-in-pager": "runs a program on the matches",
+    "help": "starts man",
+    "filters": "runs the repository's content filters",
+}
+_GIT_SAFE_EXACT = _fs("text")  # --text (diff -a) is a prefix of --textconv but is its own option
+# Options that are known to take no separate value in every read subcommand; a `--` after
+# anything else might be that option's value, so checking continues past it.
+_GIT_NO_VALUE = _fs(
+    "-p -u -s -w -b -a -z -r -t -q -l -i -v -c -d -g -W -E -F -P -M -R -D -H -h -o -I "
+    "--cached --staged --stat --shortstat --numstat --name-only --name-status --oneline "
+    "--patch --no-patch --follow --all --graph --decorate --no-color --color --summary "
+    "--raw --reverse --merges --no-merges --first-parent --full-history --no-renames "
+    "--quiet --exit-code --no-index --ignore-all-space --ignore-space-change --word-diff "
+    "--abbrev-commit --relative --minimal --histogram --patience --full-index --binary "
+    "--check --text --no-ext-diff --no-textconv --source --date-order --topo-order "
+    "--no-walk --boundary --left-right --cherry-pick --ignored --porcelain --short "
+    "--long --verbose --count --untracked --others --modified --deleted --tags --heads "
+    "--verify --stdin --recursive --no-recursive --line-number --files-with-matches "
+    "--ignore-case --invert-match --word-regexp --extended-regexp --fixed-strings "
+    "--perl-regexp --untracked-files --show-toplevel --show-prefix --git-dir "
+    "--is-inside-work-tree --abbrev-ref --symbolic-full-name --root"
+)
+_GIT_FIX = "Use a read-only git subcommand such as status, log, show or diff."
+
+
+def rule_git(args: list[Word]) -> None:
+    """git: global options, a read subcommand, and no option that writes or runs programs."""
+    i = 0
+    while i < len(args):
+        require_safe_arg("git", args[i])
+        v = args[i].value or ""
+        if v in ("--no-pager", "-P"):
+            i += 1
+        elif v == "-C":
+            if i + 1 >= len(args):
+                raise Blocked("git -C needs a directory", "Give the directory after -C.")
+            require_safe_arg("git", args[i + 1])
+            i += 2
+        elif v.startswith("-"):
+            raise Blocked(
+                f"the global git option {_short(v)} is not allowed (global options such as "
+                "-c, --exec-path and -p can make git run other programs)",
+                "Only --no-pager, -P and -C <dir> may come before the subcommand.",
+            )
+        else:
+            break
+    else:
+        raise Blocked("git without a subcommand is not a read", _GIT_FIX)
+    sub = args[i].value or ""
+    rest = args[i + 1 :]
+    if sub == "config":
+        raise Blocked("git config is blocked, even for reads", "Read the .git/config file instead.")
+    if sub == "help":
+        raise Blocked("git help starts man or a browser", "Describe what you need in the plan.")
+    if sub not in GIT_READ_SUBCOMMANDS and sub not in GIT_LIST_SUBCOMMANDS:
+        raise Blocked(f"git {_short(sub)} is not a read-only git subcommand", _GIT_FIX)
+    _git_options(sub, rest)
+    checker = _GIT_LIST_CHECKS.get(sub)
+    if checker is not None:
+        checker([w.value or "" for w in _before_dd(rest)])
+
+
+def _before_dd(words: list[Word]) -> list[Word]:
+    for n, w in enumerate(words):
+        if w.value == "--":
+            return words[:n]
+    return words
+
+
+def _git_options(sub: str, rest: list[Word]) -> None:
+    """Check the words after a git subcommand for options that write or run programs."""
+    uncertain = False
+    for word in rest:
+        require_safe_arg(f"git {sub}", word)
+        v = word.value
+        if v is None or v == "-" or not v.startswith("-"):
+            uncertain = False
+            continue
+        if v == "--":
+            if not uncertain:
+                return
+            uncertain = False
+            continue
+        if v.startswith("--"):
+            name, eq, _ = v[2:].partition("=")
+            _git_long(sub, name)
+            uncertain = not eq and v not in _GIT_NO_VALUE
+            continue
+        if v.startswith("-O") or (sub == "grep" and "O" in v[1:]):
+            raise Blocked(f"git {sub} -O opens the matches in a pager program")
+        uncertain = v not in _GIT_NO_VALUE
+
+
+def _git_long(sub: str, name: str) -> None:
+    if name in _GIT_SAFE_EXACT or name.startswith("output-indicator-"):
+        return
+    if name.startswith("output"):
+        raise Blocked(f"git {sub} --{name} writes files")
+    for full, why in _GIT_BLOCKED_LONG.items():
+        if full.startswith(name):
+            shown = f"--{name}" if name == full else f"--{name} (an abbreviation of --{full})"
+            raise Blocked(f"git {sub} {shown} {why}")
+
+
+_LIST_MODE = _fs("-l --list --contains --no-contains --merged --no-merged --points-at")
+_REF_FILTERS = _fs("--contains --no-contains --merged --no-merged")  # optional next-word value
+_REQUIRED_VALUE = _fs("--points-at --sort --format")
+
+
+def _list_form(cmd: str, words: list[str], flags: frozenset[str], short: str) -> None:
+    """Allow only listing options; positional patterns need an explicit list mode."""
+    listing, positional, i = False, False, 0
+    while i < len(words):
+        v = words[i]
+        i += 1
+        name = v.partition("=")[0]
+        if name in _REF_FILTERS | _REQUIRED_VALUE and "=" not in v:
+            takes_next = name in _REQUIRED_VALUE or (
+                i < len(words) and not words[i].startswith("-")
+            )
+            i += 1 if takes_next else 0
+        elif v.startswith("--") and name not in flags | _REF_FILTERS | _REQUIRED_VALUE:
+            raise Blocked(f"git {cmd} {_short(v)} is not a listing option", _GIT_FIX)
+        elif v.startswith("-") and not v.startswith("--"):
+            if cmd == "tag" and re.fullmatch(r"-n[0-9]*", v):
+                listing = True
+                continue
+            if not re.fullmatch(f"-[{short}]+", v):
+                raise Blocked(f"git {cmd} {_short(v)} is not a listing option", _GIT_FIX)
+            listing = listing or "l" in v
+            continue
+        elif not v.startswith("-"):
+            positional = True
+            continue
+        listing = listing or name in _LIST_MODE
+    if positional and not listing:
+        raise Blocked(
+            f"git {cmd} with a name creates a {cmd}",
+            f"Use git {cmd} --list <pattern> to list.",
+        )
+
+
+def _git_branch(words: list[str]) -> None:
+    flags = _fs(
+        "--all --remotes --verbose --list --show-current --ignore-case --no-color "
+        "--no-column --no-abbrev --omit-empty --color --column --abbrev"
+    )
+    _list_form("branch", words, flags, "arvli")
+
+
+def _git_tag(words: list[str]) -> None:
+    flags = _fs("--list --ignore-case --no-column --no-color --color --column --omit-empty")
+    _list_form("tag", words, flags, "li")
+
+
+def _git_remote(words: list[str]) -> None:
+    rest = [w for w in words if w not in ("-v", "--verbose")]
+    if not rest:
+        return
+    if rest[0] == "get-url":
+        names = [w for w in rest[1:] if w not in ("--push", "--all")]
+        if len(names) <= 1 and not any(n.startswith("-") for n in names):
+            return
+    raise Blocked(
+        f"git remote {_short(' '.join(rest))} is not a listing form",
+        "Use git remote -v or git remote get-url <name>.",
+    )
+
+
+def _git_stash(words: list[str]) -> None:
+    if not words or words[0] not in ("list", "show"):
+        raise Blocked("git stash without list or show changes the stash", "Use git stash list.")
+
+
+_REFLOG_SUBCOMMANDS = _fs("expire delete exists drop write list")
+
+
+def _git_reflog(words: list[str]) -> None:
+    bad = [w for w in words if w in _REFLOG_SUBCOMMANDS]
+    if bad or (words and words[0] != "show" and not words[0].startswith("-")):
+        raise Blocked(
+            "git reflog is only allowed bare or as git reflog show", "Use git reflog show."
+        )
+
+
+def _git_worktree(words: list[str]) -> None:
+    if not words or words[0] != "list":
+        raise Blocked("git worktree is only allowed as git worktree list", "Use git worktree list.")
+
+
+_GIT_LIST_CHECKS: dict[str, Callable[[list[str]], None]] = {
+    "branch": _git_branch,
+    "tag": _git_tag,
+    "remote": _git_remote,
+    "stash": _git_stash,
+    "reflog": _git_reflog,
+    "worktree": _git_worktree,
+}
+
+
+# ---------------------------------------------------------------------------- registry
+
+RULES: dict[str, Callable[[list[Word]], None]] = {
+    "printf": rule_printf,
+    "date": rule_date,
+    "hostname": rule_hostname,
+    "file": rule_file,
+    "tree": rule_tree,
+    "sort": rule_sort,
+    "uniq": rule_uniq,
+    "base64": rule_base64,
+    "find": rule_find,
+    "fd": rule_fd,
+    "rg": rule_rg,
+    "sed": rule_sed,
+    "git": rule_git,
+    **{name: rule_awk(name) for name in ("awk", "gawk", "mawk", "nawk")},
+}
+OPTION_SENSITIVE: frozenset[str] = frozenset(RULES)
+ALLOWLIST: frozenset[str] = ALWAYS_ALLOWED | OPTION_SENSITIVE
+
+
+def check_command(name: str, args: Iterable[Word]) -> None:
+    """Raise :class:`Blocked` unless the allowlisted command ``name`` with ``args`` only reads."""
+    if name not in ALLOWLIST:
+        raise Blocked(f"{name} is not a read-only command")
+    rule = RULES.get(name)
+    if rule is not None:
+        rule(list(args))

@@ -1,0 +1,367 @@
+"""The plan-mode state machine: OFF -> PLAN -> EXECUTE -> OFF.
+
+It owns the mode, the current plan path and the saved tool set, and plugs
+into the agent through its two hooks: a gate (checked on every tool call)
+and a prompt part (planning guidance, or the approved plan, every turn).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from planshell.agent import events as ev
+from planshell.plan import prompts
+from planshell.plan.bash_guard import BashGuard
+from planshell.plan.decider import Decider, Decision, Review, ReviewRequest
+from planshell.plan.document import changed_sections, parse_plan, validate_plan, verification_text
+from planshell.plan.policy import PlanPolicy
+from planshell.plan.store import PlanStore, PlanStoreError
+from planshell.tools.base import ExecPolicy, Tool, ToolArgs, ToolError
+from planshell.tools.todo import TodoItem, TodoList, TodoStatus
+
+if TYPE_CHECKING:
+    from planshell.agent.loop import Agent
+    from planshell.config import PlanSettings
+
+MAX_REVIEW_ROUNDS = 5
+
+
+class Mode(StrEnum):
+    OFF = "off"
+    PLAN = "plan"
+    EXECUTE = "execute"
+
+
+@dataclass(frozen=True)
+class ModeState:
+    mode: Mode
+    plan_path: Path | None
+    saved_tools: tuple[str, ...] | None
+
+
+class PlanController:
+    def __init__(
+        self,
+        agent: Agent,
+        store: PlanStore,
+        settings: PlanSettings,
+        todos: TodoList,
+        decider: Decider,
+        *,
+        plan_exec_policy: ExecPolicy | None = None,
+    ) -> None:
+        self.agent = agent
+        self.store = store
+        self.settings = settings
+        self.todos = todos
+        self.decider = decider
+        self.guard = BashGuard(settings.bash.safe_patterns, settings.bash.destructive_patterns)
+        self.policy = PlanPolicy(self.guard, settings.allowed_tools)
+        self.plan_exec_policy = plan_exec_policy or ExecPolicy()
+        self.mode = Mode.OFF
+        self.plan_path: Path | None = None
+        self.pending_name: str | None = None
+        self.saved_tools: tuple[str, ...] | None = None
+        self._normal_exec = agent.ctx.exec_policy
+        self._reviewed: dict[Path, str] = {}
+        self.receipt_provider: Any = None  # set by the write-barrier (sandbox issue)
+        agent.gates.append(self.gate)
+        agent.prompt_parts.append(self.prompt_part)
+
+    # --- hooks ----------------------------------------------------------------
+
+    @property
+    def registry(self):
+        return self.agent.registry
+
+    def gate(self, tool: Tool, args: ToolArgs) -> str | None:
+        if self.mode is not Mode.PLAN:
+            return None
+        return self.policy.check(self.registry, tool, args)
+
+    def prompt_part(self) -> str | None:
+        if self.mode is Mode.PLAN:
+            return prompts.plan_guidance(self._display(self.plan_path) if self.plan_path else None)
+        if self.mode is Mode.EXECUTE and self.plan_path is not None:
+            try:
+                text = self.store.read(self.plan_path)
+            except PlanStoreError as exc:
+                text = f"(The plan file could not be read: {exc})"
+            return prompts.execute_guidance(self._display(self.plan_path), text)
+        return None
+
+    # --- transitions ----------------------------------------------------------
+
+    def enter_plan(self, *, name: str | None = None, plan_path: Path | None = None) -> None:
+        """OFF/EXECUTE -> PLAN. Takes effect before the next tool call."""
+        if self.mode is Mode.PLAN:
+            if plan_path is not None:
+                self.plan_path = plan_path
+            return
+        previous = self.mode
+        if self.mode is Mode.EXECUTE:
+            self._restore_tools()
+        self.saved_tools = self.registry.set_active(self.policy.offered(self.registry))
+        self.plan_path = plan_path
+        self.pending_name = name
+        self.agent.ctx.exec_policy = self.plan_exec_policy
+        self.mode = Mode.PLAN
+        self._changed(previous)
+
+    def leave(self, *, discard: bool = False) -> None:
+        """PLAN/EXECUTE -> OFF, restoring exactly the tools saved on entry."""
+        if self.mode is Mode.OFF:
+            return
+        previous = self.mode
+        self._restore_tools()
+        if discard and self.plan_path is not None:
+            try:
+                self.store.delete(self.plan_path)
+            except PlanStoreError as exc:
+                self.agent.emit(ev.Notice(str(exc), "error"))
+        if previous is Mode.EXECUTE:
+            self.todos.replace([])
+        self.mode = Mode.OFF
+        self.plan_path = None
+        self.pending_name = None
+        self._changed(previous)
+
+    def approve(self, path: Path, text: str) -> None:
+        """PLAN -> EXECUTE: tools restored, steps seeded into the todo list."""
+        previous = self.mode
+        self._restore_tools()
+        self.plan_path = path
+        self.mode = Mode.EXECUTE
+        self._seed_todos(text)
+        self._changed(previous)
+
+    def execute_existing(self, path: Path) -> str:
+        """Start executing a saved plan picked by the user (no review round)."""
+        text = self.store.read(path)
+        problem = validate_plan(text)
+        if problem:
+            raise PlanStoreError(problem)
+        if self.mode is Mode.OFF:
+            self.saved_tools = self.registry.active
+        self.approve(path, text)
+        return text
+
+    def complete(self) -> str:
+        if self.mode is not Mode.EXECUTE:
+            raise ToolError("plan_complete works only while executing an approved plan.")
+        path = self.plan_path
+        self.leave()
+        if self.settings.cleanup_on_complete and path is not None:
+            try:
+                self.store.delete(path)
+            except PlanStoreError:
+                pass
+        return "Plan complete. Exiting execute mode."
+
+    def restore(self, entry: dict[str, Any] | None) -> None:
+        """Bring back the mode recorded in a resumed session log."""
+        if not entry:
+            return
+        mode = Mode(entry.get("mode", "off"))
+        raw_path = entry.get("plan_path")
+        path = Path(raw_path) if raw_path else None
+        saved = entry.get("saved_tools")
+        known = set(self.registry.names())
+        saved_tuple = tuple(n for n in saved if n in known) if saved else None
+        if mode is Mode.PLAN:
+            self.enter_plan(plan_path=path)
+            if saved_tuple is not None:
+                self.saved_tools = saved_tuple
+        elif mode is Mode.EXECUTE and path is not None:
+            self.saved_tools = saved_tuple or self.registry.active
+            try:
+                text = self.store.read(path)
+            except PlanStoreError as exc:
+                self.agent.emit(ev.Notice(f"Could not restore the executing plan: {exc}", "error"))
+                return
+            self.approve(path, text)
+
+    def state(self) -> ModeState:
+        return ModeState(self.mode, self.plan_path, self.saved_tools)
+
+    # --- the plan tools' logic -----------------------------------------------
+
+    def write_plan(self, title: str, content: str, plan_path: str | None) -> Path:
+        if self.mode is not Mode.PLAN:
+            raise ToolError("write_plan works only in plan mode; outside it, edit files normally.")
+        problem = validate_plan(content)
+        if problem:
+            raise ToolError(problem)
+        text = content if content.lstrip().startswith("# ") else f"# Plan: {title}\n\n{content}"
+        try:
+            if plan_path:
+                path = self.store.resolve(plan_path)
+            elif self.plan_path is not None:
+                path = self.plan_path
+            else:
+                path = self.store.new_path(self.pending_name or title)
+            written = self.store.write(path, text)
+        except PlanStoreError as exc:
+            raise ToolError(str(exc)) from None
+        self.plan_path = written
+        self._plan_updated(written, text)
+        self._record_mode()
+        return written
+
+    async def review(self, plan_path: str) -> str:
+        """exit_plan_mode: show the plan to the user and act on the decision."""
+        if self.mode is not Mode.PLAN:
+            raise ToolError("exit_plan_mode works only in plan mode (no plan is being written).")
+        try:
+            path = self.store.resolve(plan_path)
+        except PlanStoreError as exc:
+            raise ToolError(str(exc)) from None
+        notice = ""
+        for _ in range(MAX_REVIEW_ROUNDS):
+            text = self._read_for_review(path)
+            review = await self.decider.review_plan(self._review_request(path, text, notice))
+            if review.decision is Decision.APPROVE:
+                current = self._read_for_review(path)
+                if current != (review.reviewed_text or text):
+                    notice = "The plan file changed while you were reviewing it; review it again."
+                    self.agent.emit(ev.Notice(notice, "warning"))
+                    continue
+            self._reviewed[path] = text
+            return self._apply(review, path, text)
+        return prompts.keep_result("The plan kept changing during review.")
+
+    def set_steps(self, updates: list[tuple[int, bool, str]]) -> str:
+        from planshell.plan.document import set_step_checked
+
+        if self.mode is Mode.PLAN:
+            raise ToolError("set_plan_steps works after approval; in plan mode, revise the plan.")
+        if self.plan_path is None:
+            raise ToolError("There is no approved plan to tick.")
+        try:
+            text = self.store.read(self.plan_path)
+        except PlanStoreError as exc:
+            raise ToolError(str(exc)) from None
+        doc = parse_plan(text)
+        for number, _done, expected in updates:
+            if not 1 <= number <= len(doc.steps):
+                raise ToolError(f"Step {number} does not exist; the plan has {len(doc.steps)} steps.")
+            actual = doc.steps[number - 1].text
+            if expected and _norm(expected) != _norm(actual):
+                raise ToolError(
+                    f"Step {number} is {actual!r}, not {expected!r}: the plan changed. "
+                    "Re-read the plan and retry; nothing was ticked."
+                )
+        for number, done, _ in updates:
+            text = set_step_checked(text, number, done)
+        try:
+            self.store.write(self.plan_path, text)
+        except PlanStoreError as exc:
+            raise ToolError(str(exc)) from None
+        for number, done, _ in updates:
+            if number - 1 < len(self.todos.items):
+                status = TodoStatus.COMPLETED if done else TodoStatus.PENDING
+                self.todos.set_status(number - 1, status)
+        new = parse_plan(text)
+        self._plan_updated(self.plan_path, text)
+        return f"Updated {len(updates)} step(s): {new.done_count}/{new.total_steps} done."
+
+    # --- helpers --------------------------------------------------------------
+
+    def _apply(self, review: Review, path: Path, text: str) -> str:
+        shown = self._display(path)
+        match review.decision:
+            case Decision.APPROVE:
+                self.approve(path, text)
+                return prompts.approved_result(shown, text)
+            case Decision.REFINE:
+                return prompts.refine_result(review.feedback or "(no details given)")
+            case Decision.EXIT:
+                self.leave()
+                return prompts.exit_result(shown)
+            case Decision.DISCARD:
+                self.leave(discard=True)
+                return prompts.DISCARD_RESULT
+            case _:
+                return prompts.keep_result(review.feedback)
+
+    def _read_for_review(self, path: Path) -> str:
+        try:
+            text = self.store.read(path)
+        except PlanStoreError as exc:
+            raise ToolError(str(exc)) from None
+        problem = validate_plan(text)
+        if problem:
+            raise ToolError(problem)
+        return text
+
+    def _review_request(self, path: Path, text: str, notice: str) -> ReviewRequest:
+        doc = parse_plan(text)
+        previous = self._reviewed.get(path)
+        changed = (
+            frozenset(changed_sections(parse_plan(previous), doc)) if previous else frozenset()
+        )
+        receipt = self.receipt_provider() if callable(self.receipt_provider) else None
+        return ReviewRequest(path, text, doc.title, changed, previous, notice, receipt)
+
+    def _seed_todos(self, text: str) -> None:
+        doc = parse_plan(text)
+        items = [
+            TodoItem(s.text, TodoStatus.COMPLETED if s.done else TodoStatus.PENDING)
+            for s in doc.steps
+        ]
+        verify = verification_text(doc)
+        if verify:
+            first = next((ln.strip() for ln in verify.splitlines() if ln.strip() and not ln.startswith("```")), "")
+            items.append(TodoItem(f"Verification: {first or 'run the checks'}", TodoStatus.PENDING))
+        self.todos.replace(items)
+
+    def _restore_tools(self) -> None:
+        if self.saved_tools is not None:
+            self.registry.set_active(self.saved_tools)
+            self.saved_tools = None
+        self.agent.ctx.exec_policy = self._normal_exec
+
+    def _changed(self, previous: Mode) -> None:
+        title = self._title()
+        self._record_mode()
+        self.agent.emit(
+            ev.ModeChanged(
+                self.mode.value,
+                previous.value,
+                str(self.plan_path) if self.plan_path else None,
+                title,
+            )
+        )
+
+    def _record_mode(self) -> None:
+        if self.agent.session is not None:
+            self.agent.session.append(
+                {
+                    "type": "mode",
+                    "mode": self.mode.value,
+                    "plan_path": str(self.plan_path) if self.plan_path else None,
+                    "saved_tools": list(self.saved_tools) if self.saved_tools is not None else None,
+                }
+            )
+
+    def _title(self) -> str | None:
+        if self.plan_path is None:
+            return None
+        try:
+            return parse_plan(self.store.read(self.plan_path)).title
+        except PlanStoreError:
+            return self.plan_path.stem
+
+    def _plan_updated(self, path: Path, text: str) -> None:
+        doc = parse_plan(text)
+        self.agent.emit(ev.PlanUpdated(str(path), doc.title, doc.done_count, doc.total_steps))
+
+    def _display(self, path: Path) -> str:
+        return self.agent.ctx.display(path)
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.split()).strip().lower()

@@ -1,0 +1,63 @@
+"""How human decisions reach the engine: a small protocol the UI implements."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Protocol
+
+
+class Decision(StrEnum):
+    APPROVE = "approve"
+    REFINE = "refine"
+    KEEP = "keep"  # keep planning: the safe default for every dismissal
+    EXIT = "exit"  # leave plan mode, keep the file
+    DISCARD = "discard"  # leave plan mode, delete the file (the UI confirms first)
+
+
+@dataclass(frozen=True)
+class Review:
+    decision: Decision
+    feedback: str = ""
+    reviewed_text: str | None = None  # the exact text the user approved
+
+
+@dataclass(frozen=True)
+class ReviewRequest:
+    path: Path
+    text: str
+    title: str
+    changed_sections: frozenset[int] = frozenset()
+    previous_text: str | None = None
+    notice: str = ""  # e.g. "the plan changed while you were reviewing"
+    receipt: object | None = None  # the write-barrier receipt, when available
+    extras: dict[str, object] = field(default_factory=dict)
+
+
+class Decider(Protocol):
+    async def confirm_enter_plan(self, reason: str) -> bool: ...
+
+    async def review_plan(self, request: ReviewRequest) -> Review: ...
+
+
+class HeadlessDecider:
+    """For ``--print``: may enter plan mode, never approves a plan.
+
+    The plan it was asked about is remembered so the CLI can print its path
+    and exit with the "awaiting approval" code.
+    """
+
+    def __init__(self) -> None:
+        self.awaiting: Path | None = None
+
+    async def confirm_enter_plan(self, reason: str) -> bool:
+        return True
+
+    async def review_plan(self, request: ReviewRequest) -> Review:
+        self.awaiting = request.path
+        return Review(
+            Decision.KEEP,
+            feedback="This is a non-interactive run: the plan awaits the user's approval "
+            "in the planshell TUI. Stop now and end your turn.",
+        )

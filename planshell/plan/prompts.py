@@ -1,0 +1,74 @@
+"""What the model is told in each mode, and what each decision returns."""
+
+from __future__ import annotations
+
+from planshell.plan.document import PLAN_TEMPLATE_HINT
+
+PLAN_MARKER = "## Plan mode is active"
+EXECUTE_MARKER = "## Executing an approved plan"
+
+
+def plan_guidance(plan_path: str | None) -> str:
+    target = (
+        f"Your plan file is {plan_path}: refine it with write_plan(plan_path=...)."
+        if plan_path
+        else "Create the plan with write_plan(title, content)."
+    )
+    return f"""{PLAN_MARKER}
+You MUST NOT make any edits or run non-read-only commands: the system enforces it, and
+refused calls explain what is allowed. Work in this order:
+1. Understand: read the relevant code with read, grep, find, ls and read-only bash.
+2. Design: choose the simplest approach that fits the codebase.
+3. Review: check the approach against the code you read; note risks.
+4. Write the plan: {target}
+5. Call exit_plan_mode(plan_path) so the user can review it. Do not ask for approval in text.
+Ask the user a question instead if the request is ambiguous.
+Recommended plan outline (any markdown is accepted; at most 50 steps):
+{PLAN_TEMPLATE_HINT}"""
+
+
+def execute_guidance(plan_path: str, plan_text: str) -> str:
+    return f"""{EXECUTE_MARKER}
+The user approved the plan below ({plan_path}). Carry it out step by step with all tools.
+After finishing each step, tick it with set_plan_steps (pass the step's text as `expected`).
+When every step and the verification are done, call plan_complete.
+If the plan turns out to be wrong, stop and tell the user instead of improvising.
+
+{plan_text}"""
+
+
+def approved_result(plan_path: str, plan_text: str) -> str:
+    return (
+        f"Approved. Plan mode is over and all tools are available again. Execute {plan_path} "
+        "step by step; tick each finished step with set_plan_steps; call plan_complete when "
+        f"all steps and the verification are done.\n\n{plan_text}"
+    )
+
+
+def refine_result(feedback: str) -> str:
+    return (
+        f"The user asked for changes to the plan: {feedback}\n"
+        "Stay in plan mode, revise the plan with write_plan (same plan_path) and call "
+        "exit_plan_mode again."
+    )
+
+
+def keep_result(feedback: str = "") -> str:
+    extra = f" {feedback}" if feedback else ""
+    return (
+        "The user has not approved the plan and wants to keep planning. Stay in plan mode; "
+        f"wait for the user's next message.{extra}"
+    )
+
+
+def exit_result(plan_path: str) -> str:
+    return (
+        f"The user left plan mode without approving. The plan file is kept at {plan_path}. "
+        "Do not execute it; wait for the user's next message."
+    )
+
+
+DISCARD_RESULT = (
+    "The user discarded the plan and left plan mode. Do not execute it; wait for the user's "
+    "next message."
+)

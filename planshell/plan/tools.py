@@ -1,0 +1,170 @@
+"""The plan tools the model calls; each delegates to the controller."""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from planshell.plan.controller import Mode, PlanController
+from planshell.tools.base import Effect, Tool, ToolArgs, ToolContext, ToolError, ToolResult
+
+
+class _PlanTool(Tool):
+    def __init__(self, controller: PlanController) -> None:
+        self.controller = controller
+
+
+class EnterPlanArgs(ToolArgs):
+    reason: str = Field("", description="Why planning first would help (shown to the user).")
+
+
+class EnterPlanModeTool(_PlanTool):
+    name = "enter_plan_mode"
+    description = (
+        "Ask the user to switch to plan mode: read-only exploration, then a written plan for "
+        "the user to approve before any change. Use it for large or risky changes."
+    )
+    Args = EnterPlanArgs
+    effects: ClassVar[frozenset[Effect]] = frozenset({Effect.READ})
+
+    async def run(self, args: ToolArgs, ctx: ToolContext) -> ToolResult:
+        assert isinstance(args, EnterPlanArgs)
+        if self.controller.mode is Mode.PLAN:
+            raise ToolError("Plan mode is already active.")
+        if not await self.controller.decider.confirm_enter_plan(args.reason):
+            return ToolResult("The user declined plan mode. Continue normally.")
+        self.controller.enter_plan()
+        return ToolResult(
+            "Plan mode is active: explore read-only, write the plan with write_plan, then call "
+            "exit_plan_mode."
+        )
+
+
+class WritePlanArgs(ToolArgs):
+    title: str = Field(description="Short plan title.")
+    content: str = Field(description="The whole plan in markdown (starting with '# Plan: <title>').")
+    plan_path: str | None = Field(
+        None, description="Existing plan to overwrite when refining; omit to create a new plan."
+    )
+
+
+class WritePlanTool(_PlanTool):
+    name = "write_plan"
+    description = (
+        "Create or overwrite (refine) the plan file under .planshell/plans/. The only write "
+        "allowed in plan mode. Returns the path to pass to exit_plan_mode."
+    )
+    Args = WritePlanArgs
+    effects: ClassVar[frozenset[Effect]] = frozenset({Effect.WRITE})
+
+    def headline(self, args: ToolArgs) -> str:
+        assert isinstance(args, WritePlanArgs)
+        return f"write_plan {args.title}"
+
+    async def run(self, args: ToolArgs, ctx: ToolContext) -> ToolResult:
+        assert isinstance(args, WritePlanArgs)
+        path = self.controller.write_plan(args.title, args.content, args.plan_path)
+        size = path.stat().st_size
+        shown = ctx.display(path)
+        return ToolResult(
+            f"Plan saved: {shown} ({size} bytes). Call exit_plan_mode(plan_path={shown!r}) when "
+            "it is ready for review.",
+            data={"path": str(path)},
+        )
+
+
+class ExitPlanArgs(ToolArgs):
+    plan_path: str = Field(description="The plan file returned by write_plan.")
+
+
+class ExitPlanModeTool(_PlanTool):
+    name = "exit_plan_mode"
+    description = (
+        "Present the written plan to the user for review. The result says whether it was "
+        "approved (then execute it), needs changes (refine it), or planning continues."
+    )
+    Args = ExitPlanArgs
+    effects: ClassVar[frozenset[Effect]] = frozenset({Effect.READ})
+
+    async def run(self, args: ToolArgs, ctx: ToolContext) -> ToolResult:
+        assert isinstance(args, ExitPlanArgs)
+        return ToolResult(await self.controller.review(args.plan_path))
+
+
+class NoArgs(ToolArgs):
+    pass
+
+
+class CancelPlanModeTool(_PlanTool):
+    name = "cancel_plan_mode"
+    description = "Leave plan mode without a review (the plan file, if any, is kept)."
+    Args = NoArgs
+    effects: ClassVar[frozenset[Effect]] = frozenset({Effect.READ})
+
+    def headline(self, args: ToolArgs) -> str:
+        return self.name
+
+    async def run(self, args: ToolArgs, ctx: ToolContext) -> ToolResult:
+        if self.controller.mode is not Mode.PLAN:
+            raise ToolError("Plan mode is not active.")
+        self.controller.leave()
+        return ToolResult("Plan mode cancelled; all tools are available again.")
+
+
+class StepUpdate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    step: int = Field(ge=1, description="1-based step number in the plan's Steps list.")
+    status: Literal["done", "pending"] = Field(description="done ticks, pending unticks.")
+    expected: str = Field("", description="The step's text, to detect a changed plan.")
+
+
+class SetStepsArgs(ToolArgs):
+    updates: list[StepUpdate] = Field(min_length=1, description="Steps to tick or untick.")
+
+
+class SetPlanStepsTool(_PlanTool):
+    name = "set_plan_steps"
+    description = (
+        "Tick or untick numbered steps of the approved plan (all-or-nothing). Pass each "
+        "step's text as `expected`; the call is refused if the plan changed."
+    )
+    Args = SetStepsArgs
+    effects: ClassVar[frozenset[Effect]] = frozenset({Effect.WRITE})
+
+    def headline(self, args: ToolArgs) -> str:
+        assert isinstance(args, SetStepsArgs)
+        marks = ", ".join(f"{u.step}{'✓' if u.status == 'done' else '○'}" for u in args.updates)
+        return f"set_plan_steps {marks}"
+
+    async def run(self, args: ToolArgs, ctx: ToolContext) -> ToolResult:
+        assert isinstance(args, SetStepsArgs)
+        updates = [(u.step, u.status == "done", u.expected) for u in args.updates]
+        return ToolResult(self.controller.set_steps(updates))
+
+
+class PlanCompleteTool(_PlanTool):
+    name = "plan_complete"
+    description = "Finish executing the approved plan and return to normal mode."
+    Args = NoArgs
+    effects: ClassVar[frozenset[Effect]] = frozenset({Effect.WRITE})  # may delete the plan
+
+    def headline(self, args: ToolArgs) -> str:
+        return self.name
+
+    async def run(self, args: ToolArgs, ctx: ToolContext) -> ToolResult:
+        return ToolResult(self.controller.complete())
+
+
+def plan_tools(controller: PlanController) -> list[Tool]:
+    return [
+        cls(controller)
+        for cls in (
+            EnterPlanModeTool,
+            WritePlanTool,
+            ExitPlanModeTool,
+            CancelPlanModeTool,
+            SetPlanStepsTool,
+            PlanCompleteTool,
+        )
+    ]

@@ -1,0 +1,293 @@
+"""Tests for the plan-mode bash guard (planshell.plan.bash_guard)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from planshell.plan.bash_guard import (
+    DEFAULT_DESTRUCTIVE_PATTERNS,
+    DEFAULT_SAFE_PATTERNS,
+    BashGuard,
+    Verdict,
+    is_read_only,
+)
+
+REPO = Path(__file__).resolve().parents[1]
+CORPUS = Path(
+    os.environ.get(
+        "PLANSHELL_BASH_CORPUS",
+        Path(__file__).resolve().parents[2] / "shared" / "bash-corpus" / "public.jsonl",
+    )
+)
+OWN_CASES = Path(__file__).resolve().parent / "data" / "bash_guard_cases.jsonl"
+
+
+def _load(path: Path) -> list[Any]:
+    """Load a JSONL corpus as pytest params (empty when the file is absent)."""
+    if not path.is_file():
+        return []
+    params = []
+    with path.open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if line.strip():
+                case = json.loads(line)
+                params.append(pytest.param(case, id=f"{path.stem}:{lineno}"))
+    return params
+
+
+def _assert_case(case: dict[str, str]) -> None:
+    verdict = BashGuard().check(case["cmd"])
+    want = case["expect"] == "allow"
+    assert verdict.allowed is want, f"{case['cmd']!r}: {case['why']} -> {verdict.reason}"
+    assert is_read_only(case["cmd"]) is want
+
+
+_SHARED = _load(CORPUS)
+
+
+@pytest.mark.skipif(not _SHARED, reason=f"shared bash corpus not found at {CORPUS}")
+@pytest.mark.parametrize("case", _SHARED or [pytest.param({}, id="absent")])
+def test_shared_corpus(case: dict[str, str]) -> None:
+    _assert_case(case)
+
+
+@pytest.mark.parametrize("case", _load(OWN_CASES))
+def test_own_cases(case: dict[str, str]) -> None:
+    _assert_case(case)
+
+
+def test_own_cases_file_is_present_and_balanced() -> None:
+    cases = [p.values[0] for p in _load(OWN_CASES)]
+    assert len(cases) > 100
+    assert {c["expect"] for c in cases} == {"allow", "block"}
+
+
+def test_scorer_reports_no_failures() -> None:
+    if not CORPUS.is_file():
+        pytest.skip(f"shared bash corpus not found at {CORPUS}")
+    score = CORPUS.parent / "score.py"
+    if not score.is_file():
+        pytest.skip(f"score.py not found next to {CORPUS}")
+    proc = subprocess.run(
+        [sys.executable, str(score), "planshell.plan.bash_guard:is_read_only", str(CORPUS)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    last = proc.stdout.strip().splitlines()[-1]
+    total = sum(1 for line in CORPUS.read_text(encoding="utf-8").splitlines() if line.strip())
+    assert last == f"{total} passed, 0 failed", proc.stdout
+
+
+# ----------------------------------------------------------------- API and failure modes
+
+
+def test_import_does_not_load_bashlex() -> None:
+    code = "import planshell.plan.bash_guard, sys; print('bashlex' in sys.modules)"
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60
+    )
+    assert proc.stdout.strip() == "False", proc.stderr
+
+
+def test_verdict_is_frozen() -> None:
+    verdict = Verdict(True, "ok")
+    assert verdict.segment is None
+    with pytest.raises(AttributeError):
+        verdict.allowed = False  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("bad", [None, 42, b"ls", ["ls"]])
+def test_non_string_input_is_blocked_without_raising(bad: Any) -> None:
+    assert BashGuard().check(bad).allowed is False
+    assert is_read_only(bad) is False
+
+
+def test_internal_error_fails_closed(monkeypatch: pytest.MonkeyPatch) -> None:
+    guard = BashGuard()
+
+    def boom(command: str) -> Verdict:
+        raise RuntimeError("bug")
+
+    monkeypatch.setattr(guard, "_cached", boom)
+    verdict = guard.check("ls")
+    assert verdict.allowed is False
+    assert "internal error" in verdict.reason
+
+
+def test_deep_nesting_is_blocked_not_raised() -> None:
+    command = "echo " + "$(echo " * 400 + "x" + ")" * 400
+    assert is_read_only(command) is False
+
+
+def test_results_are_cached() -> None:
+    guard = BashGuard()
+    assert guard.check("ls -la") is guard.check("ls -la")
+
+
+# ------------------------------------------------------------------------- messages
+
+
+def test_message_names_the_offending_segment() -> None:
+    verdict = BashGuard().check("cd /x && rm f")
+    assert verdict.allowed is False
+    assert verdict.segment == "rm f"
+    assert verdict.reason == (
+        'blocked: "rm f" — rm is not a read-only command; plan mode may only read. '
+        "Describe the change in the plan instead."
+    )
+
+
+@pytest.mark.parametrize(
+    ("command", "segment", "fragment"),
+    [
+        ("ls && sort -o out.txt data.txt", "sort -o out.txt data.txt", "sort -o"),
+        ("echo $(touch pwned)", "touch pwned", "touch is not a read-only command"),
+        ("git log > history.txt", "git log > history.txt", "writes to a file"),
+        ("find . -delete", "find . -delete", "find -delete"),
+        ("FOO=1 ls", "FOO=1 ls", "assignments"),
+        ("sed -i s/a/b/ f", "sed -i s/a/b/ f", "in place"),
+    ],
+)
+def test_block_messages_explain(command: str, segment: str, fragment: str) -> None:
+    verdict = BashGuard().check(command)
+    assert verdict.allowed is False
+    assert verdict.segment == segment
+    assert f'"{segment}"' in verdict.reason
+    assert fragment in verdict.reason
+    assert "plan mode may only read" in verdict.reason
+
+
+def test_unparseable_message_suggests_tools() -> None:
+    verdict = BashGuard().check("[[ -f x ]] && echo yes")
+    assert verdict.allowed is False
+    assert verdict.segment is None
+    assert "could not parse" in verdict.reason
+    assert "read/grep/find" in verdict.reason
+
+
+def test_cd_hint_when_cd_itself_is_refused() -> None:
+    verdict = BashGuard().check("cd /tmp > out.txt")
+    assert verdict.allowed is False
+    assert "working directory is already the project root" in verdict.reason
+    unparsed = BashGuard().check("cd src && [[ -f x ]]")
+    assert "working directory is already the project root" in unparsed.reason
+
+
+def test_allowed_verdict() -> None:
+    verdict = BashGuard().check("git status && ls")
+    assert verdict.allowed is True
+    assert verdict.segment is None
+    assert verdict.reason.startswith("allowed")
+
+
+# ------------------------------------------------------------------------- patterns
+
+
+def test_defaults_are_used_when_patterns_are_none() -> None:
+    guard = BashGuard()
+    assert guard.uses_custom_safe is False
+    assert guard.uses_custom_destructive is False
+    assert guard.warnings == []
+    assert DEFAULT_SAFE_PATTERNS and DEFAULT_DESTRUCTIVE_PATTERNS
+
+
+def test_default_patterns_do_not_change_corpus_verdicts() -> None:
+    bare = BashGuard(safe_patterns=[], destructive_patterns=[])
+    default = BashGuard()
+    cases = [p.values[0] for p in _SHARED + _load(OWN_CASES)]
+    changed = [
+        c["cmd"]
+        for c in cases
+        if bare.check(c["cmd"]).allowed != default.check(c["cmd"]).allowed
+        and c["cmd"] not in ("gcc --version",)
+    ]
+    assert changed == []
+
+
+def test_safe_patterns_are_replace_only() -> None:
+    guard = BashGuard(safe_patterns=[r"make\s+-n(\s+\w+)?"])
+    assert guard.uses_custom_safe is True
+    assert guard.check("make -n build").allowed is True
+    assert guard.check("gcc --version").allowed is False  # the built-in list was replaced
+
+
+def test_safe_pattern_is_case_insensitive_fullmatch() -> None:
+    guard = BashGuard(safe_patterns=[r"make -n"])
+    assert guard.check("MAKE -n").allowed is True
+    assert guard.check("make -n && make install").allowed is False
+    assert guard.check("make -n install").allowed is False
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "make -n > out.txt",  # disallowed redirection
+        "make -n $(rm f)",  # substitution is still checked (and the match is a fullmatch)
+        "FOO=1 make -n",  # assignment
+        "[[ make -n ]]",  # unparseable
+        "make -n &",  # background
+        "./make -n",  # not a bare name
+        "$'make' -n",  # bashlex mis-decodes $'…'
+    ],
+)
+def test_safe_pattern_cannot_rescue_structural_problems(command: str) -> None:
+    guard = BashGuard(safe_patterns=[r".*make.*"])
+    assert guard.check(command).allowed is False
+
+
+def test_safe_pattern_ignores_allowlisted_commands() -> None:
+    guard = BashGuard(safe_patterns=[r"sort.*"])
+    assert guard.check("sort -o out.txt in.txt").allowed is False
+
+
+def test_destructive_pattern_blocks_an_allowed_command() -> None:
+    guard = BashGuard(destructive_patterns=[r"\bsecrets?\b"])
+    assert guard.uses_custom_destructive is True
+    assert guard.check("ls").allowed is True
+    verdict = guard.check("ls && cat secrets.txt")
+    assert verdict.allowed is False
+    assert verdict.segment == "cat secrets.txt"
+    assert "destructive pattern" in verdict.reason
+
+
+def test_destructive_patterns_are_replace_only() -> None:
+    guard = BashGuard(destructive_patterns=[r"^ls\b"])
+    assert guard.check("ls").allowed is False
+    assert guard.check("pwd").allowed is True
+
+
+def test_destructive_pattern_reaches_inside_substitutions() -> None:
+    guard = BashGuard(destructive_patterns=[r"^pwd$"])
+    assert guard.check("echo $(pwd)").allowed is False
+
+
+def test_invalid_regex_is_skipped_with_warning() -> None:
+    guard = BashGuard(safe_patterns=["make -n", "("], destructive_patterns=["[unclosed"])
+    assert any("'('" in w for w in guard.warnings)
+    assert guard.check("make -n").allowed is True
+    # every destructive pattern was invalid -> built-in list, with a warning
+    assert guard.uses_custom_destructive is False
+    assert any("built-in" in w for w in guard.warnings)
+
+
+def test_all_invalid_safe_patterns_fall_back_to_defaults() -> None:
+    guard = BashGuard(safe_patterns=["(", "[", "*"])
+    assert guard.uses_custom_safe is False
+    assert guard.check("gcc --version").allowed is True
+    assert len(guard.warnings) == 4  # three skipped patterns and the fall-back notice
+
+
+def test_empty_pattern_list_means_no_patterns() -> None:
+    guard = BashGuard(safe_patterns=[], destructive_patterns=[])
+    assert guard.uses_custom_safe is True
+    assert guard.warnings == []
+    assert guard.check("gcc --version").allowed is False

@@ -1,0 +1,62 @@
+"""The offline demo model drives the real tools on a real project."""
+
+from __future__ import annotations
+
+from planshell.agent import events as ev
+from planshell.config import Settings
+from planshell.llm.demo import DemoProvider, keywords
+from planshell.plan.controller import Mode
+from planshell.plan.decider import Decision, Review
+from planshell.plan.document import parse_plan
+from planshell.runtime import build_runtime
+from tests.engine_helpers import Recorder, ScriptedDecider
+
+
+def test_keywords_skip_filler():
+    assert keywords("What is in this repo? Where is rate limiting handled?") == ["rate", "limiting", "handled"]
+
+
+async def test_grounded_answer(project):
+    runtime = build_runtime(Settings(), project, ScriptedDecider(), provider=DemoProvider(chunk_delay=0))
+    rec = Recorder()
+    runtime.agent.subscribe(rec)
+    await runtime.agent.submit("where is the request handled?")
+    tools = [e.name for e in rec.of(ev.ToolStarted)]
+    assert tools[:3] == ["ls", "grep", "read"]
+    answer = runtime.agent.messages[-1].content
+    assert "Offline demo model" in answer
+    assert "Widget Service" in answer  # from the README it read
+    assert "src/app/server.py" in answer  # from grep
+    assert "`Makefile`" in answer  # from ls
+
+
+async def test_full_plan_approve_execute_complete_loop(project):
+    decider = ScriptedDecider([lambda r: Review(Decision.APPROVE, reviewed_text=r.text)])
+    runtime = build_runtime(Settings(), project, decider, provider=DemoProvider(chunk_delay=0))
+    rec = Recorder()
+    runtime.agent.subscribe(rec)
+    runtime.plan.enter_plan()
+    await runtime.agent.submit("add rate limiting to the request handler")
+    request = decider.requests[0]
+    doc = parse_plan(request.text)
+    assert doc.title == "add rate limiting to the request handler"
+    assert "src/app/server.py" in request.text and "README.md" in request.text
+    assert "make test" in request.text  # the project's real test command
+    assert doc.total_steps == 4
+    final = parse_plan(request.path.read_text())
+    assert final.done_count == final.total_steps == 4
+    assert runtime.plan.mode is Mode.OFF
+    assert [e.mode for e in rec.of(ev.ModeChanged)] == ["plan", "execute", "off"]
+    assert "Plan complete" in runtime.agent.messages[-1].content
+    assert not rec.of(ev.ErrorEvent)
+
+
+async def test_refine_then_keep(project):
+    decider = ScriptedDecider([Review(Decision.REFINE, "mention the risks of caching"), Review(Decision.KEEP)])
+    runtime = build_runtime(Settings(), project, decider, provider=DemoProvider(chunk_delay=0))
+    runtime.plan.enter_plan()
+    await runtime.agent.submit("cache the widgets")
+    assert len(decider.requests) == 2
+    assert "mention the risks of caching" in decider.requests[1].text
+    assert decider.requests[0].path == decider.requests[1].path
+    assert runtime.plan.mode is Mode.PLAN

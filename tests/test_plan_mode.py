@@ -1,0 +1,376 @@
+"""Plan mode end to end through the real runtime: modes, gate, tools, decisions, resume."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import ClassVar
+
+import pytest
+
+from planshell.agent import events as ev
+from planshell.agent.session import SessionLog
+from planshell.config import Settings
+from planshell.llm.scripted import Reply, ScriptedProvider
+from planshell.plan.controller import Mode
+from planshell.plan.decider import Decision, Review
+from planshell.plan.document import parse_plan
+from planshell.plan.prompts import EXECUTE_MARKER, PLAN_MARKER
+from planshell.runtime import build_runtime
+from planshell.tools.base import Effect, Tool, ToolArgs, ToolContext, ToolResult
+from planshell.tools.todo import TodoStatus
+from tests.engine_helpers import Recorder, ScriptedDecider
+
+PLAN = """# Plan: Add rate limiting
+
+## Goal
+
+Limit requests.
+
+## Steps
+
+- [ ] Read `src/app/server.py`
+- [ ] Add a token bucket
+- [ ] Test it
+
+## Verification
+
+```sh
+make test
+```
+"""
+
+
+class NoteArgs(ToolArgs):
+    text: str = ""
+
+
+class NoteTool(Tool):
+    """A custom read-only tool registered after start-up."""
+
+    name = "note"
+    description = "Take a note."
+    Args = NoteArgs
+    effects: ClassVar[frozenset[Effect]] = frozenset({Effect.READ})
+
+    async def run(self, args: ToolArgs, ctx: ToolContext) -> ToolResult:
+        return ToolResult("noted")
+
+
+class DeployTool(Tool):
+    """A custom tool with write effects: must never run in plan mode."""
+
+    name = "deploy"
+    description = "Deploy."
+    Args = NoteArgs
+    effects: ClassVar[frozenset[Effect]] = frozenset({Effect.WRITE, Effect.NETWORK})
+
+    def __init__(self) -> None:
+        self.ran = False
+
+    async def run(self, args: ToolArgs, ctx: ToolContext) -> ToolResult:
+        self.ran = True
+        return ToolResult("deployed")
+
+
+def make(project: Path, replies=(), reviews=(), settings: Settings | None = None, **kw):
+    decider = ScriptedDecider(reviews)
+    provider = ScriptedProvider(list(replies))
+    runtime = build_runtime(settings or Settings(), project, decider, provider=provider, **kw)
+    recorder = Recorder()
+    runtime.agent.subscribe(recorder)
+    return runtime, provider, decider, recorder
+
+
+def write_and_review(title: str = "Add rate limiting", content: str = PLAN) -> list[Reply]:
+    return [
+        Reply(calls=[("write_plan", {"title": title, "content": content})]),
+        lambda req: Reply(calls=[("exit_plan_mode", {"plan_path": _saved(req)})]),
+    ]
+
+
+def _saved(request) -> str:
+    for message in reversed(request.messages):
+        if message.role == "tool" and message.content.startswith("Plan saved: "):
+            return message.content.split()[2]
+    raise AssertionError("no plan saved yet")
+
+
+def test_mode_round_trip_restores_exact_tool_set(project):
+    runtime, *_ = make(project)
+    runtime.registry.register(NoteTool())
+    runtime.registry.register(DeployTool())
+    before = runtime.registry.active
+    runtime.plan.enter_plan()
+    active = set(runtime.registry.active)
+    assert {"read", "ls", "find", "grep", "bash", "todo_write", "note", "write_plan", "exit_plan_mode"} <= active
+    assert not active & {"write", "edit", "deploy", "set_plan_steps", "plan_complete", "enter_plan_mode"}
+    runtime.plan.approve(runtime.store.write(runtime.store.new_path("x"), PLAN), PLAN)
+    assert runtime.plan.mode is Mode.EXECUTE and runtime.registry.active == before
+    runtime.plan.leave()
+    assert runtime.plan.mode is Mode.OFF and runtime.registry.active == before
+
+
+def test_allowed_tools_config_replaces_the_default(project):
+    settings = Settings.model_validate({"plan": {"allowed_tools": ["read", "edit", "nope"]}})
+    runtime, *_ = make(project, settings=settings)
+    runtime.plan.enter_plan()
+    assert runtime.registry.active == ("read", "write_plan", "exit_plan_mode")
+    warnings = " ".join(runtime.plan.policy.warnings)
+    assert "'edit' can change files" in warnings and "'nope'" in warnings
+
+
+async def test_gate_refuses_writes_even_when_called_by_name(project):
+    deploy = DeployTool()
+    runtime, _, _, _rec = make(
+        project,
+        [
+            Reply(
+                calls=[
+                    ("write", {"path": "x.txt", "content": "x"}),
+                    ("edit", {"path": "README.md", "old_string": "Widget", "new_string": "W"}),
+                    ("deploy", {}),
+                    ("bash", {"command": "touch y.txt"}),
+                    ("bash", {"command": "cat README.md | head -n 1"}),
+                    ("bash", {"command": "git status; rm -rf src"}),
+                ]
+            ),
+            Reply(text="ok"),
+        ],
+    )
+    runtime.registry.register(deploy)
+    runtime.plan.enter_plan()
+    # A write tool registered while planning lands in the active set; the gate still stops it.
+    runtime.registry.set_active([*runtime.registry.active, "deploy"])
+    await runtime.agent.submit("try everything")
+    results = [m for m in runtime.agent.messages if m.role == "tool"]
+    assert [m.is_error for m in results] == [True, True, True, True, False, True]
+    assert "not available in this mode" in results[0].content
+    assert "Plan mode is read-only: deploy" in results[2].content
+    assert "touch" in results[3].content
+    assert "# Widget Service" in results[4].content
+    assert "rm -rf src" in results[5].content
+    assert not deploy.ran
+    assert not (project / "x.txt").exists() and not (project / "y.txt").exists()
+    assert (project / "src").is_dir()
+
+
+async def test_approve_executes_and_completes(project):
+    runtime, provider, decider, rec = make(
+        project,
+        [
+            *write_and_review(),
+            Reply(calls=[("set_plan_steps", {"updates": [{"step": 1, "status": "done", "expected": "Read `src/app/server.py`"}]})]),
+            Reply(calls=[("plan_complete", {})]),
+            Reply(text="finished"),
+        ],
+        [lambda req: Review(Decision.APPROVE, reviewed_text=req.text)],
+    )
+    runtime.plan.enter_plan()
+    await runtime.agent.submit("plan rate limiting")
+    request = decider.requests[0]
+    assert request.title == "Add rate limiting" and request.text == PLAN
+    plan_path = request.path
+    assert plan_path.parent == project / ".planshell" / "plans"
+    assert (plan_path.parent / ".gitignore").read_text().strip() == "*"
+    results = [m for m in runtime.agent.messages if m.role == "tool"]
+    assert results[1].content.startswith("Approved.") and "## Steps" in results[1].content
+    # The approved plan rides in the system prompt while executing.
+    assert EXECUTE_MARKER in provider.requests[2].system and "token bucket" in provider.requests[2].system
+    assert PLAN_MARKER in provider.requests[0].system
+    assert "Updated 1 step(s): 1/3 done." in results[2].content
+    assert "- [x] Read `src/app/server.py`" in plan_path.read_text()
+    assert results[3].content == "Plan complete. Exiting execute mode."
+    assert runtime.plan.mode is Mode.OFF and plan_path.exists()
+    modes = [(e.previous, e.mode) for e in rec.of(ev.ModeChanged)]
+    assert modes == [("off", "plan"), ("plan", "execute"), ("execute", "off")]
+    assert runtime.todos.items == []
+
+
+async def test_approval_seeds_todos_with_verification_last(project):
+    runtime, *_ = make(project, write_and_review(), [lambda r: Review(Decision.APPROVE, reviewed_text=r.text)])
+    runtime.plan.enter_plan()
+    await runtime.agent.submit("plan")
+    items = runtime.todos.items
+    assert [i.content for i in items] == [
+        "Read `src/app/server.py`",
+        "Add a token bucket",
+        "Test it",
+        "Verification: make test",
+    ]
+    assert all(i.status == TodoStatus.PENDING for i in items)
+
+
+@pytest.mark.parametrize(
+    ("decision", "mode", "kept", "says"),
+    [
+        (Decision.REFINE, Mode.PLAN, True, "The user asked for changes to the plan: shorter please"),
+        (Decision.KEEP, Mode.PLAN, True, "wants to keep planning"),
+        (Decision.EXIT, Mode.OFF, True, "plan file is kept at .planshell/plans/"),
+        (Decision.DISCARD, Mode.OFF, False, "discarded the plan"),
+    ],
+)
+async def test_every_decision(project, decision, mode, kept, says):
+    runtime, *_ = make(project, [*write_and_review(), Reply(text="ok")], [Review(decision, "shorter please")])
+    runtime.plan.enter_plan()
+    await runtime.agent.submit("plan")
+    result = [m for m in runtime.agent.messages if m.role == "tool"][1].content
+    assert says in result
+    assert runtime.plan.mode is mode
+    plans = list((project / ".planshell" / "plans").glob("*.md"))
+    assert bool(plans) is kept
+
+
+async def test_approval_is_bound_to_the_reviewed_text(project):
+    def edit_during_review(request):
+        request.path.write_text(request.text.replace("token bucket", "leaky bucket"))
+        return Review(Decision.APPROVE, reviewed_text=request.text)
+
+    runtime, _, decider, rec = make(
+        project,
+        [*write_and_review(), Reply(text="ok")],
+        [edit_during_review, lambda r: Review(Decision.APPROVE, reviewed_text=r.text)],
+    )
+    runtime.plan.enter_plan()
+    await runtime.agent.submit("plan")
+    assert len(decider.requests) == 2
+    assert "changed while you were reviewing" in decider.requests[1].notice
+    assert "leaky bucket" in decider.requests[1].text
+    assert runtime.plan.mode is Mode.EXECUTE
+    assert any("changed while you were reviewing" in n.message for n in rec.of(ev.Notice))
+
+
+async def test_refinement_reports_changed_sections(project):
+    revised = PLAN.replace("Limit requests.", "Limit requests per client.")
+    runtime, _, decider, _ = make(
+        project,
+        [
+            *write_and_review(),
+            lambda req: Reply(calls=[("write_plan", {"title": "t", "content": revised, "plan_path": _saved(req)})]),
+            lambda req: Reply(calls=[("exit_plan_mode", {"plan_path": _saved(req)})]),
+            Reply(text="ok"),
+        ],
+        [Review(Decision.REFINE, "per client"), Review(Decision.KEEP)],
+    )
+    runtime.plan.enter_plan()
+    await runtime.agent.submit("plan")
+    first, second = decider.requests
+    assert first.changed_sections == frozenset()
+    assert second.previous_text == PLAN
+    sections = parse_plan(second.text).sections
+    assert [sections[i].title for i in second.changed_sections] == ["Goal"]
+    assert first.path == second.path
+
+
+async def test_set_plan_steps_is_all_or_nothing(project):
+    runtime, *_ = make(
+        project,
+        [
+            Reply(calls=[("set_plan_steps", {"updates": [
+                {"step": 1, "status": "done", "expected": "Read `src/app/server.py`"},
+                {"step": 2, "status": "done", "expected": "Something else"},
+            ]})]),
+            Reply(calls=[("set_plan_steps", {"updates": [{"step": 9, "status": "done"}]})]),
+            Reply(text="ok"),
+        ],
+    )
+    path = runtime.store.write(runtime.store.new_path("p"), PLAN)
+    runtime.plan.execute_existing(path)
+    await runtime.agent.submit("go")
+    results = [m for m in runtime.agent.messages if m.role == "tool"]
+    assert "the plan changed" in results[0].content and "nothing was ticked" in results[0].content
+    assert "Step 9 does not exist; the plan has 3 steps." in results[1].content
+    assert path.read_text() == PLAN
+
+
+async def test_plan_tools_refuse_outside_their_mode(project):
+    runtime, *_ = make(
+        project,
+        [
+            Reply(calls=[("exit_plan_mode", {"plan_path": "x.md"}), ("write_plan", {"title": "t", "content": "# t"}),
+                         ("plan_complete", {}), ("cancel_plan_mode", {})]),
+            Reply(text="ok"),
+        ],
+    )
+    await runtime.agent.submit("go")
+    results = [m.content for m in runtime.agent.messages if m.role == "tool"]
+    assert "works only in plan mode" in results[0]
+    assert "write_plan works only in plan mode" in results[1]
+    assert "plan_complete works only while executing" in results[2]
+    assert "Plan mode is not active" in results[3]
+
+
+async def test_too_many_steps_refused_at_write(project):
+    big = "# Plan: big\n\n## Steps\n\n" + "".join(f"- [ ] step {i}\n" for i in range(51))
+    runtime, *_ = make(project, [Reply(calls=[("write_plan", {"title": "big", "content": big})]), Reply(text="ok")])
+    runtime.plan.enter_plan()
+    await runtime.agent.submit("go")
+    result = next(m for m in runtime.agent.messages if m.role == "tool")
+    assert result.is_error and "50" in result.content and "51" in result.content
+    assert not list(project.glob(".planshell/plans/*.md"))
+
+
+async def test_enter_plan_mode_tool_asks_the_user(project):
+    runtime, _, decider, _ = make(project, [Reply(calls=[("enter_plan_mode", {"reason": "big change"})]), Reply(text="ok")])
+    await runtime.agent.submit("refactor everything")
+    assert decider.confirm_reasons == ["big change"]
+    assert runtime.plan.mode is Mode.PLAN
+    declined, _, d2, _ = make(project, [Reply(calls=[("enter_plan_mode", {})]), Reply(text="ok")])
+    d2.confirm = False
+    await declined.agent.submit("x")
+    assert declined.plan.mode is Mode.OFF
+    assert "declined" in next(m for m in declined.agent.messages if m.role == "tool").content
+
+
+async def test_named_plan_and_cleanup_on_complete(project):
+    settings = Settings.model_validate({"plan": {"cleanup_on_complete": True}})
+    runtime, *_ = make(
+        project,
+        [*write_and_review(), Reply(calls=[("plan_complete", {})]), Reply(text="ok")],
+        [lambda r: Review(Decision.APPROVE, reviewed_text=r.text)],
+        settings=settings,
+    )
+    runtime.plan.enter_plan(name="ratelimit")
+    await runtime.agent.submit("plan")
+    assert runtime.plan.mode is Mode.OFF
+    assert not list((project / ".planshell" / "plans").glob("*.md"))
+
+
+async def test_resume_restores_plan_and_execute(project):
+    runtime, *_ = make(project)
+    runtime.plan.enter_plan()
+    saved = runtime.plan.saved_tools
+    log_path = runtime.agent.session.path
+    runtime.close()
+    resumed, *_ = make(project, resume=SessionLog.load(log_path))
+    assert resumed.plan.mode is Mode.PLAN and resumed.plan.saved_tools == saved
+    assert "write" not in resumed.registry.active
+    resumed.plan.leave()
+    assert "write" in resumed.registry.active
+    resumed.close()
+
+    runtime, *_ = make(project)
+    path = runtime.store.write(runtime.store.new_path("exec"), PLAN)
+    runtime.plan.execute_existing(path)
+    log_path = runtime.agent.session.path
+    runtime.close()
+    resumed, *_ = make(project, resume=SessionLog.load(log_path))
+    assert resumed.plan.mode is Mode.EXECUTE and resumed.plan.plan_path == path
+    assert EXECUTE_MARKER in resumed.agent.system_prompt()
+    assert len(resumed.todos.items) == 4
+
+
+def test_forced_plan_flag_on_resume(project):
+    runtime, *_ = make(project)
+    log_path = runtime.agent.session.path
+    runtime.close()
+    resumed, *_ = make(project, resume=SessionLog.load(log_path), plan=True)
+    assert resumed.plan.mode is Mode.PLAN
+
+
+async def test_plan_mode_bash_runs_with_git_overrides(project):
+    runtime, *_ = make(project, [Reply(calls=[("bash", {"command": "printenv GIT_CONFIG_KEY_0"})]), Reply(text="ok")])
+    runtime.plan.enter_plan()
+    await runtime.agent.submit("x")
+    assert "core.fsmonitor" in next(m for m in runtime.agent.messages if m.role == "tool").content
+    runtime.plan.leave()
+    assert runtime.agent.ctx.exec_policy.extra_env == {}
