@@ -1,0 +1,164 @@
+"""Command line: argv -> settings -> TUI, headless run, or a utility command.
+
+Keep this module's imports light: ``--help`` and ``--version`` must not pay
+for Textual (or anything else heavy).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from planshell import __version__
+
+EXIT_USAGE = 2
+
+
+def _main_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="planshell",
+        description="A terminal coding agent whose centrepiece is plan mode.",
+        epilog=(
+            "other commands:\n"
+            "  planshell check-command [--json] [CMD ...]   test commands against the plan-mode bash guard\n"
+            "  planshell review PATH                         read a plan file in the review screen\n\n"
+            "With no API key planshell runs an offline demo model. See README.md and docs/."
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("prompt", nargs="?", help="a request to submit at start")
+    parser.add_argument("-p", "--print", dest="print_mode", action="store_true",
+                        help="run the prompt without the UI and print the answer")
+    parser.add_argument("-v", "--verbose", action="store_true",
+                        help="with --print: show provider, tool calls and mode changes on stderr")
+    parser.add_argument("--plan", action="store_true", help="start in plan mode")
+    parser.add_argument("-c", "--continue", dest="continue_", action="store_true",
+                        help="resume the newest conversation of this project")
+    parser.add_argument("-r", "--resume", metavar="ID", help="resume the conversation with this id")
+    parser.add_argument("--provider", choices=["auto", "demo", "openai", "anthropic"])
+    parser.add_argument("--model", help="model name")
+    parser.add_argument("--base-url", help="API base URL (OpenAI-compatible servers end in /v1)")
+    parser.add_argument("--theme", help="UI theme name")
+    parser.add_argument("-C", "--directory", type=Path, default=None,
+                        help="project directory (default: the current one)")
+    parser.add_argument("--version", action="version", version=f"planshell {__version__}")
+    return parser
+
+
+def _cli_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    overrides: dict[str, Any] = {
+        "provider": args.provider,
+        "model": args.model,
+        "base_url": args.base_url,
+    }
+    if getattr(args, "theme", None):
+        overrides["ui"] = {"theme": args.theme}
+    return overrides
+
+
+def _fail(message: str, code: int = 1) -> int:
+    print(f"planshell: {message}", file=sys.stderr)
+    return code
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "check-command":
+        return _check_command(argv[1:])
+    if argv and argv[0] == "review":
+        return _review(argv[1:])
+    args = _main_parser().parse_args(argv)
+    from planshell.agent.session import SessionLog, SessionNotFound, find_session
+    from planshell.config import ConfigError, load_settings
+    from planshell.plan.store import find_project_root
+
+    start = (args.directory or Path.cwd()).resolve()
+    if not start.is_dir():
+        return _fail(f"{start} is not a directory", EXIT_USAGE)
+    root = find_project_root(start)
+    try:
+        settings = load_settings(root, cli=_cli_overrides(args))
+    except ConfigError as exc:
+        return _fail(str(exc))
+    resume = None
+    if args.continue_ or args.resume:
+        try:
+            resume = SessionLog.load(find_session(root, args.resume))
+        except SessionNotFound as exc:
+            return _fail(str(exc))
+    if args.print_mode:
+        if not args.prompt:
+            return _fail("--print needs a prompt, e.g. planshell -p \"what is in this repo?\"", EXIT_USAGE)
+        return _run_headless(settings, root, args, resume)
+    from planshell.ui.app import run_app
+
+    return run_app(settings, root, prompt=args.prompt, plan=args.plan, resume=resume)
+
+
+def _run_headless(settings: Any, root: Path, args: argparse.Namespace, resume: Any) -> int:
+    from planshell.config import ConfigError
+    from planshell.headless import run_print
+    from planshell.plan.decider import HeadlessDecider
+    from planshell.runtime import build_runtime
+
+    decider = HeadlessDecider()
+    try:
+        runtime = build_runtime(settings, root, decider, resume=resume, plan=args.plan)
+    except ConfigError as exc:
+        return _fail(str(exc))
+    try:
+        return asyncio.run(run_print(runtime, decider, args.prompt, verbose=args.verbose))
+    except KeyboardInterrupt:
+        return 130
+
+
+def _check_command(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="planshell check-command",
+        description="Show whether plan mode would allow each shell command (the same guard and "
+        "config as the app). With no CMD, reads one command per line from stdin.",
+    )
+    parser.add_argument("--json", action="store_true", help="one JSON object per command")
+    parser.add_argument("commands", nargs="*", metavar="CMD")
+    args = parser.parse_args(argv)
+    from planshell.config import ConfigError, load_settings
+    from planshell.plan.bash_guard import BashGuard
+    from planshell.plan.store import find_project_root
+
+    root = find_project_root(Path.cwd())
+    try:
+        settings = load_settings(root)
+    except ConfigError as exc:
+        return _fail(str(exc))
+    bash = settings.plan.bash
+    guard = BashGuard(bash.safe_patterns, bash.destructive_patterns)
+    for warning in guard.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    commands = args.commands or [line for line in sys.stdin.read().splitlines() if line.strip()]
+    for command in commands:
+        verdict = guard.check(command)
+        if args.json:
+            print(json.dumps({"cmd": command, "allowed": verdict.allowed, "reason": verdict.reason}))
+        else:
+            print(f"{'allow' if verdict.allowed else 'block'}\t{command}\t{verdict.reason}")
+    return 0
+
+
+def _review(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="planshell review",
+        description="Open a plan file in the review screen (read-only: no approval outside a session).",
+    )
+    parser.add_argument("path", type=Path)
+    parser.add_argument("--theme", help="UI theme name")
+    args = parser.parse_args(argv)
+    path = args.path.resolve()
+    if not path.is_file():
+        return _fail(f"{args.path}: no such plan file")
+    from planshell.ui.app import run_review
+
+    return run_review(path, theme=args.theme)

@@ -1,0 +1,72 @@
+"""``planshell -p``: one request, no UI, the answer on stdout."""
+
+from __future__ import annotations
+
+import sys
+from typing import TextIO
+
+from planshell.agent import events as ev
+from planshell.plan.decider import HeadlessDecider
+from planshell.runtime import Runtime
+from planshell.sanitize import strip_terminal_controls
+
+EXIT_OK = 0
+EXIT_ERROR = 1
+EXIT_AWAITING_APPROVAL = 3
+
+
+async def run_print(
+    runtime: Runtime,
+    decider: HeadlessDecider,
+    prompt: str,
+    *,
+    verbose: bool = False,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
+) -> int:
+    out = out or sys.stdout
+    err = err or sys.stderr
+    failed: list[str] = []
+    ended_with_newline = True
+
+    def on_event(event: ev.Event) -> None:
+        nonlocal ended_with_newline
+        if isinstance(event, ev.TextDelta):
+            text = strip_terminal_controls(event.text)
+            if text:
+                out.write(text)
+                out.flush()
+                ended_with_newline = text.endswith("\n")
+        elif isinstance(event, ev.AssistantDone) and not ended_with_newline:
+            out.write("\n")
+            ended_with_newline = True
+        elif isinstance(event, ev.ErrorEvent):
+            failed.append(event.message)
+            err.write(f"error: {strip_terminal_controls(event.message)}\n")
+        elif verbose and isinstance(event, ev.ToolStarted):
+            err.write(f"→ {strip_terminal_controls(event.headline)}\n")
+        elif verbose and isinstance(event, ev.ToolFinished) and event.is_error:
+            first = strip_terminal_controls(event.content).splitlines()[:1]
+            err.write(f"  ✗ {first[0] if first else 'failed'}\n")
+        elif verbose and isinstance(event, ev.ModeChanged):
+            err.write(f"mode: {event.previous} -> {event.mode}\n")
+
+    unsubscribe = runtime.agent.subscribe(on_event)
+    if verbose:
+        err.write(f"provider: {runtime.provider.label}\nproject: {runtime.root}\n")
+        for problem in runtime.problems:
+            err.write(f"warning: {problem}\n")
+    try:
+        await runtime.agent.submit(prompt)
+    finally:
+        unsubscribe()
+        runtime.close()
+    if not ended_with_newline:
+        out.write("\n")
+    if failed:
+        return EXIT_ERROR
+    if decider.awaiting is not None:
+        shown = runtime.agent.ctx.display(decider.awaiting)
+        out.write(f"Plan awaiting approval: {shown}\n")
+        return EXIT_AWAITING_APPROVAL
+    return EXIT_OK

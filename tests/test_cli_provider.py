@@ -1,0 +1,61 @@
+"""`planshell -p` as a subprocess against a real OpenAI-compatible server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+
+from tests.sse_server import (
+    Response,
+    SSEServer,
+    sse_event,
+    sse_server_fixture,  # noqa: F401  (provides the sse_server fixture)
+)
+
+
+def _chunk(delta: dict, finish: str | None = None) -> bytes:
+    return sse_event({"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+
+
+async def _run(args: list[str], cwd) -> tuple[int, str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")}
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "planshell", *args, cwd=cwd, env=env,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    return proc.returncode or 0, out.decode(), err.decode()
+
+
+async def test_print_mode_streams_from_openai_compatible_server(sse_server: SSEServer, project):
+    sse_server.add(
+        Response.sse([
+            _chunk({"role": "assistant", "content": "Hel"}),
+            _chunk({"content": "lo from the "}),
+            _chunk({"content": "local server."}),
+            _chunk({}, "stop"),
+            b"data: [DONE]\n\n",
+        ])
+    )
+    code, out, err = await _run(
+        ["-p", "hi", "--provider", "openai", "--base-url", f"{sse_server.url}/v1", "--model", "m", "-v"],
+        project,
+    )
+    assert code == 0, err
+    assert out.strip() == "Hello from the local server."
+    assert "provider: openai · m" in err
+    body = sse_server.requests[0].json
+    assert body["model"] == "m" and body["messages"][-1] == {"role": "user", "content": "hi"}
+    assert any(t["function"]["name"] == "read" for t in body["tools"])
+
+
+async def test_print_mode_reports_http_errors(sse_server: SSEServer, project):
+    sse_server.add(Response.json(401, {"error": {"message": "bad key"}}))
+    code, _out, err = await _run(
+        ["-p", "hi", "--provider", "openai", "--base-url", f"{sse_server.url}/v1", "--model", "m"],
+        project,
+    )
+    assert code == 1
+    assert "error:" in err and "OPENAI_API_KEY" in err and "bad key" in err
+    assert "Traceback" not in err
