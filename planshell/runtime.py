@@ -80,7 +80,13 @@ def build_runtime(
     )
     store = PlanStore(root)
     controller = PlanController(
-        agent, store, settings.plan, todos, decider, plan_exec_policy=plan_exec_policy(settings.plan, root)
+        agent,
+        store,
+        settings.plan,
+        todos,
+        decider,
+        # A factory: the sandbox probe runs on first entering PLAN, never at start-up.
+        plan_exec_policy=lambda: plan_exec_policy(settings.plan, root),
     )
     for tool in plan_tools(controller):
         registry.register(tool)

@@ -7,6 +7,8 @@ and a prompt part (planning guidance, or the approved plan, every turn).
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -18,6 +20,7 @@ from planshell.plan.bash_guard import BashGuard
 from planshell.plan.decider import Decider, Decision, Review, ReviewRequest
 from planshell.plan.document import changed_sections, parse_plan, validate_plan, verification_text
 from planshell.plan.policy import PlanPolicy
+from planshell.plan.receipt import Receipt, Snapshot, compare, take_snapshot
 from planshell.plan.store import PlanStore, PlanStoreError
 from planshell.tools.base import ExecPolicy, Tool, ToolArgs, ToolError
 from planshell.tools.todo import TodoItem, TodoList, TodoStatus
@@ -51,7 +54,7 @@ class PlanController:
         todos: TodoList,
         decider: Decider,
         *,
-        plan_exec_policy: ExecPolicy | None = None,
+        plan_exec_policy: ExecPolicy | Callable[[], ExecPolicy] | None = None,
     ) -> None:
         self.agent = agent
         self.store = store
@@ -60,14 +63,18 @@ class PlanController:
         self.decider = decider
         self.guard = BashGuard(settings.bash.safe_patterns, settings.bash.destructive_patterns)
         self.policy = PlanPolicy(self.guard, settings.allowed_tools)
-        self.plan_exec_policy = plan_exec_policy or ExecPolicy()
+        # A factory is called on first entering PLAN (the sandbox probe must not slow start-up).
+        self._plan_exec_source = plan_exec_policy
+        self._plan_exec = plan_exec_policy if isinstance(plan_exec_policy, ExecPolicy) else None
         self.mode = Mode.OFF
         self.plan_path: Path | None = None
         self.pending_name: str | None = None
         self.saved_tools: tuple[str, ...] | None = None
         self._normal_exec = agent.ctx.exec_policy
         self._reviewed: dict[Path, str] = {}
-        self.receipt_provider: Any = None  # set by the write-barrier (sandbox issue)
+        self._snapshot: Snapshot | None = None
+        # Called at review and approval time; its result rides in ReviewRequest.receipt.
+        self.receipt_provider: Callable[[], object | None] | None = self.receipt
         agent.gates.append(self.gate)
         agent.prompt_parts.append(self.prompt_part)
 
@@ -76,6 +83,14 @@ class PlanController:
     @property
     def registry(self):
         return self.agent.registry
+
+    @property
+    def plan_exec_policy(self) -> ExecPolicy:
+        """How plan-mode bash runs (sandboxed or guarded), resolved once, lazily."""
+        if self._plan_exec is None:
+            source = self._plan_exec_source
+            self._plan_exec = source() if callable(source) else ExecPolicy()
+        return self._plan_exec
 
     def gate(self, tool: Tool, args: ToolArgs) -> str | None:
         if self.mode is not Mode.PLAN:
@@ -108,6 +123,7 @@ class PlanController:
         self.plan_path = plan_path
         self.pending_name = name
         self.agent.ctx.exec_policy = self.plan_exec_policy
+        self._snapshot = take_snapshot(self.agent.ctx.root, ignore=self._receipt_ignores())
         self.mode = Mode.PLAN
         self._changed(previous)
 
@@ -124,6 +140,7 @@ class PlanController:
                 self.agent.emit(ev.Notice(str(exc), "error"))
         if previous is Mode.EXECUTE:
             self.todos.replace([])
+        self._snapshot = None
         self.mode = Mode.OFF
         self.plan_path = None
         self.pending_name = None
@@ -133,6 +150,7 @@ class PlanController:
         """PLAN -> EXECUTE: tools restored, steps seeded into the todo list."""
         previous = self.mode
         self._restore_tools()
+        self._snapshot = None
         self.plan_path = path
         self.mode = Mode.EXECUTE
         self._seed_todos(text)
@@ -222,16 +240,111 @@ class PlanController:
         notice = ""
         for _ in range(MAX_REVIEW_ROUNDS):
             text = self._read_for_review(path)
-            review = await self.decider.review_plan(self._review_request(path, text, notice))
+            shown = await self._current_receipt()
+            review = await self.decider.review_plan(self._review_request(path, text, notice, shown))
             if review.decision is Decision.APPROVE:
                 current = self._read_for_review(path)
                 if current != (review.reviewed_text or text):
                     notice = "The plan file changed while you were reviewing it; review it again."
                     self.agent.emit(ev.Notice(notice, "warning"))
                     continue
+                final = await self._current_receipt()
+                if _new_changes(shown, final):
+                    notice = (
+                        f"Files changed while you were reviewing ({getattr(final, 'summary', '')}); "
+                        "review again."
+                    )
+                    self.agent.emit(ev.Notice(notice, "warning"))
+                    continue
+                self._record_receipt(final, path)
             self._reviewed[path] = text
             return self._apply(review, path, text)
-        return prompts.keep_result("The plan kept changing during review.")
+        return prompts.keep_result("The plan or the project kept changing during review.")
+
+    # --- write barrier and capabilities ------------------------------------------
+
+    def receipt(self) -> Receipt | None:
+        """Changes to the work tree since PLAN was entered; None outside PLAN."""
+        if self.mode is not Mode.PLAN or self._snapshot is None:
+            return None
+        return compare(self._snapshot, ignore=self._receipt_ignores())
+
+    def capabilities(self) -> str:
+        """What plan mode allows and why, as markdown (``/plan why``).
+
+        Resolves the plan exec policy (the one-off bubblewrap probe) and, in PLAN,
+        compares the work tree with the snapshot: call it from a worker, not a paint.
+        """
+        from planshell.plan.gitsafe import GIT_OVERRIDES, SHIM_FLAGS, git_shim_dir
+
+        lines = [
+            f"## Plan mode capabilities (mode: {self.mode.value})",
+            "",
+            "| tool | in plan mode | why |",
+            "|---|---|---|",
+        ]
+        for name, allowed, why in self.policy.explain(self.registry):
+            lines.append(f"| `{name}` | {'allowed' if allowed else 'blocked'} | {why} |")
+        guard = self.guard
+        bash = self.settings.bash
+        safe = (
+            f"custom ({len(bash.safe_patterns or [])} patterns)"
+            if guard.uses_custom_safe else "built-in"
+        )
+        destructive = (
+            f"custom ({len(bash.destructive_patterns or [])} patterns)"
+            if guard.uses_custom_destructive else "built-in"
+        )
+        lines += [
+            "",
+            "### Shell commands (`bash`)",
+            "",
+            "- **Gate**: every command must be proved read-only by the bash guard "
+            "(`planshell check-command` tests one).",
+            f"- **Guard patterns**: safe: {safe}; destructive: {destructive}.",
+        ]
+        for warning in guard.warnings + self.policy.warnings:
+            lines.append(f"- **Warning**: {warning}")
+        policy = self.plan_exec_policy
+        status = getattr(policy, "status", None)
+        if status is not None:
+            lines.append(f"- **Sandbox**: {status.state}: {status.reason}.")
+            if status.how:
+                lines.append(f"- **To get the sandbox**: {status.how}.")
+        else:
+            lines.append(f"- **Sandbox**: {policy.label or 'none'}.")
+        if policy.refusal:
+            lines.append("- **Refused**: plan-mode bash runs nothing until the sandbox is available.")
+        by_flags: dict[tuple[str, ...], list[str]] = {}
+        for sub, flags in SHIM_FLAGS.items():
+            by_flags.setdefault(flags, []).append(sub)
+        inserted = "; ".join(
+            f"`{' '.join(flags)}` for {', '.join(subs)}" for flags, subs in by_flags.items()
+        )
+        lines += [
+            "",
+            "### Git hardening",
+            "",
+            "- **Config overrides** (beat repository config): "
+            + ", ".join(f"`{k}={v}`" for k, v in GIT_OVERRIDES) + ".",
+            (
+                f"- **git shim** first on PATH: inserts {inserted}; blanks the content "
+                "filters (`filter.<driver>.clean/smudge/process`) the config defines."
+                if git_shim_dir() is not None
+                else "- **git shim**: not available (git or bash not found)."
+            ),
+            "",
+            "### Write barrier",
+            "",
+        ]
+        if self._snapshot is None:
+            lines.append("- A snapshot of the work tree is taken when plan mode starts.")
+        else:
+            receipt = self.receipt()
+            taken = self._snapshot.taken_at.astimezone().strftime("%H:%M:%S")
+            state = receipt.summary if receipt is not None else "not checked"
+            lines.append(f"- Snapshot taken at {taken} ({self._snapshot.kind}); now: {state}.")
+        return "\n".join(lines) + "\n"
 
     def set_steps(self, updates: list[tuple[int, bool, str]]) -> str:
         from planshell.plan.document import set_step_checked
@@ -297,14 +410,31 @@ class PlanController:
             raise ToolError(problem)
         return text
 
-    def _review_request(self, path: Path, text: str, notice: str) -> ReviewRequest:
+    def _review_request(
+        self, path: Path, text: str, notice: str, receipt: object | None = None
+    ) -> ReviewRequest:
         doc = parse_plan(text)
         previous = self._reviewed.get(path)
         changed = (
             frozenset(changed_sections(parse_plan(previous), doc)) if previous else frozenset()
         )
-        receipt = self.receipt_provider() if callable(self.receipt_provider) else None
         return ReviewRequest(path, text, doc.title, changed, previous, notice, receipt)
+
+    async def _current_receipt(self) -> object | None:
+        """The receipt provider's answer, computed off the event loop (it hashes files)."""
+        if not callable(self.receipt_provider):
+            return None
+        return await asyncio.to_thread(self.receipt_provider)
+
+    def _receipt_ignores(self) -> list[Path]:
+        return [self.store.root / ".planshell"]
+
+    def _record_receipt(self, receipt: object | None, path: Path) -> None:
+        if self.agent.session is None or not isinstance(receipt, Receipt):
+            return
+        self.agent.session.append(
+            {"type": "receipt", "decision": "approve", "plan_path": str(path), **receipt.to_entry()}
+        )
 
     def _seed_todos(self, text: str) -> None:
         doc = parse_plan(text)
@@ -361,6 +491,13 @@ class PlanController:
 
     def _display(self, path: Path) -> str:
         return self.agent.ctx.display(path)
+
+
+def _new_changes(shown: object | None, now: object | None) -> bool:
+    """Whether the approval-time receipt shows changes the user has not seen."""
+    if now is None or getattr(now, "clean", True):
+        return False
+    return getattr(shown, "digest", None) != getattr(now, "digest", None)
 
 
 def _norm(text: str) -> str:

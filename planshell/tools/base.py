@@ -50,6 +50,7 @@ class ExecPolicy:
     wrap: list[str] = field(default_factory=list)
     extra_env: dict[str, str] = field(default_factory=dict)
     label: str = ""
+    refusal: str | None = None  # when set, shell commands are refused with this message
 
 
 @dataclass

@@ -207,6 +207,8 @@ class BashTool(Tool):
         return f"bash {_first_line(args.command)}"
 
     async def run(self, args: BashArgs, ctx: ToolContext) -> ToolResult:
+        if ctx.exec_policy.refusal:
+            return ToolResult(ctx.exec_policy.refusal, is_error=True, data={"refused": True})
         timeout = args.timeout if args.timeout is not None else ctx.bash_timeout
         proc = await self._spawn(args.command, ctx)
         assert proc.stdout is not None
