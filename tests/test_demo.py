@@ -60,3 +60,15 @@ async def test_refine_then_keep(project):
     assert "mention the risks of caching" in decider.requests[1].text
     assert decider.requests[0].path == decider.requests[1].path
     assert runtime.plan.mode is Mode.PLAN
+
+
+async def test_summary_skips_code_fences_and_hidden_entries(project):
+    (project / "README.md").write_text(
+        "# Tool\n\n```sh\nmake run\n```\n\nDoes useful things quickly.\n"
+    )
+    (project / ".hidden").mkdir()
+    runtime = build_runtime(Settings(), project, ScriptedDecider(), provider=DemoProvider(chunk_delay=0))
+    await runtime.agent.submit("what is in this repo?")
+    answer = runtime.agent.messages[-1].content
+    assert "**Tool**: Does useful things quickly." in answer
+    assert "make run" not in answer and ".hidden" not in answer

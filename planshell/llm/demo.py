@@ -184,9 +184,13 @@ def _readme_summary(done: list[_Done]) -> str:
     lines = [re.sub(r"^\s*\d+\t", "", line) for line in read.content.splitlines()]
     heading = next((ln.lstrip("# ").strip() for ln in lines if ln.startswith("#")), "")
     para: list[str] = []
+    in_fence = False
     for line in lines:
         stripped = line.strip()
-        if not stripped or stripped.startswith(("#", "```", "[", "!", "<")):
+        if stripped.startswith(("```", "~~~")):
+            in_fence = not in_fence
+            continue
+        if in_fence or not stripped or stripped.startswith(("#", "[", "!", "<", "|")):
             if para:
                 break
             continue
@@ -203,7 +207,7 @@ def _matches(done: list[_Done]) -> list[str]:
 
 
 def _answer(request: str, done: list[_Done]) -> str:
-    entries = _entries(done)
+    entries = [e for e in _entries(done) if not e.startswith(".")]
     parts = [DEMO_BANNER, "", "Here is what I found by reading the project:", ""]
     if entries:
         shown = ", ".join(f"`{e}`" for e in entries[:12])
