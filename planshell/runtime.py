@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from planshell.agent import events as ev
 from planshell.agent.loop import Agent
 from planshell.agent.prompt import base_prompt
 from planshell.agent.session import LoadedSession, SessionLog
@@ -90,6 +91,12 @@ def build_runtime(
     )
     for tool in plan_tools(controller):
         registry.register(tool)
+    # The checklist is engine state; views learn about it through the event bus.
+    todos.subscribe(
+        lambda items: agent.emit(
+            ev.TodosChanged(tuple((item.content, item.status.value) for item in items))
+        )
+    )
     runtime = Runtime(root, settings, provider, registry, todos, store, agent, controller)
     if resume is not None:
         agent.load_history(resume.messages)

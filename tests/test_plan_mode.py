@@ -374,3 +374,17 @@ async def test_plan_mode_bash_runs_with_git_overrides(project):
     assert "core.fsmonitor" in next(m for m in runtime.agent.messages if m.role == "tool").content
     runtime.plan.leave()
     assert runtime.agent.ctx.exec_policy.extra_env == {}
+
+
+async def test_todo_changes_reach_the_event_bus(project):
+    runtime, _, _, rec = make(
+        project,
+        [*write_and_review(), Reply(calls=[("set_plan_steps", {"updates": [{"step": 2, "status": "done"}]})]), Reply(text="ok")],
+        [lambda r: Review(Decision.APPROVE, reviewed_text=r.text)],
+    )
+    runtime.plan.enter_plan()
+    await runtime.agent.submit("plan")
+    seeded, ticked = rec.of(ev.TodosChanged)[:2]
+    assert [status for _, status in seeded.items] == ["pending"] * 4
+    assert ticked.items[1] == ("Add a token bucket", "completed")
+    assert ticked.items[-1][0] == "Verification: make test"
