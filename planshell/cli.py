@@ -10,6 +10,7 @@ import argparse
 import asyncio
 import json
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -72,31 +73,40 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] == "review":
         return _review(argv[1:])
     args = _main_parser().parse_args(argv)
-    from planshell.agent.session import SessionLog, SessionNotFound, find_session
-    from planshell.config import ConfigError, load_settings
-    from planshell.plan.store import find_project_root
-
     start = (args.directory or Path.cwd()).resolve()
     if not start.is_dir():
         return _fail(f"{start} is not a directory", EXIT_USAGE)
-    root = find_project_root(start)
+    if not args.print_mode:
+        from planshell.ui.app import run_tui
+
+        # Settings load in a thread after the first frame: start-up stays close
+        # to a bare Textual app. A loader error is printed and exits 1.
+        return run_tui(
+            partial(_load, args, start), start, prompt=args.prompt, plan=args.plan, theme=args.theme
+        )
+    if not args.prompt:
+        return _fail("--print needs a prompt, e.g. planshell -p \"what is in this repo?\"", EXIT_USAGE)
+    from planshell.config import ConfigError
+
     try:
-        settings = load_settings(root, cli=_cli_overrides(args))
-    except ConfigError as exc:
+        settings, root, resume = _load(args, start)
+    except (ConfigError, LookupError) as exc:
         return _fail(str(exc))
+    return _run_headless(settings, root, args, resume)
+
+
+def _load(args: argparse.Namespace, start: Path) -> tuple[Any, Path, Any]:
+    """Settings, project root and the session to resume (raises with a clear message)."""
+    from planshell.agent.session import SessionLog, find_session
+    from planshell.config import load_settings
+    from planshell.plan.store import find_project_root
+
+    root = find_project_root(start)
+    settings = load_settings(root, cli=_cli_overrides(args))
     resume = None
     if args.continue_ or args.resume:
-        try:
-            resume = SessionLog.load(find_session(root, args.resume))
-        except SessionNotFound as exc:
-            return _fail(str(exc))
-    if args.print_mode:
-        if not args.prompt:
-            return _fail("--print needs a prompt, e.g. planshell -p \"what is in this repo?\"", EXIT_USAGE)
-        return _run_headless(settings, root, args, resume)
-    from planshell.ui.app import run_app
-
-    return run_app(settings, root, prompt=args.prompt, plan=args.plan, resume=resume)
+        resume = SessionLog.load(find_session(root, args.resume))
+    return settings, root, resume
 
 
 def _run_headless(settings: Any, root: Path, args: argparse.Namespace, resume: Any) -> int:

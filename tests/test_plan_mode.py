@@ -11,6 +11,7 @@ from planshell.agent import events as ev
 from planshell.agent.session import SessionLog
 from planshell.config import Settings
 from planshell.llm.scripted import Reply, ScriptedProvider
+from planshell.llm.types import Message
 from planshell.plan.controller import Mode
 from planshell.plan.decider import Decision, Review
 from planshell.plan.document import parse_plan
@@ -361,6 +362,7 @@ async def test_resume_restores_plan_and_execute(project):
 
 def test_forced_plan_flag_on_resume(project):
     runtime, *_ = make(project)
+    runtime.agent.session.append_message(Message("user", "earlier"))
     log_path = runtime.agent.session.path
     runtime.close()
     resumed, *_ = make(project, resume=SessionLog.load(log_path), plan=True)

@@ -58,6 +58,7 @@ def test_find_newest_and_by_id(tmp_path):
     with pytest.raises(SessionNotFound):
         find_session(tmp_path, None)
     first = SessionLog.create(tmp_path)
+    first.append_message(Message("user", "first"))
     first.close()
     second = SessionLog(first.path.with_name("99999999-000000-abcdef.jsonl"))
     second.append({"type": "meta"})
@@ -68,3 +69,13 @@ def test_find_newest_and_by_id(tmp_path):
     assert find_session(tmp_path, first.id[:15]) == first.path
     with pytest.raises(SessionNotFound, match="no session 'zzz'"):
         find_session(tmp_path, "zzz")
+
+
+def test_starting_without_messages_leaves_no_file(tmp_path):
+    log = SessionLog.create(tmp_path)
+    log.close()
+    assert not log.path.exists() and list_sessions(tmp_path) == []
+    log.append_message(Message("user", "now"))
+    log.close()
+    first, second = log.path.read_text().splitlines()
+    assert json.loads(first)["type"] == "meta" and json.loads(second)["type"] == "message"

@@ -52,7 +52,7 @@ def list_sessions(root: Path) -> list[Path]:
     return sorted(files, key=lambda p: (p.stat().st_mtime, p.name), reverse=True)
 
 
-class SessionNotFound(Exception):
+class SessionNotFound(LookupError):
     pass
 
 
@@ -84,6 +84,7 @@ class SessionLog:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._fh: IO[str] | None = None
+        self._pending_meta: dict[str, Any] | None = None
 
     @property
     def id(self) -> str:
@@ -94,13 +95,17 @@ class SessionLog:
         stamp = time.strftime("%Y%m%d-%H%M%S")
         path = sessions_dir(root) / f"{stamp}-{secrets.token_hex(3)}.jsonl"
         log = cls(path)
-        log.append({"type": "meta", "root": str(root.resolve()), "created": time.time()})
+        # Written with the first real entry, so merely starting leaves no file.
+        log._pending_meta = {"type": "meta", "root": str(root.resolve()), "created": time.time()}
         return log
 
     def append(self, entry: dict[str, Any]) -> None:
         if self._fh is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._fh = self.path.open("a", encoding="utf-8")
+            if self._pending_meta is not None:
+                self._fh.write(json.dumps(self._pending_meta) + "\n")
+                self._pending_meta = None
         self._fh.write(json.dumps(entry, ensure_ascii=False) + "\n")
         self._fh.flush()
 
