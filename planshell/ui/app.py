@@ -1,0 +1,425 @@
+"""The Textual app: themes, the runtime's lifetime, quitting, the command palette.
+
+Start-up is kept short: this module imports Textual and the theme loader
+only; the engine (tools, plan mode, the bash guard) is imported in a thread
+and built after the first frame (see ``ChatScreen._boot``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import importlib
+import sys
+from collections.abc import Callable, Iterable
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from textual.app import App, SystemCommand
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+
+from planshell.ui import themes as theme_files
+from planshell.ui.commands import REGISTRY, SlashCommand
+from planshell.ui.screens.chat import ChatScreen
+from planshell.ui.widgets.status import abbreviate_home
+
+if TYPE_CHECKING:
+    from planshell.agent.session import LoadedSession
+    from planshell.config import Settings
+    from planshell.llm.types import Provider
+    from planshell.runtime import Runtime
+    from planshell.ui.decider import TuiDecider
+
+STYLES = Path(__file__).parent / "styles"
+
+
+class PlanshellApp(App[int]):
+    TITLE = "planshell"
+    # dialogs.tcss is loaded by the dialog screens themselves, on first use.
+    CSS_PATH: ClassVar[list[Path]] = [STYLES / "app.tcss", STYLES / "chat.tcss"]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("f1", "show_help", "Help", id="help", tooltip="Keys and commands (this screen)"),
+        Binding(
+            "ctrl+q", "quit", "Quit", priority=True, id="quit",
+            tooltip="Quit (asks first while a turn runs); also /quit",
+        ),
+    ]
+    # Modules imported at start-up that register extra slash commands
+    # (e.g. the plan-mode UI); the registry is global, so importing is enough.
+    COMMAND_MODULES: tuple[str, ...] = ()
+
+    def __init__(
+        self,
+        settings: Settings | None,
+        root: Path,
+        *,
+        prompt: str | None = None,
+        plan: bool = False,
+        resume: LoadedSession | None = None,
+        provider: Provider | None = None,
+        persist: bool = True,
+        theme_dirs: list[Path] | None = None,
+        project_label: str | None = None,
+        remember_theme: bool = True,
+        loader: Loader | None = None,
+        theme_hint: str | None = None,
+    ) -> None:
+        """``settings`` may be None with a ``loader``: it then runs after the first frame.
+
+        ``root`` is the project root, or (with a loader) the directory to show
+        until the loader has found the root.
+        """
+        super().__init__()
+        if settings is None and loader is None:
+            raise ValueError("PlanshellApp needs settings or a loader")
+        self.settings: Settings = settings  # type: ignore[assignment]  # set by the loader
+        self.root = root.resolve()
+        self.initial_prompt = prompt
+        self.start_plan = plan
+        self.resume = resume
+        self.persist = persist
+        self._fixed_label = project_label
+        self.project_label = project_label or abbreviate_home(self.root)
+        self.runtime: Runtime | None = None
+        self.startup_error: str | None = None
+        self._loader = loader
+        self._provider_override = provider
+        self._decider: TuiDecider | None = None
+        self._remember_theme = remember_theme
+        self._theme_not_remembered: str | None = None
+        self._theme_warnings: list[str] = []
+        self._quit_dialog: Screen[bool] | None = None
+        if settings is not None:
+            wanted = settings.ui.theme
+        else:
+            wanted = theme_hint or theme_files.peek_configured_theme(self.root) or theme_files.DEFAULT_THEME
+        self._load_themes(theme_dirs, wanted)
+
+    # --- themes -------------------------------------------------------------------
+
+    def _load_themes(self, dirs: list[Path] | None, wanted: str) -> None:
+        loaded = theme_files.load_themes(dirs)
+        for theme in loaded.themes:
+            self.register_theme(theme)
+        self._theme_warnings = list(loaded.warnings)
+        fallback = (
+            theme_files.DEFAULT_THEME
+            if theme_files.DEFAULT_THEME in self.available_themes
+            else "textual-dark"
+        )
+        if wanted not in self.available_themes:
+            self._theme_warnings.append(f"Unknown theme {wanted!r}; using {fallback}.")
+            wanted = fallback
+        self._apply_initial_theme(wanted)
+
+    def _apply_initial_theme(self, name: str) -> None:
+        """Set the theme before start-up without ``App.theme``'s watcher.
+
+        The watcher schedules a full re-parse of every stylesheet, which would
+        run before the first frame; nothing is parsed yet here, so updating the
+        variables and classes is enough.
+        """
+        self._validate_theme(name)
+        self.set_reactive(App.theme, name)
+        theme = self.current_theme
+        self.stylesheet.set_variables(self.get_css_variables())
+        classes = {c: False for c in self.classes if c.startswith("-theme-")}
+        classes[f"-theme-{name}"] = True
+        classes["-dark-mode"] = theme.dark
+        classes["-light-mode"] = not theme.dark
+        self.update_classes(classes, update=False)
+        self._refresh_truecolor_filter(self.ansi_theme)
+        self._sync_rich_styles()
+
+    def _sync_rich_styles(self) -> None:
+        """Give Rich-rendered markdown (finished replies) the theme's markdown colours."""
+        from rich.theme import Theme as RichTheme
+
+        variables = self.get_css_variables()
+        styles = theme_files.rich_markdown_styles(variables)
+        if getattr(self, "_rich_theme_pushed", False):
+            self.console.pop_theme()
+        self.console.push_theme(RichTheme(styles))
+        self._rich_theme_pushed = True
+
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        # Literal colours for planshell's variables, derived from the active theme
+        # (Textual's built-in themes do not define them).
+        return theme_files.variable_defaults(self.current_theme)
+
+    def get_css_variables(self) -> dict[str, str]:
+        # Same result as App.get_css_variables, but the colour system is generated
+        # once per theme (it is the costly part, and start-up asks twice).
+        theme = self.current_theme
+        key = (theme.name, id(theme))
+        cache: dict[tuple[str, int], dict[str, str]] = self.__dict__.setdefault("_css_cache", {})
+        if key not in cache:
+            generated = theme.to_color_system().generate()
+            defaults = theme_files.defaults_from_system(generated, theme.dark)
+            cache[key] = {**defaults, **generated, **theme.variables}
+        self.theme_variables = dict(cache[key])
+        return dict(cache[key])
+
+    def _theme_changed(self, theme: Any) -> None:
+        self._sync_rich_styles()
+        name = getattr(theme, "name", None) or self.theme
+        if name == self._theme_not_remembered:
+            self._theme_not_remembered = None
+            return  # applied from the settings, not chosen by the user
+        if not self._remember_theme:
+            return
+        try:
+            from planshell.config import remember_user_setting
+
+            remember_user_setting("ui", "theme", name)
+        except OSError as exc:
+            self.notify(f"Could not remember the theme: {exc}", severity="warning")
+
+    def switch_theme(self, name: str | None) -> None:
+        if not name:
+            names = ", ".join(sorted(self.available_themes))
+            self.notify(f"Current theme: {self.theme}. Available: {names}.", title="Theme", timeout=8)
+            return
+        if name not in self.available_themes:
+            self.notify(f"No theme named {name!r}. /theme lists them.", severity="error")
+            return
+        self.theme = name
+        self.notify(f"Theme: {name} (remembered).", timeout=3)
+
+    # --- start-up -----------------------------------------------------------------
+
+    def get_default_screen(self) -> Screen:
+        return ChatScreen()
+
+    def on_mount(self) -> None:
+        for module in self.COMMAND_MODULES:
+            try:
+                importlib.import_module(module)
+            except Exception as exc:
+                self.notify(f"Could not load {module}: {exc}", severity="error")
+        for warning in self._theme_warnings:
+            self.notify(warning, severity="warning", timeout=8)
+        self.theme_changed_signal.subscribe(self, self._theme_changed)
+
+    def initial_mode(self) -> str | None:
+        """The mode to show before the engine is built (avoids an OFF flash)."""
+        if self.start_plan:
+            return "plan"
+        if self.resume is not None and self.resume.mode:
+            return str(self.resume.mode.get("mode", "off"))
+        return None
+
+    async def ensure_settings(self) -> bool:
+        """Run the deferred loader (off the event loop); False if start-up failed."""
+        if self.settings is not None:
+            return True
+        assert self._loader is not None
+        try:
+            settings, root, resume = await asyncio.to_thread(self._loader)
+        except Exception as exc:  # ConfigError, SessionNotFound: one sentence for the user
+            self.startup_error = str(exc) or type(exc).__name__
+            self.exit(return_code=1)
+            return False
+        self.settings = settings
+        self.root = root.resolve()
+        self.resume = resume
+        if self._fixed_label is None:
+            self.project_label = abbreviate_home(self.root)
+        wanted = settings.ui.theme
+        if wanted != self.theme:
+            if wanted in self.available_themes:
+                self._theme_not_remembered = wanted
+                self.theme = wanted
+            else:
+                self.notify(f"Unknown theme {wanted!r}; using {self.theme}.", severity="warning")
+        return True
+
+    @property
+    def decider(self) -> TuiDecider:
+        if self._decider is None:
+            from planshell.ui.decider import TuiDecider
+
+            self._decider = TuiDecider(self)
+        return self._decider
+
+    async def start_runtime(self) -> Runtime:
+        """Import the engine off the event loop, then build it."""
+        await asyncio.to_thread(_preload)
+        from planshell.runtime import build_runtime
+
+        self.runtime = build_runtime(
+            self.settings,
+            self.root,
+            self.decider,
+            provider=self._provider_override,
+            resume=self.resume,
+            persist=self.persist,
+            plan=self.start_plan,
+        )
+        return self.runtime
+
+    async def restart_runtime(self, resume: LoadedSession) -> Runtime:
+        """Resume another conversation: a fresh runtime that keeps the current provider."""
+        from planshell.runtime import build_runtime
+
+        old = self.runtime
+        provider = old.agent.provider if old is not None else self._provider_override
+        settings = old.settings if old is not None else self.settings
+        runtime = build_runtime(
+            settings, self.root, self.decider, provider=provider, resume=resume, persist=self.persist
+        )
+        if old is not None:
+            old.close()
+        self.runtime = runtime
+        return runtime
+
+    # --- quitting -----------------------------------------------------------------
+
+    async def action_quit(self) -> None:
+        from planshell.ui.screens.confirm import ConfirmScreen
+
+        runtime = self.runtime
+        if runtime is not None and runtime.agent.busy:
+            if self._quit_dialog is not None:
+                return  # already asking
+            self._quit_dialog = ConfirmScreen(
+                "A turn is still running. Quit anyway?",
+                detail="The request is stopped; the conversation so far stays in /resume.",
+                yes="Quit",
+                no="Keep working",
+            )
+            self.push_screen(self._quit_dialog, self._quit_answer)
+            return
+        self.shutdown()
+
+    def _quit_answer(self, answer: bool | None) -> None:
+        self._quit_dialog = None
+        if answer:
+            self.shutdown()
+
+    def shutdown(self, code: int = 0) -> None:
+        runtime = self.runtime
+        if runtime is not None:
+            runtime.agent.cancel()
+        self.exit(return_code=code)
+
+    def close_runtime(self) -> None:
+        if self.runtime is not None:
+            self.runtime.close()
+
+    # --- help and palette -------------------------------------------------------------
+
+    def action_show_help(self) -> None:
+        from planshell.ui.screens.help import HelpScreen, collect_keys
+
+        if isinstance(self.screen, HelpScreen):
+            return
+        screen = self.screen
+        nodes: list[Any] = [self, screen]
+        if isinstance(screen, ChatScreen):
+            nodes += [screen.prompt, screen.transcript]
+        if screen.focused is not None:
+            nodes += list(screen.focused.ancestors_with_self)
+        self.push_screen(HelpScreen(collect_keys(self, nodes)))
+
+    @property
+    def chat(self) -> ChatScreen | None:
+        for screen in self.screen_stack:
+            if isinstance(screen, ChatScreen):
+                return screen
+        return None
+
+    def run_slash(self, command: SlashCommand) -> None:
+        chat = self.chat
+        if chat is None:
+            return
+        if command.argument:
+            chat.prefill(f"/{command.name} ")
+        else:
+            chat.run_command(command)
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        for item in super().get_system_commands(screen):
+            if item.title == "Quit":
+                continue  # ours asks first while a turn runs
+            yield item
+        yield SystemCommand("Quit", "Quit planshell (asks first while a turn runs)", self.action_quit)
+        chat = self.chat
+        if chat is not None:
+            yield SystemCommand("Stop", "Stop the running turn (esc)", chat.action_interrupt)
+            yield SystemCommand(
+                "Tool output", "Expand or collapse the latest tool output (ctrl+o)",
+                chat.action_toggle_tool,
+            )
+            yield SystemCommand(
+                "Clear prompt", "Clear the text in the prompt (ctrl+c)", chat.prompt.clear_prompt
+            )
+        yield SystemCommand("Help", "Keys and commands (F1)", self.action_show_help)
+        for command in REGISTRY:
+            yield SystemCommand(f"/{command.name}", command.summary, partial(self.run_slash, command))
+
+
+def _preload() -> None:
+    """Heavy imports, done in a thread after the first frame."""
+    importlib.import_module("planshell.runtime")
+    importlib.import_module("planshell.ui.widgets.assistant")  # Textual's Markdown
+
+
+Loader = Callable[[], "tuple[Settings, Path, LoadedSession | None]"]
+"""Loads (settings, project root, resumed session); raises with a one-sentence message."""
+
+
+def run_app(
+    settings: Settings,
+    root: Path,
+    *,
+    prompt: str | None = None,
+    plan: bool = False,
+    resume: LoadedSession | None = None,
+) -> int:
+    """Run the TUI until the user quits; returns the exit code."""
+    app = PlanshellApp(settings, root, prompt=prompt, plan=plan, resume=resume)
+    return _run(app)
+
+
+def run_tui(
+    load: Loader,
+    start: Path,
+    *,
+    prompt: str | None = None,
+    plan: bool = False,
+    theme: str | None = None,
+) -> int:
+    """Like :func:`run_app`, but settings are loaded after the first frame.
+
+    Loading settings imports pydantic and validates every layer (~90 ms):
+    doing it in a thread once the screen is up keeps start-up close to a bare
+    Textual app. A loader error is printed as ``planshell: <message>`` and
+    returns 1, as the CLI does.
+    """
+    app = PlanshellApp(None, start, prompt=prompt, plan=plan, loader=load, theme_hint=theme)
+    code = _run(app)
+    if app.startup_error:
+        print(f"planshell: {app.startup_error}", file=sys.stderr)
+        return 1
+    return code
+
+
+def _run(app: PlanshellApp) -> int:
+    # Everything imported so far lives for the whole session: keep the cyclic
+    # GC from walking it while the first frame is built (~10 ms here).
+    gc.freeze()
+    try:
+        app.run()
+    finally:
+        app.close_runtime()
+    return app.return_code or 0
+
+
+def run_review(path: Path, theme: str | None = None) -> int:
+    """``planshell review PATH``: the read-only plan review app."""
+    from planshell.ui.review_app import run_review as _run_review
+
+    return _run_review(path, theme=theme)

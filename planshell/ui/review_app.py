@@ -1,0 +1,114 @@
+"""``planshell review PATH``: read any plan file in the review screen, read-only.
+
+Nothing can be approved here (approval belongs to a running session), so the
+screen offers scrolling and q/Esc only. The file may be anywhere, so the plan
+store's rules are applied by hand: a regular file, not binary, UTF-8, and at
+most 4 MiB (larger than the store's 256 KiB cap: viewing is cheap and safe).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from pathlib import Path
+
+from textual.app import App
+
+from planshell.fsutil import is_binary
+from planshell.plan.decider import Review, ReviewRequest
+from planshell.plan.document import parse_plan
+
+__all__ = ["MAX_VIEW_BYTES", "ReviewApp", "ReviewFileError", "read_plan_file", "run_review"]
+
+MAX_VIEW_BYTES = 4 * 1024 * 1024
+_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+
+
+class ReviewFileError(Exception):
+    """The file cannot be shown; the message says why, for the user."""
+
+
+def read_plan_file(path: Path) -> str:
+    """Read ``path`` for viewing, refusing what the review screen should not show."""
+    try:
+        fd = os.open(path, os.O_RDONLY | _O_CLOEXEC | _O_NONBLOCK)  # a FIFO must not hang us
+    except OSError as exc:
+        raise ReviewFileError(f"{path}: cannot open it ({exc.strerror}).") from None
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise ReviewFileError(f"{path}: not a regular file.")
+        if info.st_size > MAX_VIEW_BYTES:
+            raise ReviewFileError(
+                f"{path}: {info.st_size:,} bytes is over the 4 MiB limit for viewing."
+            )
+        try:
+            data = handle.read(MAX_VIEW_BYTES + 1)
+        except OSError as exc:
+            raise ReviewFileError(f"{path}: cannot read it ({exc.strerror}).") from None
+    if len(data) > MAX_VIEW_BYTES:
+        raise ReviewFileError(f"{path}: over the 4 MiB limit for viewing.")
+    if is_binary(data):
+        raise ReviewFileError(f"{path}: looks like a binary file, not a markdown plan.")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ReviewFileError(f"{path}: not UTF-8 text.") from None
+
+
+class ReviewApp(App[int]):
+    """Hosts one read-only ReviewScreen; exits 0 when it closes."""
+
+    def __init__(self, request: ReviewRequest, theme: str | None = None) -> None:
+        super().__init__()
+        self.request = request
+        self.theme_warnings: list[str] = []
+        self._use_themes(theme)
+
+    def _use_themes(self, wanted: str | None) -> None:
+        """Register planshell's theme files and pick ``wanted`` (else the default)."""
+        try:
+            from planshell.ui import themes
+        except ImportError:  # pragma: no cover - themes ship with planshell
+            return
+        loaded = themes.load_themes()
+        self.theme_warnings.extend(loaded.warnings)
+        for theme in loaded.themes:
+            self.register_theme(theme)
+        names = set(self.available_themes)
+        if wanted and wanted not in names:
+            self.theme_warnings.append(f"unknown theme {wanted!r}; using the default.")
+            wanted = None
+        choice = wanted or themes.DEFAULT_THEME
+        if choice in names:
+            self.theme = choice
+
+    def on_mount(self) -> None:
+        from planshell.ui.screens.review import ReviewScreen
+
+        def closed(_: Review | None) -> None:
+            self.exit(0)
+
+        self.push_screen(ReviewScreen(self.request, read_only=True), closed)
+
+
+def run_review(path: Path, theme: str | None = None) -> int:
+    """Show ``path`` read-only; 0 on close, 1 (with a message on stderr) if it cannot be shown."""
+    path = Path(path)
+    try:
+        text = read_plan_file(path)
+    except ReviewFileError as exc:
+        print(f"planshell: {exc}", file=sys.stderr)
+        return 1
+    request = ReviewRequest(path=path, text=text, title=parse_plan(text).title)
+    app = ReviewApp(request, theme)
+    for warning in app.theme_warnings:
+        print(f"planshell: {warning}", file=sys.stderr)
+    result = app.run()
+    return 0 if result is None else int(result)
+
+
+if __name__ == "__main__":  # ``python -m planshell.ui.review_app PATH`` (benchmarks, debugging)
+    raise SystemExit(run_review(Path(sys.argv[1])))

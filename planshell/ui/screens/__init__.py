@@ -1,0 +1,1 @@
+"""Screens: the chat (main), and modal dialogs (confirm, help, resume)."""

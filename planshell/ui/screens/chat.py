@@ -1,0 +1,512 @@
+"""The chat screen: transcript above, prompt below, status bar at the bottom.
+
+It holds no engine state: engine events are forwarded into Textual messages
+and rendered; user actions call engine methods (``submit``, ``cancel``,
+``retry``, ``reset``). Requests run in workers so the UI never blocks.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from textual import events, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.message import Message
+from textual.screen import Screen
+from textual.timer import Timer
+from textual.widgets import Footer
+
+from planshell import __version__
+from planshell.ui.commands import REGISTRY, SlashCommand, run_handler
+from planshell.ui.widgets.history import PromptHistory, history_path
+from planshell.ui.widgets.messages import WelcomeBanner
+from planshell.ui.widgets.prompt import PromptInput
+from planshell.ui.widgets.status import StatusBar
+from planshell.ui.widgets.suggestions import CommandSuggestions
+from planshell.ui.widgets.transcript import Transcript
+
+if TYPE_CHECKING:
+    from planshell.agent import events as ev
+    from planshell.runtime import Runtime
+    from planshell.ui.app import PlanshellApp
+
+
+class EngineEvent(Message):
+    """An engine event, delivered through the screen's message queue."""
+
+    def __init__(self, event: ev.Event) -> None:
+        super().__init__()
+        self.event = event
+
+
+class ChatScreen(Screen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding(
+            "escape", "interrupt", "Stop", key_display="esc", id="interrupt",
+            tooltip="Stop the running turn (or close the completion list)",
+        ),
+        Binding(
+            "ctrl+o", "toggle_tool", "Tool output", id="toggle-tool",
+            tooltip="Expand or collapse the latest tool output",
+        ),
+        Binding(
+            "pageup", "scroll_transcript(-1)", "Scroll up", show=False, priority=True,
+            tooltip="Scroll the transcript up (stops following the stream)",
+        ),
+        Binding(
+            "pagedown", "scroll_transcript(1)", "Scroll down", show=False, priority=True,
+            tooltip="Scroll down (at the bottom the transcript follows the stream again)",
+        ),
+    ]
+    AUTO_FOCUS = "#prompt"
+
+    app: PlanshellApp  # type: ignore[assignment]
+
+    def __init__(self) -> None:
+        super().__init__(id="chat")
+        self._unsubscribe: Any = None
+        self._pending: list[str] = []  # typed before the engine was ready
+        self._busy_since: float | None = None
+        self._frame = 0
+        self._ticker: Timer | None = None
+        self.ready = False
+
+    # --- layout -------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        app = self.app
+        yield Transcript(WelcomeBanner(__version__), id="transcript")
+        suggestions = CommandSuggestions(id="suggestions")
+        yield suggestions
+        yield PromptInput(
+            history=PromptHistory(None),  # the file is read after the first frame
+            suggestions=suggestions,
+            suggest=lambda text: REGISTRY.suggest(text, self),
+            id="prompt",
+        )
+        yield StatusBar(app.project_label, id="status")
+        yield Footer(id="footer")
+
+    @property
+    def transcript(self) -> Transcript:
+        return self.query_one(Transcript)
+
+    @property
+    def prompt(self) -> PromptInput:
+        return self.query_one(PromptInput)
+
+    @property
+    def status(self) -> StatusBar:
+        return self.query_one(StatusBar)
+
+    @property
+    def runtime(self) -> Runtime | None:
+        return self.app.runtime
+
+    def on_mount(self) -> None:
+        self._ticker = self.set_interval(0.1, self._tick, pause=True)
+        initial = self.app.initial_mode()
+        if initial:
+            self.status.chip.set_mode(initial)
+        # The first frame goes out before settings, history and the engine load.
+        self.call_after_refresh(self._boot)
+
+    def _apply_settings(self) -> None:
+        app = self.app
+        chip = self.status.chip
+        chip.labels = app.settings.plan.labels
+        chip.display = not app.settings.plan.ui.hide_widget
+        chip.set_mode(chip.mode, chip.title)
+        self.status.set_project(app.project_label)
+        history = self.prompt.prompt_history
+        history.path = history_path(app.root) if app.persist else None
+        history.load()
+
+    @work(group="boot", exit_on_error=False)
+    async def _boot(self) -> None:
+        app = self.app
+        if not await app.ensure_settings():
+            return
+        self._apply_settings()
+        try:
+            runtime = await app.start_runtime()
+        except Exception as exc:  # config problems, a broken provider: say so, keep running
+            self.transcript.add_error(f"The engine could not start: {exc}")
+            self.status.set_provider("not started", demo=False)
+            return
+        self._connect_runtime(runtime)
+        if app.resume is not None:
+            await self.transcript.show_history(app.resume.messages, runtime.registry)
+            self.transcript.add_note(f"Resumed conversation {app.resume.path.stem}.")
+        for problem in runtime.problems:
+            self.notify(problem, severity="warning", timeout=8)
+        self.ready = True
+        pending = list(self._pending)
+        self._pending.clear()
+        if app.initial_prompt:
+            pending.insert(0, app.initial_prompt)
+            app.initial_prompt = None
+        for text in pending:
+            self.send(text)
+
+    def _connect_runtime(self, runtime: Runtime) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+        self._unsubscribe = runtime.agent.subscribe(self._forward)
+        self._show_provider()
+        self.status.set_tokens(runtime.agent.context_tokens or None)
+        self._show_mode(runtime)
+
+    def _forward(self, event: ev.Event) -> None:
+        # Called synchronously from inside the engine: never touch widgets here.
+        self.post_message(EngineEvent(event))
+
+    def on_unmount(self) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+
+    def _show_provider(self) -> None:
+        runtime = self.runtime
+        if runtime is None:
+            return
+        provider = runtime.agent.provider
+        self.status.set_provider(provider.label, demo=getattr(provider, "name", "") == "demo")
+
+    def _show_mode(self, runtime: Runtime) -> None:
+        mode = str(runtime.plan.mode.value)
+        title = None
+        if runtime.plan.plan_path is not None and mode != "off":
+            title = _plan_title(runtime, runtime.plan.plan_path)
+        self.status.chip.set_mode(mode, title)
+
+    # --- engine events ------------------------------------------------------------
+
+    async def on_engine_event(self, message: EngineEvent) -> None:
+        # Dispatch on the event's class name: importing the engine's event module
+        # here would put it (and the LLM types) on the first frame's path.
+        event: Any = message.event
+        transcript = self.transcript
+        match type(event).__name__:
+            case "TurnStarted":
+                transcript.add_user(event.text)
+                self._work_started()
+            case "TextDelta":
+                transcript.text_delta(event.text)
+            case "ThinkingDelta":
+                transcript.thinking_delta(event.text)
+            case "AssistantDone":
+                await transcript.reply_done(event.text)
+            case "ToolStarted":
+                transcript.tool_started(event.call_id, event.name, event.headline)
+                self._work_started()
+            case "ToolFinished":
+                transcript.tool_finished(event.call_id, event.name, event.content, event.is_error)
+            case "UsageUpdated":
+                self.status.set_tokens(event.context_tokens)
+            case "ErrorEvent":
+                transcript.add_error(event.message)
+            case "SteeringQueued":
+                transcript.add_queued(event.text)
+            case "SteeringDelivered":
+                transcript.steering_delivered(event.text)
+            case "TurnDone":
+                transcript.turn_done(event.stop_reason, event.cancelled)
+                self._tick()
+            case "ModeChanged":
+                self._mode_changed(event.mode, event.title)
+            case "PlanUpdated":
+                chip = self.status.chip
+                if chip.mode != "off":
+                    chip.set_mode(chip.mode, event.title)
+            case "Notice":
+                level = event.level
+                severity = level if level in ("information", "warning", "error") else "information"
+                self.notify(event.message, severity=severity)
+            case _:
+                pass  # TodosChanged and future events: nothing to show here yet
+
+    def _mode_changed(self, mode: str, title: str | None) -> None:
+        self.status.chip.set_mode(mode, title)
+        plan = self.app.settings.plan
+        if plan.ui.hide_notify:
+            return
+        label = getattr(plan.labels, mode, None)
+        if label is None:
+            return
+        try:
+            text = label.notify.format(title=title or "the plan")
+        except (KeyError, IndexError, ValueError):
+            text = label.notify
+        self.notify(text, severity=label.notify_type, timeout=4)
+
+    # --- activity (one timer for the spinner, elapsed time and running tools) ---
+
+    def _work_started(self) -> None:
+        if self._busy_since is None:
+            self._busy_since = time.monotonic()
+        if self._ticker is not None:
+            self._ticker.resume()
+        self._tick()
+
+    def _is_busy(self) -> bool:
+        runtime = self.runtime
+        engine_busy = runtime is not None and runtime.agent.busy
+        workers = any(
+            w.group == "agent" and not w.is_finished for w in self.workers
+        )
+        return engine_busy or workers
+
+    def _tick(self) -> None:
+        if self._is_busy():
+            self._frame += 1
+            since = self._busy_since or time.monotonic()
+            self.status.set_activity(self._frame, time.monotonic() - since)
+            for row in self.transcript.running_tools:
+                row.tick(self._frame)
+            return
+        self._busy_since = None
+        self.status.set_activity(None)
+        if self._ticker is not None:
+            self._ticker.pause()
+
+    def on_key(self, event: events.Key) -> None:
+        # Typing while something else has focus (after clicking the transcript)
+        # goes to the prompt instead of being lost.
+        prompt = self.prompt
+        if event.is_printable and event.character and self.focused is not prompt:
+            event.stop()
+            prompt.focus()
+            prompt.insert(event.character)
+
+    # --- input --------------------------------------------------------------------
+
+    def on_prompt_input_submitted(self, message: PromptInput.Submitted) -> None:
+        message.stop()
+        text = message.text
+        prompt = self.prompt
+        prompt.remember(text)
+        prompt.clear_prompt()
+        self.handle_input(text)
+
+    def handle_input(self, text: str) -> None:
+        stripped = text.strip()
+        if not stripped:
+            return
+        if stripped.startswith("/") and not stripped.startswith("//"):
+            command, name, arg = REGISTRY.parse(stripped)
+            if command is None:
+                self.notify(
+                    f"Unknown command /{name}. /help lists the commands; start with // to "
+                    "send a message that begins with a slash.",
+                    severity="warning",
+                )
+                return
+            self.run_command(command, arg)
+            return
+        if stripped.startswith("//"):
+            stripped = stripped[1:]
+        self.send(stripped)
+
+    def run_command(self, command: SlashCommand, arg: str = "") -> None:
+        self.run_worker(self._run_command(command, arg), group="command", exit_on_error=False)
+
+    async def _run_command(self, command: SlashCommand, arg: str) -> None:
+        try:
+            await run_handler(command, self, arg)
+        except Exception as exc:
+            self.notify(f"/{command.name} failed: {exc}", severity="error")
+
+    def send(self, text: str) -> None:
+        """Submit a request, or steer the running one (the engine decides)."""
+        runtime = self.runtime
+        if runtime is None or not self.ready:
+            self._pending.append(text)
+            self.notify("Starting up: your message will be sent in a moment.", timeout=2)
+            return
+        self._work_started()
+        self.run_worker(self._submit(runtime, text), group="agent", exit_on_error=False)
+
+    async def _submit(self, runtime: Runtime, text: str) -> None:
+        try:
+            await runtime.agent.submit(text)
+        except Exception as exc:
+            self.transcript.add_error(f"The request failed unexpectedly: {exc!r}.")
+        finally:
+            self.call_after_refresh(self._tick)
+
+    def prefill(self, text: str) -> None:
+        prompt = self.prompt
+        prompt.set_text(text)
+        prompt.focus()
+
+    # --- actions (keys; each also reachable from the command palette) ------------
+
+    def action_interrupt(self) -> None:
+        if self.prompt.dismiss_suggestions():
+            return
+        runtime = self.runtime
+        if runtime is not None and runtime.agent.cancel():
+            self.status.set_activity(self._frame, 0.0)
+            self.notify("Stopping…", timeout=1.5)
+        # Idle: Esc does nothing (harmless by design).
+
+    def action_toggle_tool(self) -> None:
+        if self.transcript.toggle_latest_tool() is None:
+            self.notify("No tool output yet.", timeout=2)
+
+    def action_scroll_transcript(self, direction: int) -> None:
+        transcript = self.transcript
+        if direction < 0:
+            transcript.scroll_page_up(animate=False)
+        else:
+            transcript.scroll_page_down(animate=False)
+
+    # --- command helpers ------------------------------------------------------------
+
+    def _busy_warning(self, what: str) -> bool:
+        runtime = self.runtime
+        if runtime is None:
+            self.notify("Still starting up; try again in a moment.", severity="warning")
+            return True
+        if runtime.agent.busy:
+            self.notify(f"A turn is running: press Esc to stop it before {what}.", severity="warning")
+            return True
+        return False
+
+    async def clear_conversation(self) -> None:
+        if self._busy_warning("clearing"):
+            return
+        runtime = self.runtime
+        assert runtime is not None
+        agent = runtime.agent
+        session = None
+        if agent.session is not None:
+            from planshell.agent.session import SessionLog
+
+            agent.session.close()
+            session = SessionLog.create(runtime.root)
+        agent.reset(session)
+        await self.transcript.clear_entries()
+        self.status.set_tokens(None)
+        self.transcript.add_note("New conversation. (/resume brings back earlier ones.)")
+
+    def current_model(self) -> str:
+        runtime = self.runtime
+        return getattr(runtime.agent.provider, "model", "") if runtime is not None else ""
+
+    def switch_provider(self, *, model: str | None = None, provider: str | None = None) -> None:
+        runtime = self.runtime
+        if model is None and provider is None:
+            if runtime is None:
+                self.notify("Still starting up.")
+                return
+            self.notify(f"Provider and model: {runtime.agent.provider.label}", title="Model")
+            return
+        if self._busy_warning("switching models"):
+            return
+        assert runtime is not None
+        update: dict[str, Any] = {}
+        if provider is not None:
+            choices = ("auto", "demo", "openai", "anthropic")
+            if provider not in choices:
+                self.notify(
+                    f"Unknown provider {provider!r}: choose one of {', '.join(choices)}.",
+                    severity="error",
+                )
+                return
+            update = {"provider": provider, "model": None}
+        if model is not None:
+            update["model"] = model
+        from planshell.config import ConfigError
+        from planshell.llm.factory import make_provider
+
+        settings = runtime.settings.model_copy(update=update)
+        try:
+            new = make_provider(settings)
+        except (ConfigError, ValueError) as exc:
+            self.notify(f"Could not switch: {exc}", severity="error")
+            return
+        old = runtime.agent.provider
+        runtime.agent.provider = new
+        runtime.provider = new
+        runtime.settings = settings
+        self._show_provider()
+        self.notify(f"Now using {new.label} for this session.", title="Model")
+        closer = getattr(old, "aclose", None)
+        if closer is not None and old is not new:
+            self.run_worker(closer(), group="close-provider", exit_on_error=False)
+
+    def retry(self) -> None:
+        if self._busy_warning("retrying"):
+            return
+        runtime = self.runtime
+        assert runtime is not None
+        if not runtime.agent.messages:
+            self.notify("Nothing to retry yet.")
+            return
+        self._work_started()
+        self.run_worker(self._retry(runtime), group="agent", exit_on_error=False)
+
+    async def _retry(self, runtime: Runtime) -> None:
+        try:
+            await runtime.agent.retry()
+        except Exception as exc:
+            self.transcript.add_error(f"The retry failed unexpectedly: {exc!r}.")
+
+    def pick_session(self, session_id: str | None) -> None:
+        if self._busy_warning("resuming another conversation"):
+            return
+        runtime = self.runtime
+        assert runtime is not None
+        from planshell.agent.session import SessionNotFound, find_session, list_sessions
+
+        if session_id:
+            try:
+                path = find_session(runtime.root, session_id)
+            except SessionNotFound as exc:
+                self.notify(str(exc), severity="error")
+                return
+            self.run_worker(self.resume_session(path), group="command", exit_on_error=False)
+            return
+        from planshell.ui.screens.resume import ResumeScreen
+
+        current = runtime.agent.session.path if runtime.agent.session is not None else None
+
+        def chosen(path: Path | None) -> None:
+            if path is not None:
+                self.run_worker(self.resume_session(path), group="command", exit_on_error=False)
+
+        self.app.push_screen(ResumeScreen(list_sessions(runtime.root), current), chosen)
+
+    async def resume_session(self, path: Path) -> None:
+        from planshell.agent.session import SessionLog
+
+        try:
+            loaded = SessionLog.load(path)
+        except OSError as exc:
+            self.notify(f"Cannot read {path.name}: {exc.strerror}", severity="error")
+            return
+        try:
+            runtime = await self.app.restart_runtime(loaded)
+        except Exception as exc:
+            self.notify(f"Could not resume: {exc}", severity="error")
+            return
+        await self.transcript.clear_entries()
+        self._connect_runtime(runtime)
+        await self.transcript.show_history(loaded.messages, runtime.registry)
+        self.transcript.add_note(f"Resumed conversation {path.stem}.")
+        for problem in runtime.problems:
+            self.notify(problem, severity="warning", timeout=8)
+
+
+def _plan_title(runtime: Runtime, path: Path) -> str:
+    try:
+        from planshell.plan.document import parse_plan
+
+        return parse_plan(runtime.store.read(path)).title or path.stem
+    except Exception:
+        return path.stem

@@ -1,0 +1,62 @@
+"""A reusable yes/no question. Esc, n and any dismissal mean *no*."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Static
+
+
+class ConfirmScreen(ModalScreen[bool]):
+    CSS_PATH = str(Path(__file__).resolve().parent.parent / "styles" / "dialogs.tcss")
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("y", "answer(True)", "Yes"),
+        Binding("n,escape", "answer(False)", "No"),
+        Binding("left,right", "toggle_focus", "Switch", show=False),
+    ]
+
+    def __init__(
+        self,
+        question: str,
+        *,
+        detail: str = "",
+        yes: str = "Yes",
+        no: str | None = "No",
+        default: bool = False,
+    ) -> None:
+        super().__init__(classes="confirm")
+        self.question = question
+        self.detail = detail
+        self.yes_label = yes
+        self.no_label = no
+        self.default = default
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Static(Text(self.question), id="question")
+            if self.detail:
+                yield Static(Text(self.detail), id="detail")
+            with Horizontal(id="buttons"):
+                yield Button(f"{self.yes_label} (y)", id="yes", variant="primary", compact=True)
+                if self.no_label is not None:
+                    yield Button(f"{self.no_label} (n)", id="no", compact=True)
+
+    def on_mount(self) -> None:
+        target = "#yes" if self.default or self.no_label is None else "#no"
+        self.query_one(target, Button).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.dismiss(event.button.id == "yes")
+
+    def action_answer(self, answer: bool) -> None:
+        self.dismiss(answer if self.no_label is not None or answer else False)
+
+    def action_toggle_focus(self) -> None:
+        self.focus_next(Button)

@@ -1,0 +1,435 @@
+"""ReviewScreen: the user reads the plan full-screen and decides what happens next.
+
+Decisions (``planshell.plan.decider.Decision``):
+
+* ``a`` approve & run -> ``Review(APPROVE, reviewed_text=request.text)``: the raw
+  text the screen was given (what is displayed is that text sanitised), so the
+  engine can check the file did not change while the user was reading.
+* ``r`` refine: an inline editor opens under the plan (the plan stays visible);
+  Enter sends ``Review(REFINE, feedback)``, Ctrl+J adds a newline, an empty
+  buffer does nothing, Esc goes back to the plan.
+* ``Esc`` keep planning -> ``Review(KEEP)``; ``x`` -> ``Review(EXIT)``;
+  ``D`` asks "Delete this plan file?" first, then ``Review(DISCARD)``.
+* ``e`` edits a temporary copy in ``$VISUAL``/``$EDITOR``. An edit is **never
+  approved**: the screen shows the edited text with its changed sections marked
+  and a notice, and from then on ``a`` (relabelled "send edit as feedback") and
+  ``r`` return ``Review(REFINE)`` whose feedback carries a unified diff of the
+  edit, and Esc returns ``Review(KEEP)`` with the same diff, so the model rewrites
+  the plan itself and the user reviews that revision. ``x``/``D`` drop the edit.
+
+Dismissal never approves: ``dismiss()`` without a ``Review`` and any pop of the
+screen by the app (``pop_screen``, switching away) resolve to ``Review(KEEP)``.
+``read_only=True`` (``planshell review PATH``) offers only scrolling and q/Esc.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import shlex
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import ClassVar
+
+from rich.text import Text
+from textual import events, on
+from textual.app import ComposeResult, SuspendNotSupported
+from textual.await_complete import AwaitComplete
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Static, TextArea
+
+from planshell.plan.decider import Decision, Review, ReviewRequest
+from planshell.plan.document import changed_sections, parse_plan
+from planshell.sanitize import strip_terminal_controls
+from planshell.ui.widgets.gauge import GaugeState, PlanGauge
+from planshell.ui.widgets.plan_view import PlanView, plain_inline
+from planshell.ui.widgets.review_footer import (
+    DECISION_HINTS,
+    EDITED_HINTS,
+    READ_ONLY_HINTS,
+    ReviewFooter,
+)
+
+__all__ = ["ConfirmDiscard", "FeedbackArea", "ReviewScreen", "edit_feedback"]
+
+EDIT_NOTICE = (
+    "You edited the plan. Nothing is approved: a sends your edit to the model as "
+    "feedback, r adds a note to it, Esc keeps planning."
+)
+_EDIT_PREAMBLE = "The user edited the plan; unified diff:\n"
+
+
+def edit_feedback(original: str, edited: str) -> str:
+    """Feedback telling the model exactly what the user changed in its plan."""
+    diff = difflib.unified_diff(
+        original.splitlines(keepends=True),
+        edited.splitlines(keepends=True),
+        fromfile="plan (as you wrote it)",
+        tofile="plan (as the user edited it)",
+    )
+    lines = [line if line.endswith("\n") else line + "\n" for line in diff]
+    return _EDIT_PREAMBLE + "".join(lines)
+
+
+_CSS_PATH = str(Path(__file__).resolve().parent.parent / "styles" / "review.tcss")
+
+
+class ConfirmDiscard(ModalScreen[bool]):
+    """Asks "Delete this plan file?": y/Enter yes, n/Esc no (any other dismissal is no)."""
+
+    CSS_PATH = _CSS_PATH
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("y,enter", "answer(True)", "Delete", show=False),
+        Binding("n,escape", "answer(False)", "Keep", show=False),
+    ]
+
+    def __init__(self, path: Path) -> None:
+        super().__init__()
+        self._path = path
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="confirm-box"):
+            yield Static("Delete this plan file?", id="confirm-question")
+            yield Static(strip_terminal_controls(str(self._path)), id="confirm-path")
+            yield Static(
+                Text.assemble(
+                    ("y", "bold"),
+                    "/",
+                    ("Enter", "bold"),
+                    " delete   ",
+                    ("n", "bold"),
+                    "/",
+                    ("Esc", "bold"),
+                    " keep",
+                ),
+                id="confirm-keys",
+            )
+
+    def action_answer(self, yes: bool) -> None:
+        self.dismiss(yes)
+
+    def dismiss(self, result: bool | None = None) -> AwaitComplete:
+        return super().dismiss(result is True)
+
+
+class FeedbackArea(TextArea):
+    """The refine editor: Enter submits, Ctrl+J (or Shift+Enter) inserts a newline, Esc goes back.
+
+    Enter and the newline keys are handled in ``_on_key``, not as bindings:
+    bindings run after the key has bubbled up the DOM, so with fast typing (or
+    a paste) the newline could land after the characters typed next.
+    """
+
+    NEWLINE_KEYS: ClassVar[frozenset[str]] = frozenset(
+        {"ctrl+j", "newline", "shift+enter", "alt+enter"}
+    )
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "Back to the plan", show=False),
+    ]
+
+    class Submitted(Message):
+        def __init__(self, area: FeedbackArea, text: str) -> None:
+            super().__init__()
+            self.area = area
+            self.text = text
+
+        @property
+        def control(self) -> FeedbackArea:
+            return self.area
+
+    class Cancelled(Message):
+        def __init__(self, area: FeedbackArea) -> None:
+            super().__init__()
+            self.area = area
+
+        @property
+        def control(self) -> FeedbackArea:
+            return self.area
+
+    async def _on_key(self, event: events.Key) -> None:
+        if event.key == "enter":
+            event.stop()
+            event.prevent_default()
+            self.post_message(self.Submitted(self, self.text))
+            return
+        if event.key in self.NEWLINE_KEYS:
+            event.stop()
+            event.prevent_default()
+            start, end = self.selection
+            self._replace_via_keyboard("\n", start, end)
+            return
+        await super()._on_key(event)
+
+    def action_cancel(self) -> None:
+        self.post_message(self.Cancelled(self))
+
+
+class ReviewScreen(Screen[Review]):
+    """Full-screen plan review; see the module docstring for the decisions."""
+
+    CSS_PATH = _CSS_PATH
+    AUTO_FOCUS = "PlanView"
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("a", "approve", "Approve & run", show=False),
+        Binding("r", "refine", "Refine", show=False),
+        Binding("escape", "keep", "Keep planning", show=False),
+        Binding("x", "exit_plan", "Exit (keep file)", show=False),
+        Binding("D", "discard", "Discard", show=False),
+        Binding("e", "edit", "Edit", show=False),
+        Binding("q", "close", "Close", show=False),
+    ]
+
+    _DECISION_ACTIONS = frozenset({"approve", "refine", "exit_plan", "discard", "edit"})
+
+    def __init__(self, request: ReviewRequest, *, read_only: bool = False) -> None:
+        super().__init__()
+        self.request = request
+        self.read_only = read_only
+        self._edited: str | None = None  # the user's edit of the plan, when there is one
+        self._refining = False  # the feedback editor is open
+
+    # -- layout
+
+    def compose(self) -> ComposeResult:
+        request = self.request
+        with Vertical(id="review-header"):
+            with Horizontal(id="review-titlebar"):
+                yield Static(self._title_text(), id="review-title")
+                yield Static("", id="receipt")
+            yield Static("", id="review-changes")
+            yield Static("", id="review-notice")
+        yield PlanView(request.text, changed=request.changed_sections, id="plan-view")
+        with Vertical(id="refine"):
+            yield Static(
+                Text.assemble(
+                    ("Tell the model what to change", "bold"),
+                    ("   Enter send · Ctrl+J new line · Esc back", "dim"),
+                ),
+                id="refine-label",
+            )
+            yield FeedbackArea(id="refine-input", soft_wrap=True, show_line_numbers=False)
+        yield PlanGauge(id="gauge")
+        yield ReviewFooter(
+            READ_ONLY_HINTS if self.read_only else DECISION_HINTS, id="review-footer"
+        )
+
+    def on_mount(self) -> None:
+        self.set_class(self.read_only, "-read-only")
+        self.query_one("#refine").display = False
+        self.query_one("#gauge").display = False
+        self._show_changes(len(self.request.changed_sections), "since your last review")
+        self._show_notice(self.request.notice)
+        self._show_receipt(self.request.receipt)
+
+    def _title_text(self) -> Text:
+        title = strip_terminal_controls(self.request.title) or "Untitled plan"
+        label = "Plan (read-only)" if self.read_only else "Review plan"
+        text = Text.assemble((label, "bold reverse"), " ", (title, "bold"), no_wrap=True)
+        name = strip_terminal_controls(self.request.path.name)
+        if name:
+            text.append(f"  {name}", "dim")
+        text.overflow = "ellipsis"
+        return text
+
+    def _show_changes(self, count: int, why: str) -> None:
+        widget = self.query_one("#review-changes", Static)
+        if count:
+            noun = "section" if count == 1 else "sections"
+            widget.update(f"▎ {count} {noun} changed {why}")
+        widget.display = bool(count)
+
+    def _show_notice(self, notice: str) -> None:
+        widget = self.query_one("#review-notice", Static)
+        notice = strip_terminal_controls(notice)
+        if notice:
+            widget.update(f"⚠ {notice}")
+        widget.display = bool(notice)
+
+    def _show_receipt(self, receipt: object | None) -> None:
+        """The write-barrier receipt as a green/red chip; hidden when there is none."""
+        widget = self.query_one("#receipt", Static)
+        summary = getattr(receipt, "summary", None)
+        clean = getattr(receipt, "clean", None)
+        if isinstance(summary, str) and isinstance(clean, bool):
+            mark = "✓" if clean else "✗"
+            widget.update(f"{mark} {strip_terminal_controls(summary)}")
+            widget.set_class(clean, "-clean")
+            widget.set_class(not clean, "-dirty")
+            widget.display = True
+        else:
+            widget.display = False
+
+    # -- gauge
+
+    @on(PlanView.Scrolled)
+    def _update_gauge(self, event: PlanView.Scrolled) -> None:
+        view = event.plan_view
+        gauge = self.query_one(PlanGauge)
+        gauge.display = view.overflowing
+        first, last, total = view.visible_range()
+        index = view.current_section()
+        sections = view.sections
+        title = plain_inline(sections[index].title) if sections else ""
+        gauge.update_state(
+            GaugeState(first, last, total, title, bool(sections) and index in view.changed)
+        )
+
+    # -- decisions
+
+    @property
+    def plan_view(self) -> PlanView:
+        return self.query_one(PlanView)
+
+    @property
+    def edited_text(self) -> str | None:
+        """The user's edited plan (None when they have not edited it)."""
+        return self._edited
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in self._DECISION_ACTIONS:
+            # While the refine editor is open a stray key that reached the screen
+            # (typed before focus moved) must not decide anything.
+            return not self.read_only and not self._refining
+        if action == "close":
+            return self.read_only
+        return True
+
+    def action_approve(self) -> None:
+        if self._edited is not None:
+            self.dismiss(
+                Review(Decision.REFINE, feedback=edit_feedback(self.request.text, self._edited))
+            )
+            return
+        self.dismiss(Review(Decision.APPROVE, reviewed_text=self.request.text))
+
+    def action_refine(self) -> None:
+        self._refining = True
+        self.query_one("#refine").display = True
+        self.query_one(FeedbackArea).focus()
+
+    def _close_refine(self) -> None:
+        self._refining = False
+        self.query_one("#refine").display = False
+        self.plan_view.focus()
+
+    def action_keep(self) -> None:
+        if self._refining:
+            self._close_refine()  # Esc with the plan focused still means "back to the plan"
+            return
+        if self.read_only:
+            self.dismiss(Review(Decision.KEEP))
+            return
+        feedback = (
+            edit_feedback(self.request.text, self._edited) if self._edited is not None else ""
+        )
+        self.dismiss(Review(Decision.KEEP, feedback=feedback))
+
+    def action_close(self) -> None:
+        self.dismiss(Review(Decision.KEEP))
+
+    def action_exit_plan(self) -> None:
+        self.dismiss(Review(Decision.EXIT))
+
+    def action_discard(self) -> None:
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.dismiss(Review(Decision.DISCARD))
+
+        self.app.push_screen(ConfirmDiscard(self.request.path), answered)
+
+    @on(FeedbackArea.Submitted)
+    def _submit_feedback(self, event: FeedbackArea.Submitted) -> None:
+        event.stop()
+        text = event.text.strip()
+        if not text:
+            return  # an empty buffer does nothing
+        if self._edited is not None:
+            text = f"{text}\n\n{edit_feedback(self.request.text, self._edited)}"
+        self.dismiss(Review(Decision.REFINE, feedback=text))
+
+    @on(FeedbackArea.Cancelled)
+    def _close_feedback(self, event: FeedbackArea.Cancelled) -> None:
+        event.stop()
+        self._close_refine()
+
+    # -- editing
+
+    def action_edit(self) -> None:
+        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
+        if not editor:
+            self.notify("Set $VISUAL or $EDITOR to edit the plan here.", severity="warning")
+            return
+        current = self._edited if self._edited is not None else self.request.text
+        with tempfile.TemporaryDirectory(prefix="planshell-edit-") as folder:
+            copy = Path(folder) / (self.request.path.name or "plan.md")
+            copy.write_text(current, encoding="utf-8")
+            if not self._run_editor(editor, copy):
+                return
+            try:
+                edited = copy.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                self.notify(f"Could not read the edited plan: {exc}", severity="error")
+                return
+        self.apply_edit(edited)
+
+    def _run_editor(self, editor: str, path: Path) -> bool:
+        """Run the editor on ``path`` with the terminal handed over; False on failure."""
+        try:
+            with self.app.suspend():
+                completed = subprocess.run([*shlex.split(editor), str(path)], check=False)
+        except SuspendNotSupported:
+            self.notify("This terminal cannot hand over to an editor.", severity="error")
+            return False
+        except (OSError, ValueError) as exc:
+            self.notify(f"Could not start {editor!r}: {exc}", severity="error")
+            return False
+        if completed.returncode != 0:
+            self.notify(
+                f"The editor exited with status {completed.returncode}; edit ignored.",
+                severity="warning",
+            )
+            return False
+        return True
+
+    def apply_edit(self, edited: str) -> None:
+        """Show the user's edit with its changed sections marked (it is not approved)."""
+        if edited == (self._edited if self._edited is not None else self.request.text):
+            self.notify("The plan was not changed.")
+            return
+        if edited == self.request.text:
+            self._edited = None
+            self.plan_view.load(self.request.text, self.request.changed_sections)
+            self._show_changes(len(self.request.changed_sections), "since your last review")
+            self._show_notice(self.request.notice)
+            self.query_one(ReviewFooter).set_hints(DECISION_HINTS)
+            return
+        self._edited = edited
+        changed = frozenset(changed_sections(parse_plan(self.request.text), parse_plan(edited)))
+        self.plan_view.load(edited, changed)
+        self._show_changes(len(changed), "by your edit")
+        self._show_notice(EDIT_NOTICE)
+        self.query_one(ReviewFooter).set_hints(EDITED_HINTS)
+        self.plan_view.focus()
+
+    # -- dismissal never approves
+
+    def dismiss(self, result: Review | None = None) -> AwaitComplete:
+        if not isinstance(result, Review):
+            result = Review(Decision.KEEP)
+        return super().dismiss(result)
+
+    def _pop_result_callback(self) -> None:
+        """Popped without ``dismiss`` (app.pop_screen etc.): answer KEEP, never hang."""
+        if self._result_callbacks:
+            pending = self._result_callbacks[-1]
+            future = pending.future
+            if pending.callback is not None or (future is not None and not future.done()):
+                pending(Review(Decision.KEEP))
+        super()._pop_result_callback()

@@ -1,0 +1,140 @@
+"""PlanGauge: one row telling the reviewer where they are in a long plan.
+
+``▰▰▰▱▱▱▱▱  37%  lines 41–80 of 1,204  § Approach · changed``
+
+It only shows when the plan overflows the view. On narrow terminals the line
+range goes first, then the section name is shortened: position and section are
+what a reviewer navigates by.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from rich.cells import cell_len
+from rich.text import Text
+from textual.widget import Widget
+
+__all__ = ["GaugeState", "PlanGauge", "gauge_text"]
+
+_BAR_MAX = 16
+_BAR_MIN = 6
+
+
+@dataclass(frozen=True)
+class GaugeState:
+    """What the gauge shows: source lines on screen and the current section."""
+
+    first: int = 0
+    last: int = 0
+    total: int = 0
+    section: str = ""
+    changed: bool = False
+
+    @property
+    def percent(self) -> int:
+        """How far down the last visible line is (100 only at the very end)."""
+        if self.total <= 0:
+            return 0
+        if self.last >= self.total:
+            return 100
+        return min(99, self.last * 100 // self.total)
+
+
+def _ellipsize(text: str, width: int) -> str:
+    if cell_len(text) <= width:
+        return text
+    if width <= 1:
+        return "…"[:width]
+    out = ""
+    for char in text:
+        if cell_len(out + char) > width - 1:
+            break
+        out += char
+    return out.rstrip() + "…"
+
+
+def gauge_text(state: GaugeState, width: int) -> Text:
+    """Lay the gauge out in ``width`` cells: drop the range first, then shorten the section."""
+    percent = state.percent
+    range_text = f"  lines {state.first:,}–{state.last:,} of {state.total:,}"
+    tag = " · changed" if state.changed else ""
+    section = f"  § {state.section}" if state.section else ""
+
+    def build(bar_width: int, show_range: bool, name: str) -> Text:
+        filled = round(bar_width * percent / 100)
+        text = Text(no_wrap=True, overflow="crop")
+        text.append("▰" * filled, "gauge--bar")
+        text.append("▱" * (bar_width - filled), "gauge--track")
+        text.append(f" {percent:>3}%", "gauge--percent")
+        if show_range:
+            text.append(range_text, "gauge--range")
+        if name:
+            text.append(name, "gauge--section")
+            if tag:
+                text.append(tag, "gauge--changed")
+        return text
+
+    for show_range in (True, False):
+        for bar_width in (_BAR_MAX, 10, _BAR_MIN):
+            full = build(bar_width, show_range, section)
+            if full.cell_len <= width:
+                return full
+    room = width - build(_BAR_MIN, False, "").cell_len - cell_len(tag)
+    if section and room >= 8:
+        return build(_BAR_MIN, False, _ellipsize(section, room))
+    compact = build(_BAR_MIN, False, "")
+    compact.truncate(max(0, width))
+    return compact
+
+
+class PlanGauge(Widget):
+    """Bar, percent, visible line range and section name; hidden unless the plan overflows."""
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "gauge--bar",
+        "gauge--track",
+        "gauge--percent",
+        "gauge--range",
+        "gauge--section",
+        "gauge--changed",
+    }
+
+    DEFAULT_CSS = """
+    PlanGauge { height: 1; }
+    PlanGauge > .gauge--bar { color: $primary; }
+    PlanGauge > .gauge--track { color: $foreground-muted; }
+    PlanGauge > .gauge--percent { color: $foreground; text-style: bold; }
+    PlanGauge > .gauge--range { color: $text-muted; }
+    PlanGauge > .gauge--section { color: $text-accent; }
+    PlanGauge > .gauge--changed { color: $text-warning; text-style: italic; }
+    """
+
+    def __init__(
+        self, *, name: str | None = None, id: str | None = None, classes: str | None = None
+    ) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self._state = GaugeState()
+
+    @property
+    def state(self) -> GaugeState:
+        return self._state
+
+    def update_state(self, state: GaugeState) -> None:
+        if state != self._state:
+            self._state = state
+            self.refresh()
+
+    @property
+    def plain(self) -> str:
+        """The row as plain text at the current width (for tests)."""
+        return gauge_text(self._state, self.size.width).plain
+
+    def render(self) -> Text:
+        text = gauge_text(self._state, self.size.width)
+        for span_index, span in enumerate(text.spans):
+            if isinstance(span.style, str):
+                style = self.get_component_rich_style(span.style, partial=True)
+                text.spans[span_index] = span._replace(style=style)
+        return text

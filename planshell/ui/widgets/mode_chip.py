@@ -1,0 +1,87 @@
+"""The plan-mode chip in the status bar: OFF / PLAN / EXECUTE (+ the plan title).
+
+Colours come from the theme variables ``$off-chip``, ``$plan-chip`` and
+``$execute-chip`` (with ``-text`` variants) through CSS classes; a label's
+``widget_color`` in the settings (``plan.labels.<mode>.widget_color``) may
+name another theme variable or a literal colour. Labels come from
+``settings.plan.labels``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from rich.text import Text
+from textual.color import Color, ColorParseError
+from textual.widgets import Static
+
+if TYPE_CHECKING:
+    from planshell.config import PlanLabels
+
+MODES = ("off", "plan", "execute")
+TITLE_MAX = 32
+
+
+class ModeChip(Static):
+    def __init__(self, labels: PlanLabels | None = None, id: str | None = None) -> None:
+        super().__init__("", id=id, classes="mode-chip -off")
+        self.labels = labels
+        self.mode = "off"
+        self.title = ""
+        self._render_label()
+
+    def on_mount(self) -> None:
+        self.app.theme_changed_signal.subscribe(self, self._theme_changed)
+
+    def _theme_changed(self, _theme: Any) -> None:
+        self.call_after_refresh(self._apply_custom_colour)
+
+    def set_mode(self, mode: str, title: str | None = None) -> None:
+        mode = mode if mode in MODES else "off"
+        self.mode = mode
+        self.title = (title or "").strip()
+        for name in MODES:
+            self.set_class(name == mode, f"-{name}")
+        self._render_label()
+        self._apply_custom_colour()
+
+    def label_text(self) -> str:
+        label = getattr(self.labels, self.mode, None) if self.labels is not None else None
+        title = self.title
+        if len(title) > TITLE_MAX:
+            title = title[: TITLE_MAX - 1] + "…"
+        if label is None:
+            base = self.mode.upper()
+            return f"{base} · {title}" if title and self.mode != "off" else base
+        if title and self.mode != "off":
+            try:
+                return label.widget_with_title.format(title=title)
+            except (KeyError, IndexError, ValueError):
+                return f"{label.widget} · {title}"
+        return label.widget
+
+    def _render_label(self) -> None:
+        self.update(Text(f" {self.label_text()} "))
+
+    def _custom_colour(self) -> Color | None:
+        label = getattr(self.labels, self.mode, None) if self.labels is not None else None
+        wanted = getattr(label, "widget_color", "") or ""
+        if not wanted or wanted == f"${self.mode}-chip":
+            return None  # the theme's chip colour, through CSS
+        if wanted.startswith("$"):
+            wanted = self.app.theme_variables.get(wanted[1:], "") if self.is_attached else ""
+        try:
+            return Color.parse(wanted) if wanted else None
+        except ColorParseError:
+            return None
+
+    def _apply_custom_colour(self) -> None:
+        colour = self._custom_colour()
+        if colour is None:
+            self.styles.clear_rule("background")
+            self.styles.clear_rule("color")
+            return
+        from planshell.ui.themes import readable_on
+
+        self.styles.background = colour
+        self.styles.color = readable_on(colour.with_alpha(1.0))

@@ -1,0 +1,232 @@
+"""The prompt: a multi-line TextArea where Enter sends.
+
+- Enter sends; ctrl+j (and shift+enter where the terminal reports it) inserts a newline.
+- ↑/↓ on the first/last row walk the prompt history.
+- A ``/`` at the start shows command completions (Tab completes, ↑/↓ choose).
+- ctrl+c copies the selection if there is one, else clears the prompt.
+
+The prompt knows nothing about particular commands: it asks ``suggest`` (a
+callable the screen provides, backed by the command registry) what to show.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import ClassVar
+
+from textual import events
+from textual.binding import Binding, BindingType
+from textual.message import Message
+from textual.widgets import TextArea
+
+from planshell.ui.commands import Suggestion
+from planshell.ui.widgets.history import PromptHistory
+from planshell.ui.widgets.suggestions import CommandSuggestions
+
+PLACEHOLDER = "Ask anything · / for commands · ctrl+j newline"
+
+
+class PromptInput(TextArea):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding(
+            "enter", "submit", "Send", key_display="enter",
+            tooltip="Send the message (steers the running turn while one runs)",
+        ),
+        Binding("ctrl+j,shift+enter", "newline", "Newline", show=False, tooltip="Insert a newline"),
+        Binding("tab", "complete", "Complete", show=False, tooltip="Complete the slash command"),
+        Binding("up", "up", "Previous prompt (on the first row)", show=False),
+        Binding("down", "down", "Next prompt (on the last row)", show=False),
+        Binding(
+            "ctrl+c", "copy_or_clear", "Copy / clear prompt", show=False,
+            tooltip="Copy the selection if there is one, else clear the prompt",
+        ),
+    ]
+
+    class Submitted(Message):
+        def __init__(self, prompt: PromptInput, text: str) -> None:
+            super().__init__()
+            self.prompt = prompt
+            self.text = text
+
+    def __init__(
+        self,
+        *,
+        history: PromptHistory | None = None,
+        suggestions: CommandSuggestions | None = None,
+        suggest: Callable[[str], list[Suggestion]] | None = None,
+        id: str | None = None,
+    ) -> None:
+        super().__init__(
+            "",
+            id=id,
+            soft_wrap=True,
+            show_line_numbers=False,
+            tab_behavior="focus",
+            highlight_cursor_line=False,
+            compact=True,
+            placeholder=PLACEHOLDER,
+        )
+        self.prompt_history = history or PromptHistory(None)
+        self.suggestions = suggestions
+        self.suggest = suggest
+        self._history_index: int | None = None  # None: editing the draft
+        self._draft = ""
+        self._muted_for: str | None = None  # text for which Esc hid the completions
+        self._suggested_for = ""
+
+    # --- keys ---------------------------------------------------------------------
+
+    async def _on_key(self, event: events.Key) -> None:
+        # TextArea inserts a newline for Enter in its own key handler, before
+        # bindings are consulted: claim Enter here (the subclass runs first).
+        if event.key == "enter":
+            event.stop()
+            event.prevent_default()
+            self.action_submit()
+
+    def action_submit(self) -> None:
+        text = self.text
+        choice = self.suggestions.current if self._suggesting else None
+        if choice is not None and choice.completion.strip() != text.strip():
+            text = choice.completion.strip()
+        if not text.strip():
+            return
+        self._hide_suggestions()
+        self.post_message(self.Submitted(self, text))
+
+    def action_newline(self) -> None:
+        start, end = self.selection
+        self._replace_via_keyboard("\n", start, end)
+
+    def action_complete(self) -> None:
+        if not self._suggesting:
+            return  # Tab never moves focus away from the prompt
+        assert self.suggestions is not None
+        choice = self.suggestions.current or self.suggestions.items[0]
+        self.set_text(choice.completion)
+
+    def action_up(self) -> None:
+        if self._suggesting:
+            assert self.suggestions is not None
+            self.suggestions.move(-1)
+            return
+        if not self.navigator.is_first_wrapped_line(self.cursor_location):
+            self.action_cursor_up()
+            return
+        self.history_back()
+
+    def action_down(self) -> None:
+        if self._suggesting:
+            assert self.suggestions is not None
+            self.suggestions.move(1)
+            return
+        if not self.navigator.is_last_wrapped_line(self.cursor_location):
+            self.action_cursor_down()
+            return
+        self.history_forward()
+
+    def action_copy_or_clear(self) -> None:
+        selected = self.selected_text
+        if selected:
+            self.app.copy_to_clipboard(selected)
+            self.app.notify("Copied the selection.", timeout=2)
+            return
+        screen_text = self.screen.get_selected_text()
+        if screen_text:
+            self.app.copy_to_clipboard(screen_text)
+            self.screen.clear_selection()
+            self.app.notify("Copied the selection.", timeout=2)
+            return
+        self.clear_prompt()
+
+    def dismiss_suggestions(self) -> bool:
+        """Esc while completing: hide the list (the screen calls this first)."""
+        if not self._suggesting:
+            return False
+        self._muted_for = self.text
+        self._hide_suggestions()
+        return True
+
+    # --- history ------------------------------------------------------------------
+
+    def history_back(self) -> None:
+        entries = self.prompt_history.entries
+        if not entries:
+            return
+        if self._history_index is None:
+            self._draft = self.text
+            index = len(entries) - 1
+        else:
+            index = max(0, self._history_index - 1)
+        self._history_index = index
+        self.set_text(entries[index], cursor_at_end=False)
+
+    def history_forward(self) -> None:
+        if self._history_index is None:
+            return
+        index = self._history_index + 1
+        if index >= len(self.prompt_history.entries):
+            self._history_index = None
+            self.set_text(self._draft)
+            return
+        self._history_index = index
+        self.set_text(self.prompt_history.entries[index])
+
+    # --- text ---------------------------------------------------------------------
+
+    def set_text(self, text: str, *, cursor_at_end: bool = True) -> None:
+        self.load_text(text)
+        if cursor_at_end:
+            self.move_cursor(self.document.end)
+        else:
+            # Recalled entries put the cursor at the end of the first row so
+            # another ↑ keeps walking back.
+            self.move_cursor((0, len(self.document.get_line(0))))
+        self._refresh_suggestions()
+
+    def clear_prompt(self) -> None:
+        self._history_index = None
+        self.set_text("")
+
+    def remember(self, text: str) -> None:
+        self.prompt_history.add(text)
+        self._history_index = None
+        self._draft = ""
+
+    # --- suggestions --------------------------------------------------------------
+
+    @property
+    def _suggesting(self) -> bool:
+        # Keys can arrive faster than TextArea.Changed messages: bring the list
+        # up to date with the text before a key acts on it.
+        if self._suggested_for != self.text:
+            self._refresh_suggestions()
+        return self.suggestions is not None and self.suggestions.is_open
+
+    def _hide_suggestions(self) -> None:
+        if self.suggestions is not None:
+            self.suggestions.hide()
+
+    def _refresh_suggestions(self) -> None:
+        if self.suggestions is None or self.suggest is None:
+            return
+        text = self.text
+        self._suggested_for = text
+        if self._muted_for is not None and text == self._muted_for:
+            self.suggestions.hide()
+            return
+        self._muted_for = None
+        items = self.suggest(text) if text.startswith("/") else []
+        if items:
+            self.suggestions.show(items)
+        else:
+            self.suggestions.hide()
+
+    def on_text_area_changed(self, event: TextArea.Changed) -> None:
+        if event.text_area is not self:
+            return
+        index = self._history_index
+        if index is not None and self.text != self.prompt_history.entries[index]:
+            self._history_index = None  # edited a recalled entry: it is a new draft
+        if self._suggested_for != self.text:
+            self._refresh_suggestions()

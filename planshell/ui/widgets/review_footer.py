@@ -1,0 +1,139 @@
+"""ReviewFooter: the decision keys of the plan review, fitted to the terminal width.
+
+A hint is dropped whole (never cut to ``a appr…``): a truncated decision key is
+worse than a missing one. Lowest priority goes first; ``Esc keep planning``,
+the safe choice, is shown first and dropped last.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import ClassVar
+
+from rich.cells import cell_len
+from rich.text import Text
+from textual.widget import Widget
+
+__all__ = [
+    "DECISION_HINTS",
+    "EDITED_HINTS",
+    "READ_ONLY_HINTS",
+    "SEPARATOR",
+    "Hint",
+    "ReviewFooter",
+    "fit_hints",
+    "hints_width",
+]
+
+SEPARATOR = "  "
+
+
+@dataclass(frozen=True)
+class Hint:
+    """One key hint; higher ``priority`` survives longer as the terminal narrows."""
+
+    key: str
+    label: str
+    priority: int
+
+    @property
+    def width(self) -> int:
+        return cell_len(self.key) + 1 + cell_len(self.label)
+
+    def __str__(self) -> str:
+        return f"{self.key} {self.label}"
+
+
+DECISION_HINTS: tuple[Hint, ...] = (
+    Hint("Esc", "keep planning", 100),
+    Hint("a", "approve & run", 90),
+    Hint("r", "refine", 80),
+    Hint("x", "exit (keep file)", 50),
+    Hint("D", "discard", 40),
+    Hint("e", "edit", 30),
+    Hint("n/p", "sections", 20),
+)
+
+# After an ``e`` edit, ``a`` sends the edit back as feedback (it never approves it).
+EDITED_HINTS: tuple[Hint, ...] = tuple(
+    Hint("a", "send edit as feedback", 90) if hint.key == "a" else hint for hint in DECISION_HINTS
+)
+
+READ_ONLY_HINTS: tuple[Hint, ...] = (
+    Hint("q", "close", 100),
+    Hint("n/p", "sections", 60),
+    Hint("space/b", "page", 50),
+    Hint("g/G", "top/end", 40),
+    Hint("↑↓", "scroll", 30),
+)
+
+
+def hints_width(hints: Sequence[Hint]) -> int:
+    """Cells needed to show ``hints`` in one row."""
+    if not hints:
+        return 0
+    return sum(hint.width for hint in hints) + cell_len(SEPARATOR) * (len(hints) - 1)
+
+
+def fit_hints(hints: Sequence[Hint], width: int) -> list[Hint]:
+    """The hints that fit in ``width`` cells, in their original order.
+
+    Whole hints are dropped, lowest priority first (ties: the later one first).
+    """
+    kept = list(hints)
+    by_priority = sorted(range(len(kept)), key=lambda index: (kept[index].priority, -index))
+    dropped: set[int] = set()
+    for index in by_priority:
+        if hints_width([hint for n, hint in enumerate(kept) if n not in dropped]) <= width:
+            break
+        dropped.add(index)
+    return [hint for n, hint in enumerate(kept) if n not in dropped]
+
+
+class ReviewFooter(Widget):
+    """One row of key hints, refitted on every render (so on every resize)."""
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {"review-footer--key", "review-footer--label"}
+
+    DEFAULT_CSS = """
+    ReviewFooter { height: 1; }
+    ReviewFooter > .review-footer--key { color: $text-accent; text-style: bold; }
+    ReviewFooter > .review-footer--label { color: $foreground-muted; }
+    """
+
+    def __init__(
+        self,
+        hints: Sequence[Hint] = DECISION_HINTS,
+        *,
+        name: str | None = None,
+        id: str | None = None,
+        classes: str | None = None,
+    ) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self._hints = tuple(hints)
+
+    @property
+    def hints(self) -> tuple[Hint, ...]:
+        return self._hints
+
+    def set_hints(self, hints: Sequence[Hint]) -> None:
+        self._hints = tuple(hints)
+        self.refresh()
+
+    @property
+    def shown(self) -> list[Hint]:
+        """The hints visible at the current width."""
+        return fit_hints(self._hints, self.size.width)
+
+    def render(self) -> Text:
+        key_style = self.get_component_rich_style("review-footer--key", partial=True)
+        label_style = self.get_component_rich_style("review-footer--label", partial=True)
+        text = Text(no_wrap=True, overflow="crop")
+        for number, hint in enumerate(self.shown):
+            if number:
+                text.append(SEPARATOR)
+            text.append(hint.key, key_style)
+            text.append(" ")
+            text.append(hint.label, label_style)
+        return text

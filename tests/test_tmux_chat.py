@@ -1,0 +1,33 @@
+"""End to end in a real terminal: start planshell (demo model), ask, read the answer, quit."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.tmux_harness import TmuxPane, isolated_env, require_tmux
+
+pytestmark = pytest.mark.tmux
+
+
+def test_ask_the_demo_model_and_quit(project: Path, tmp_path: Path) -> None:
+    require_tmux()
+    home = tmp_path / "home"
+    home.mkdir()
+    command = [sys.executable, "-m", "planshell", "-C", str(project)]
+    with TmuxPane.start(command, env=isolated_env(home), cwd=project, size=(110, 50)) as pane:
+        pane.wait_for("Ask anything", timeout=20)
+        pane.wait_for("demo (offline)", timeout=20)
+        pane.type("what does the server do?")
+        pane.keys("Enter")
+        pane.wait_for("Offline demo model", timeout=30)
+        screen = pane.wait_gone("working", timeout=20)
+        # The question and the demo's tool rows (it reads the project with real tools).
+        assert "› what does the server do?" in screen
+        assert "✓ ls" in screen
+        pane.type("/quit")
+        pane.keys("Enter")
+        assert pane.wait_exit(timeout=15) == 0
+        pane.wait_until(lambda _: pane.pane_dead(), timeout=5, what="the pane to close")

@@ -1,0 +1,654 @@
+"""The plan review screen, driven through Pilot: scrolling, exact n/p, decisions, safety."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from textual.app import App
+
+from planshell.plan.decider import Decision, Review, ReviewRequest
+from planshell.plan.document import parse_plan
+from planshell.ui.review_app import MAX_VIEW_BYTES, run_review
+from planshell.ui.screens.review import ConfirmDiscard, FeedbackArea, ReviewScreen
+from planshell.ui.widgets.gauge import GaugeState, PlanGauge, gauge_text
+from planshell.ui.widgets.plan_view import PlanView
+from planshell.ui.widgets.review_footer import (
+    DECISION_HINTS,
+    Hint,
+    ReviewFooter,
+    fit_hints,
+    hints_width,
+)
+
+# ------------------------------------------------------------------ helpers
+
+
+def make_plan(lines: int) -> str:
+    """A realistic plan of about ``lines`` lines: phases with prose, tasks, code, tables."""
+    out = ["# Plan: Generated test plan", "", "A generated plan for the review screen tests.", ""]
+    number = 0
+    while len(out) < lines:
+        number += 1
+        out += [
+            f"## Phase {number}: change module {number}",
+            "",
+            f"Paragraph about phase {number} with **bold** text, `code({number})`, *emphasis* "
+            "and a [link](https://example.com) that wraps across the width of the screen.",
+            "",
+            "### Steps",
+            "",
+            f"- [ ] Edit `src/mod{number}.py`: add the function and its tests",
+            f"- [x] Read `src/mod{number}.py` and note the callers",
+            "  - nested detail",
+            "",
+            "```python",
+            f"# phase {number}: a comment, not a heading",
+            f"def f{number}(x):",
+            "    return x * 2",
+            "```",
+            "",
+            "| file | change |",
+            "|------|--------|",
+            f"| mod{number}.py | new |",
+            "",
+        ]
+    out = out[:lines]
+    out[-1] = "LAST LINE OF THE PLAN"
+    return "\n".join(out) + "\n"
+
+
+def request_for(text: str, **kwargs: object) -> ReviewRequest:
+    return ReviewRequest(
+        path=Path("/tmp/plans/2025-01-01-1200-test.md"),
+        text=text,
+        title=parse_plan(text).title,
+        **kwargs,  # type: ignore[arg-type]
+    )
+
+
+class ReviewHost(App[None]):
+    """Pushes one ReviewScreen and records what it was dismissed with."""
+
+    def __init__(self, request: ReviewRequest, *, read_only: bool = False) -> None:
+        super().__init__()
+        self.request = request
+        self.read_only = read_only
+        self.results: list[Review | None] = []
+        self.review_screen: ReviewScreen | None = None
+        from planshell.ui.themes import load_themes
+
+        for theme in load_themes().themes:
+            self.register_theme(theme)
+        self.theme = "planshell-dark"
+
+    def on_mount(self) -> None:
+        self.review_screen = ReviewScreen(self.request, read_only=self.read_only)
+        self.push_screen(self.review_screen, self.results.append)
+
+
+def view_of(app: ReviewHost) -> PlanView:
+    assert app.review_screen is not None
+    return app.review_screen.query_one(PlanView)
+
+
+def top_row(view: PlanView) -> str:
+    """The top row as the compositor draws it (gutter stripped)."""
+    return view.render_line(0).text.rstrip()[2:]
+
+
+def screen_rows(view: PlanView) -> list[str]:
+    return [view.render_line(y).text.rstrip() for y in range(view.size.height)]
+
+
+SHORT = make_plan(60)
+MEDIUM = make_plan(400)
+
+
+# -------------------------------------------------------------- scrolling
+
+
+async def test_scroll_keys_move_by_line_page_and_half_page() -> None:
+    app = ReviewHost(request_for(MEDIUM))
+    async with app.run_test(size=(100, 30)) as pilot:
+        view = view_of(app)
+        height = view.size.height
+        assert view.scroll_y == 0
+        await pilot.press("j", "down")
+        assert view.scroll_y == 2
+        await pilot.press("k")
+        assert view.scroll_y == 1
+        await pilot.press("up", "up")
+        assert view.scroll_y == 0
+        await pilot.press("space")
+        assert view.scroll_y == height - 1
+        await pilot.press("b")
+        assert view.scroll_y == 0
+        await pilot.press("pagedown", "pagedown", "pageup")
+        assert view.scroll_y == height - 1
+        await pilot.press("g", "d")
+        assert view.scroll_y == height // 2
+        await pilot.press("u")
+        assert view.scroll_y == 0
+        await pilot.press("G")
+        assert view.scroll_y == view.content_height - height
+        await pilot.press("home")
+        assert view.scroll_y == 0
+        await pilot.press("end")
+        assert view.scroll_y == view.content_height - height
+
+
+async def test_n_and_p_land_exactly_on_headings() -> None:
+    app = ReviewHost(request_for(MEDIUM))
+    async with app.run_test(size=(100, 30)) as pilot:
+        view = view_of(app)
+        headings = [(i, s.title) for i, s in enumerate(view.sections) if s.level]
+        assert top_row(view) == headings[0][1].replace("Plan: ", "Plan: ")
+        for index, title in headings[1:15]:
+            await pilot.press("n")
+            assert top_row(view) == title, (index, title)
+            assert view.current_section() == index
+            assert view.scroll_y == view.heading_line(index)
+        for _index, title in reversed(headings[:14]):
+            await pilot.press("p")
+            assert top_row(view) == title
+        await pilot.press("d")  # mid-section: p goes back to this section's heading
+        section = view.current_section()
+        await pilot.press("p")
+        assert top_row(view) == view.sections[section].title
+
+
+async def test_n_reaches_the_last_heading_exactly() -> None:
+    text = make_plan(120)
+    app = ReviewHost(request_for(text))
+    async with app.run_test(size=(100, 30)) as pilot:
+        view = view_of(app)
+        last = max(i for i, s in enumerate(view.sections) if s.level)
+        for _ in range(len(view.sections) + 2):
+            await pilot.press("n")
+        assert view.current_section() == last
+        assert top_row(view) == view.sections[last].title
+
+
+async def test_fenced_hash_lines_are_not_jump_targets() -> None:
+    text = "# Plan: T\n\n```sh\n# comment\n```\n\n## Real\n\nbody\n" + "\n\n".join(
+        f"line {n}" for n in range(80)
+    )
+    app = ReviewHost(request_for(text))
+    async with app.run_test(size=(80, 24)) as pilot:
+        view = view_of(app)
+        await pilot.press("n")
+        assert top_row(view) == "Real"
+
+
+async def test_resize_keeps_the_top_section_anchored() -> None:
+    app = ReviewHost(request_for(MEDIUM))
+    async with app.run_test(size=(120, 30)) as pilot:
+        view = view_of(app)
+        for _ in range(6):
+            await pilot.press("n")
+        section = view.current_section()
+        await pilot.resize_terminal(60, 30)
+        await pilot.pause()
+        assert view.current_section() == section
+        assert top_row(view) == view.sections[section].title
+        await pilot.press("n")
+        assert top_row(view) == view.sections[section + 1].title
+
+
+# ------------------------------------------------------------------ gauge
+
+
+def test_gauge_text_drops_the_range_first_then_shortens_the_section() -> None:
+    state = GaugeState(41, 80, 1204, "Approach and alternatives", changed=True)
+    wide = gauge_text(state, 120).plain
+    assert "lines 41–80 of 1,204" in wide
+    assert "§ Approach and alternatives · changed" in wide
+    assert "6%" in wide
+    medium = gauge_text(state, 60).plain
+    assert "lines" not in medium
+    assert "§ Approach and alternatives · changed" in medium
+    narrow = gauge_text(state, 34).plain
+    assert "lines" not in narrow and "…" in narrow and "· changed" in narrow
+    assert len(narrow) <= 34
+
+
+async def test_gauge_shows_range_and_section_at_120_and_60_columns() -> None:
+    app = ReviewHost(request_for(MEDIUM, changed_sections=frozenset({1})))
+    async with app.run_test(size=(120, 30)) as pilot:
+        gauge = app.screen.query_one(PlanGauge)
+        assert gauge.display
+        _first, last, total = view_of(app).visible_range()
+        assert gauge.plain.startswith("▰") or gauge.plain.startswith("▱")
+        assert f"lines 1–{last} of {total}" in gauge.plain
+        assert "§ Plan: Generated test plan" in gauge.plain
+        await pilot.press("n", "n")
+        assert "§ Steps" in gauge.plain or "§ Phase 1" in gauge.plain
+        await pilot.press("p")
+        assert "§ Phase 1: change module 1 · changed" in gauge.plain
+        await pilot.resize_terminal(60, 30)
+        await pilot.pause()
+        assert "lines" not in gauge.plain
+        assert "Phase 1" in gauge.plain
+        assert len(gauge.plain) <= 58
+
+
+async def test_gauge_is_hidden_when_the_plan_fits() -> None:
+    app = ReviewHost(request_for("# Plan: tiny\n\nOne line.\n"))
+    async with app.run_test(size=(80, 24)):
+        assert not app.screen.query_one(PlanGauge).display
+
+
+# ----------------------------------------------------------------- footer
+
+
+def test_fit_hints_drops_whole_hints_lowest_priority_first() -> None:
+    at_100 = fit_hints(DECISION_HINTS, 100)
+    assert at_100 == list(DECISION_HINTS)
+    at_60 = fit_hints(DECISION_HINTS, 60)
+    assert [hint.key for hint in at_60] == ["Esc", "a", "r"]
+    assert hints_width(at_60) <= 60
+    at_40 = fit_hints(DECISION_HINTS, 40)
+    assert [hint.key for hint in at_40] == ["Esc", "a"]
+    assert [hint.key for hint in fit_hints(DECISION_HINTS, 17)] == ["Esc"]
+    assert fit_hints(DECISION_HINTS, 5) == []
+    assert fit_hints([Hint("z", "low", 1), Hint("Esc", "keep planning", 100)], 17)[0].key == "Esc"
+
+
+@pytest.mark.parametrize(("columns", "keys"), [(100, 7), (60, 3), (40, 2)])
+async def test_live_footer_fits_the_terminal(columns: int, keys: int) -> None:
+    app = ReviewHost(request_for(SHORT))
+    async with app.run_test(size=(columns, 24)):
+        footer = app.screen.query_one(ReviewFooter)
+        shown = footer.shown
+        assert len(shown) == keys
+        assert str(shown[0]) == "Esc keep planning"
+        rendered = footer.render().plain
+        assert rendered.startswith("Esc keep planning")
+        assert "…" not in rendered
+
+
+# ---------------------------------------------------------------- decisions
+
+
+async def run_keys(
+    text: str, *keys: str, **request: object
+) -> tuple[ReviewHost, list[Review | None]]:
+    app = ReviewHost(request_for(text, **request))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press(*keys)
+        await pilot.pause()
+    return app, app.results
+
+
+async def test_approve_returns_the_exact_text_shown() -> None:
+    text = SHORT + "tricky \x1b[31mred\x1b[0m\n"
+    _, results = await run_keys(text, "a")
+    assert results == [Review(Decision.APPROVE, reviewed_text=text)]
+
+
+async def test_escape_keeps_planning() -> None:
+    _, results = await run_keys(SHORT, "escape")
+    assert results == [Review(Decision.KEEP)]
+
+
+async def test_x_exits_plan_mode_keeping_the_file() -> None:
+    _, results = await run_keys(SHORT, "x")
+    assert results == [Review(Decision.EXIT)]
+
+
+@pytest.mark.parametrize("yes", ["y", "enter"])
+async def test_discard_after_confirming(yes: str) -> None:
+    app = ReviewHost(request_for(SHORT))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("D")
+        assert isinstance(app.screen, ConfirmDiscard)
+        await pilot.press(yes)
+        await pilot.pause()
+    assert app.results == [Review(Decision.DISCARD)]
+
+
+@pytest.mark.parametrize("no", ["n", "escape"])
+async def test_discard_declined_returns_to_the_plan(no: str) -> None:
+    app = ReviewHost(request_for(SHORT))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("D")
+        assert isinstance(app.screen, ConfirmDiscard)
+        await pilot.press(no)
+        await pilot.pause()
+        assert app.screen is app.review_screen
+        assert app.results == []
+        await pilot.press("x")
+        await pilot.pause()
+    assert app.results == [Review(Decision.EXIT)]
+
+
+async def test_refine_editor_empty_does_nothing_esc_returns_enter_submits() -> None:
+    app = ReviewHost(request_for(MEDIUM))
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = app.review_screen
+        assert screen is not None
+        view = view_of(app)
+        await pilot.press("r")
+        area = screen.query_one(FeedbackArea)
+        assert area.has_focus
+        assert view.display and view.size.height >= 10  # the plan stays visible above
+        await pilot.press("enter")  # empty: nothing happens
+        await pilot.pause()
+        assert app.results == [] and app.screen is screen
+        await pilot.press("a", "x")  # typed into the editor, not decisions
+        assert area.text == "ax" and app.results == []
+        await pilot.press("escape")  # back to the plan, nothing decided
+        await pilot.pause()
+        assert not screen.query_one("#refine").display
+        assert view.has_focus and app.results == []
+        await pilot.press("r")
+        area.clear()
+        await pilot.press(*"add tests", "ctrl+j", *"and docs", "enter")
+        await pilot.pause()
+    assert app.results == [Review(Decision.REFINE, feedback="add tests\nand docs")]
+
+
+async def test_decision_keys_are_inert_while_refining() -> None:
+    app = ReviewHost(request_for(SHORT))
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = app.review_screen
+        assert screen is not None
+        await pilot.press("r")
+        screen.plan_view.focus()  # even with the plan focused
+        await pilot.press("a", "x", "D")
+        await pilot.pause()
+        assert app.results == [] and app.screen is screen
+        await pilot.press("escape")  # closes the editor first
+        assert not screen.query_one("#refine").display and app.results == []
+
+
+# ----------------------------------------------------------- dismissal safety
+
+
+async def test_dismiss_without_a_result_means_keep() -> None:
+    app = ReviewHost(request_for(SHORT))
+    async with app.run_test() as pilot:
+        assert app.review_screen is not None
+        app.review_screen.dismiss()
+        await pilot.pause()
+    assert app.results == [Review(Decision.KEEP)]
+
+
+async def test_action_dismiss_means_keep() -> None:
+    app = ReviewHost(request_for(SHORT))
+    async with app.run_test() as pilot:
+        assert app.review_screen is not None
+        await app.review_screen.run_action("dismiss")
+        await pilot.pause()
+    assert app.results == [Review(Decision.KEEP)]
+
+
+async def test_app_level_pop_means_keep() -> None:
+    app = ReviewHost(request_for(SHORT))
+    async with app.run_test() as pilot:
+        app.pop_screen()
+        await pilot.pause()
+    assert app.results == [Review(Decision.KEEP)]
+
+
+async def test_push_screen_wait_resolves_keep_on_pop() -> None:
+    class WaitHost(App[None]):
+        result: Review | None = None
+
+        def on_mount(self) -> None:
+            self.run_worker(self.ask())
+
+        async def ask(self) -> None:
+            self.result = await self.push_screen_wait(ReviewScreen(request_for(SHORT)))
+
+    app = WaitHost()
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        assert isinstance(app.screen, ReviewScreen)
+        app.pop_screen()
+        await app.workers.wait_for_complete()
+    assert app.result == Review(Decision.KEEP)
+
+
+# --------------------------------------------------------- changes, notices
+
+
+async def test_changed_sections_are_marked() -> None:
+    text = make_plan(60)
+    doc = parse_plan(text)
+    changed = 2
+    app = ReviewHost(request_for(text, changed_sections=frozenset({changed}), previous_text="x"))
+    async with app.run_test(size=(100, 40)) as pilot:
+        screen = app.review_screen
+        assert screen is not None
+        header = str(screen.query_one("#review-changes").render())
+        assert "1 section changed since your last review" in header
+        view = view_of(app)
+        row = view.rendered_line(view.heading_line(changed))
+        assert row.startswith("▎ ") and row.rstrip().endswith("· changed")
+        assert doc.sections[changed].title in row
+        other = view.rendered_line(view.heading_line(1))
+        assert not other.startswith("▎") and "changed" not in other
+        await pilot.pause()
+
+
+async def test_no_changes_header_and_notice_shown_when_set() -> None:
+    app = ReviewHost(request_for(SHORT, notice="The plan file changed while you were reviewing."))
+    async with app.run_test(size=(100, 30)):
+        screen = app.review_screen
+        assert screen is not None
+        assert not screen.query_one("#review-changes").display
+        notice = screen.query_one("#review-notice")
+        assert notice.display and "changed while you were reviewing" in str(notice.render())
+
+
+class Receipt:
+    def __init__(self, summary: str, clean: bool) -> None:
+        self.summary = summary
+        self.clean = clean
+
+
+@pytest.mark.parametrize(("clean", "css_class"), [(True, "-clean"), (False, "-dirty")])
+async def test_receipt_chip(clean: bool, css_class: str) -> None:
+    receipt = Receipt("write barrier: 0 files changed", clean)
+    app = ReviewHost(request_for(SHORT, receipt=receipt))
+    async with app.run_test(size=(100, 30)):
+        chip = app.screen.query_one("#receipt")
+        assert chip.display and chip.has_class(css_class)
+        assert "write barrier: 0 files changed" in str(chip.render())
+
+
+async def test_receipt_slot_hidden_without_a_receipt() -> None:
+    app = ReviewHost(request_for(SHORT, receipt=object()))
+    async with app.run_test(size=(100, 30)):
+        assert not app.screen.query_one("#receipt").display
+
+
+# ------------------------------------------------------------------ editing
+
+
+async def test_an_edit_is_shown_marked_and_never_approved(monkeypatch: pytest.MonkeyPatch) -> None:
+    text = make_plan(60)
+    monkeypatch.setenv("VISUAL", "fake-editor")
+
+    def fake_editor(self: ReviewScreen, editor: str, path: Path) -> bool:
+        assert editor == "fake-editor"
+        path.write_text(path.read_text().replace("Phase 2: change module 2", "Phase 2: USER EDIT"))
+        return True
+
+    monkeypatch.setattr(ReviewScreen, "_run_editor", fake_editor)
+    app = ReviewHost(request_for(text))
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = app.review_screen
+        assert screen is not None
+        await pilot.press("e")
+        await pilot.pause()
+        assert screen.edited_text is not None and "USER EDIT" in screen.edited_text
+        assert "Nothing is approved" in str(screen.query_one("#review-notice").render())
+        assert "by your edit" in str(screen.query_one("#review-changes").render())
+        view = view_of(app)
+        edited = next(i for i, s in enumerate(view.sections) if "USER EDIT" in s.title)
+        assert edited in view.changed
+        labels = [str(hint) for hint in screen.query_one(ReviewFooter).hints]
+        assert "a send edit as feedback" in labels
+        await pilot.press("a")
+        await pilot.pause()
+    (result,) = app.results
+    assert result is not None and result.decision is Decision.REFINE
+    assert result.reviewed_text is None
+    assert result.feedback.startswith("The user edited the plan; unified diff:\n")
+    assert "+## Phase 2: USER EDIT" in result.feedback
+    assert "-## Phase 2: change module 2" in result.feedback
+
+
+async def test_edit_without_editor_configured_warns(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("VISUAL", raising=False)
+    monkeypatch.delenv("EDITOR", raising=False)
+    app = ReviewHost(request_for(SHORT))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("e")
+        await pilot.pause()
+        assert app.review_screen is not None and app.review_screen.edited_text is None
+        await pilot.press("a")
+        await pilot.pause()
+    assert app.results == [Review(Decision.APPROVE, reviewed_text=SHORT)]
+
+
+# ------------------------------------------------------------- read-only
+
+
+async def test_read_only_offers_scrolling_and_close_only() -> None:
+    app = ReviewHost(request_for(MEDIUM), read_only=True)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = app.review_screen
+        assert screen is not None
+        await pilot.press("a", "x", "D", "r", "e")
+        await pilot.pause()
+        assert app.results == [] and app.screen is screen
+        assert not screen.query_one("#refine").display
+        await pilot.press("n")
+        assert view_of(app).current_section() == 1
+        assert str(screen.query_one(ReviewFooter).shown[0]) == "q close"
+        await pilot.press("q")
+        await pilot.pause()
+    assert app.results == [Review(Decision.KEEP)]
+
+
+# --------------------------------------------------------------- big plans
+
+
+async def test_ten_thousand_line_plan_opens_and_g_reaches_the_end() -> None:
+    text = make_plan(10_000)
+    app = ReviewHost(request_for(text))
+    async with app.run_test(size=(120, 40)) as pilot:
+        view = view_of(app)
+        assert top_row(view) == "Plan: Generated test plan"
+        await pilot.press("G")
+        _first, last, total = view.visible_range()
+        assert (last, total) == (10_000, 10_000)
+        assert any("LAST LINE OF THE PLAN" in row for row in screen_rows(view))
+        assert view.scroll_y == view.content_height - view.size.height
+        for _ in range(3):
+            await pilot.press("p")
+            assert (
+                view.render_line(0).text[2:].rstrip() == view.sections[view.current_section()].title
+            )
+
+
+async def test_scrollbar_jump_past_the_layout_keeps_rows_exact() -> None:
+    text = make_plan(10_000)
+    app = ReviewHost(request_for(text))
+    async with app.run_test(size=(120, 40)) as pilot:
+        view = view_of(app)
+        view.load(text)  # restart the lazy layout: only the top is exact now
+        assert not view.layout_complete
+        view.scroll_to(y=view.virtual_size.height // 2, animate=False)  # like a scrollbar drag
+        section = view.current_section()
+        inside = round(view.scroll_y) - view.heading_line(section)
+        assert 0 <= inside < view.heading_line(section + 1) - view.heading_line(section)
+        await pilot.pause()
+        await pilot.press("p", "n")
+        assert top_row(view) == view.sections[section + 1].title
+
+
+# --------------------------------------------------------------- sanitising
+
+
+async def test_terminal_controls_in_the_plan_never_reach_the_screen() -> None:
+    text = (
+        "# Plan: evil \x1b]52;c;SGVsbG8=\x07title\n\n"
+        "Text with \x1b[31mred\x1b[0m and \x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\ and \u202edrow.\n"
+        + "\n".join(f"- item {n} \x1b[2J\x9b1;1H" for n in range(50))
+    )
+    app = ReviewHost(request_for(text, notice="notice \x1b[5m blink"))
+    async with app.run_test(size=(100, 30)) as pilot:
+        view = view_of(app)
+        rows = [view.rendered_line(row) for row in range(view.content_height)]
+        joined = "\n".join(rows)
+        assert "\x1b" not in joined and "\x9b" not in joined and "\u202e" not in joined
+        assert "red" in joined and "Plan: evil title" in joined
+        screen = app.review_screen
+        assert screen is not None
+        for widget_id in ("#review-title", "#review-notice"):
+            assert "\x1b" not in str(screen.query_one(widget_id).render())
+        await pilot.pause()
+
+
+# ----------------------------------------------------------- planshell review
+
+
+def test_run_review_refuses_binary_huge_and_missing_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    binary = tmp_path / "plan.md"
+    binary.write_bytes(b"# Plan\x00\x01\x02")
+    assert run_review(binary) == 1
+    assert "binary" in capsys.readouterr().err
+    huge = tmp_path / "huge.md"
+    with huge.open("wb") as handle:
+        handle.truncate(MAX_VIEW_BYTES + 1)
+    assert run_review(huge) == 1
+    assert "4 MiB" in capsys.readouterr().err
+    assert run_review(tmp_path / "missing.md") == 1
+    assert "cannot open" in capsys.readouterr().err
+    latin = tmp_path / "latin.md"
+    latin.write_bytes("caf\xe9".encode("latin-1"))
+    assert run_review(latin) == 1
+    err = capsys.readouterr().err
+    assert "binary" in err or "UTF-8" in err
+    if hasattr(os, "mkfifo"):
+        fifo = tmp_path / "fifo.md"
+        os.mkfifo(fifo)
+        assert run_review(fifo) == 1
+        assert "regular file" in capsys.readouterr().err
+
+
+async def test_review_app_opens_read_only_and_exits_zero(tmp_path: Path) -> None:
+    from planshell.ui.review_app import ReviewApp, read_plan_file
+
+    path = tmp_path / "plan.md"
+    path.write_text(MEDIUM)
+    request = request_for(read_plan_file(path))
+    app = ReviewApp(request)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert isinstance(app.screen, ReviewScreen) and app.screen.read_only
+        await pilot.press("q")
+        await pilot.pause()
+    assert app.return_value == 0
+
+
+@pytest.mark.parametrize("text", ["", "\n\n", "just one line, no heading", "## only\n"])
+async def test_degenerate_plans_and_tiny_terminals_do_not_crash(text: str) -> None:
+    app = ReviewHost(request_for(text))
+    async with app.run_test(size=(20, 8)) as pilot:
+        await pilot.press("n", "p", "G", "g", "space", "d", "j")
+        await pilot.resize_terminal(12, 5)
+        await pilot.press("n", "G")
+        view = view_of(app)
+        assert view.visible_range()[2] in (0, len(text.splitlines()))
+        await pilot.press("escape")
+        await pilot.pause()
+    assert app.results == [Review(Decision.KEEP)]
