@@ -94,3 +94,36 @@ def is_binary(data: bytes) -> bool:
     except UnicodeDecodeError:
         return True
     return False
+
+
+class ReadRefused(Exception):
+    """A file that must not be read whole: not a regular file, or over the cap."""
+
+    def __init__(self, reason: str, size: int = 0) -> None:
+        super().__init__(reason)
+        self.reason = reason  # "not-regular" or "too-large"
+        self.size = size
+
+
+def read_capped(path: Path, cap: int, *, follow_symlinks: bool = True) -> bytes:
+    """Read a regular file of at most ``cap`` bytes, safely.
+
+    Opened non-blocking so a FIFO cannot hang the caller, checked with
+    ``fstat`` on the open descriptor (no swap between check and read), and
+    read with a bound even if the file grows meanwhile. ``OSError`` from the
+    open passes through; the caller words it.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
+    if not follow_symlinks:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(path, flags)
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise ReadRefused("not-regular")
+        if info.st_size > cap:
+            raise ReadRefused("too-large", info.st_size)
+        data = handle.read(cap + 1)
+    if len(data) > cap:
+        raise ReadRefused("too-large", len(data))
+    return data

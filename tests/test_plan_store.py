@@ -526,3 +526,11 @@ def test_is_binary_allows_truncated_trailing_multibyte() -> None:
 def test_is_binary_only_samples_first_8k() -> None:
     assert not is_binary(b"a" * 8192 + b"\x00")
     assert is_binary(b"a" * 8191 + b"\x00")
+
+
+def test_a_fifo_named_like_a_plan_is_refused_not_waited_on(tmp_path):
+    store = PlanStore(tmp_path)
+    store.ensure_dir()
+    os.mkfifo(store.plans_dir / "pipe.md")
+    with pytest.raises(PlanStoreError, match="not a regular file"):
+        store.read("pipe.md")

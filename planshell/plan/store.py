@@ -19,7 +19,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from planshell.fsutil import BINARY_SNIFF_BYTES, atomic_write_text, is_binary
+from planshell.fsutil import (
+    BINARY_SNIFF_BYTES,
+    ReadRefused,
+    atomic_write_text,
+    is_binary,
+    read_capped,
+)
 from planshell.plan.document import parse_plan
 
 __all__ = [
@@ -37,8 +43,6 @@ _SLUG_MAX = 48
 _STAMP_FORMAT = "%Y-%m-%d-%H%M"
 _STAMPED = re.compile(r"\d{4}-\d{2}-\d{2}-\d{4}-(.+)")
 _NOT_SLUG = re.compile(r"[^a-z0-9]+")
-_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 
 class PlanStoreError(Exception):
@@ -254,21 +258,15 @@ class PlanStore:
     def _read_bytes(self, target: Path) -> bytes:
         """Read at most cap+1 bytes without following a symlink swapped in meanwhile."""
         try:
-            fd = os.open(target, os.O_RDONLY | _O_NOFOLLOW | _O_CLOEXEC)
+            return read_capped(target, MAX_PLAN_BYTES, follow_symlinks=False)
         except FileNotFoundError as error:
             raise PlanStoreError(f"no plan named {target.name}") from error
         except OSError as error:
             raise PlanStoreError(f"cannot open {target.name}: {error.strerror}") from error
-        with os.fdopen(fd, "rb") as handle:
-            info = os.fstat(handle.fileno())
-            if not stat.S_ISREG(info.st_mode):
-                raise PlanStoreError(f"{target.name} is not a regular file")
-            if info.st_size > MAX_PLAN_BYTES:
-                raise PlanStoreError(self._too_large(target.name, info.st_size))
-            data = handle.read(MAX_PLAN_BYTES + 1)
-        if len(data) > MAX_PLAN_BYTES:
-            raise PlanStoreError(self._too_large(target.name, len(data)))
-        return data
+        except ReadRefused as refused:
+            if refused.reason == "not-regular":
+                raise PlanStoreError(f"{target.name} is not a regular file") from None
+            raise PlanStoreError(self._too_large(target.name, refused.size)) from None
 
     @staticmethod
     def _too_large(name: str, size: int) -> str:

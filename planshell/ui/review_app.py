@@ -8,22 +8,18 @@ most 4 MiB (larger than the store's 256 KiB cap: viewing is cheap and safe).
 
 from __future__ import annotations
 
-import os
-import stat
 import sys
 from pathlib import Path
 
 from textual.app import App
 
-from planshell.fsutil import is_binary
+from planshell.fsutil import ReadRefused, is_binary, read_capped
 from planshell.plan.decider import Review, ReviewRequest
 from planshell.plan.document import parse_plan
 
 __all__ = ["MAX_VIEW_BYTES", "ReviewApp", "ReviewFileError", "read_plan_file", "run_review"]
 
 MAX_VIEW_BYTES = 4 * 1024 * 1024
-_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
-_O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 
 
 class ReviewFileError(Exception):
@@ -33,23 +29,15 @@ class ReviewFileError(Exception):
 def read_plan_file(path: Path) -> str:
     """Read ``path`` for viewing, refusing what the review screen should not show."""
     try:
-        fd = os.open(path, os.O_RDONLY | _O_CLOEXEC | _O_NONBLOCK)  # a FIFO must not hang us
+        data = read_capped(path, MAX_VIEW_BYTES)
+    except ReadRefused as refused:
+        if refused.reason == "not-regular":
+            raise ReviewFileError(f"{path}: not a regular file.") from None
+        raise ReviewFileError(
+            f"{path}: {refused.size:,} bytes is over the 4 MiB limit for viewing."
+        ) from None
     except OSError as exc:
         raise ReviewFileError(f"{path}: cannot open it ({exc.strerror}).") from None
-    with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise ReviewFileError(f"{path}: not a regular file.")
-        if info.st_size > MAX_VIEW_BYTES:
-            raise ReviewFileError(
-                f"{path}: {info.st_size:,} bytes is over the 4 MiB limit for viewing."
-            )
-        try:
-            data = handle.read(MAX_VIEW_BYTES + 1)
-        except OSError as exc:
-            raise ReviewFileError(f"{path}: cannot read it ({exc.strerror}).") from None
-    if len(data) > MAX_VIEW_BYTES:
-        raise ReviewFileError(f"{path}: over the 4 MiB limit for viewing.")
     if is_binary(data):
         raise ReviewFileError(f"{path}: looks like a binary file, not a markdown plan.")
     try:
