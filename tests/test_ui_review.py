@@ -652,3 +652,27 @@ async def test_degenerate_plans_and_tiny_terminals_do_not_crash(text: str) -> No
         await pilot.press("escape")
         await pilot.pause()
     assert app.results == [Review(Decision.KEEP)]
+
+
+@pytest.mark.parametrize("theme", ["planshell-dark", "planshell-light"])
+async def test_muted_plan_text_is_readable_in_every_theme(theme):
+    """Done steps, quotes and fence labels must not vanish into the background.
+
+    Theme colours with alpha (or ``auto``) used to reach the line renderer as
+    solid white: invisible on the light theme.
+    """
+    from textual.color import Color
+
+    app = ReviewHost(request_for(SHORT))
+    async with app.run_test(size=(100, 30)) as pilot:
+        app.theme = theme
+        await pilot.pause()
+        view = view_of(app)
+        view._palette = None  # re-resolve for the new theme
+        palette = view._get_palette()
+        background = view.background_colors[1]
+        for style in (palette.done, palette.quote, palette.fence_info):
+            assert style.color is not None
+            fg = Color.from_rich_color(style.color)
+            lighter, darker = sorted((fg.brightness, background.brightness), reverse=True)
+            assert lighter - darker > 0.25, (theme, style)

@@ -48,6 +48,7 @@ from textual.timer import Timer
 
 from planshell.plan.document import PlanDocument, Section, parse_plan
 from planshell.sanitize import strip_terminal_controls
+from planshell.ui.styling import solid_component_style
 
 __all__ = [
     "DEFAULT_PALETTE",
@@ -694,11 +695,11 @@ class PlanView(ScrollView, can_focus=True):
     PlanView > .plan-view--bullet { color: $text-accent; }
     PlanView > .plan-view--task { color: $foreground-muted; }
     PlanView > .plan-view--task-done { color: $text-success; }
-    PlanView > .plan-view--done { color: $text-muted; }
+    PlanView > .plan-view--done { color: $foreground-muted; }
     PlanView > .plan-view--code { color: $text-warning; background: $surface; }
     PlanView > .plan-view--code-block { background: $surface; }
-    PlanView > .plan-view--fence-info { color: $text-muted; background: $surface; }
-    PlanView > .plan-view--quote { color: $text-muted; text-style: italic; }
+    PlanView > .plan-view--fence-info { color: $foreground-muted; background: $surface; }
+    PlanView > .plan-view--quote { color: $foreground-muted; text-style: italic; }
     PlanView > .plan-view--link { color: $text-primary; text-style: underline; }
     PlanView > .plan-view--muted { color: $foreground-muted; }
     PlanView > .plan-view--changed-bar { color: $warning; }
@@ -986,7 +987,7 @@ class PlanView(ScrollView, can_focus=True):
             base = self.rich_style
 
             def style(name: str) -> Style:
-                return base + self.get_component_rich_style(f"plan-view--{name}", partial=True)
+                return base + solid_component_style(self, f"plan-view--{name}")
 
             self._palette = Palette(
                 text=base,
@@ -1000,11 +1001,11 @@ class PlanView(ScrollView, can_focus=True):
                 task=style("task"),
                 task_done=style("task-done"),
                 done=style("done"),
-                code=self.get_component_rich_style("plan-view--code", partial=True),
+                code=solid_component_style(self, "plan-view--code"),
                 code_block=style("code-block"),
                 fence_info=style("fence-info"),
                 quote=style("quote"),
-                link=self.get_component_rich_style("plan-view--link", partial=True),
+                link=solid_component_style(self, "plan-view--link"),
                 muted=style("muted"),
                 changed_bar=style("changed-bar"),
                 changed_tag=style("changed-tag"),
