@@ -1,0 +1,177 @@
+"""PlanActionScreen: look at a saved plan, then run it, refine it, keep it or delete it.
+
+The plan is shown read-only in a :class:`PlanView` (its scroll keys work:
+``↑↓``/``j k``, ``space``/``b``, ``d``/``u``, ``g``/``G``, ``n``/``p``). The
+action bar under it answers with a string:
+
+* ``e`` **Execute** -> ``"execute"``
+* ``r`` **Refine** -> ``"refine"``
+* ``s`` **Save & Exit** -> ``"exit"`` (the file is kept)
+* ``D`` **Discard & Exit** -> asks "Delete this plan file? It cannot be undone."
+  (:class:`ConfirmScreen`); yes -> ``"discard"``, no -> stay here
+* ``Esc`` -> ``None`` (back to wherever the screen was pushed from)
+
+The buttons can also be reached with Tab (and ``←``/``→`` between them) and
+pressed with Enter.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal
+from textual.content import Content
+from textual.screen import Screen
+from textual.widgets import Button, Static
+
+from planshell.plan.document import parse_plan
+from planshell.sanitize import strip_terminal_controls
+from planshell.ui.screens.confirm import ConfirmScreen
+from planshell.ui.widgets.plan_view import PlanView, plain_inline
+from planshell.ui.widgets.review_footer import Hint, ReviewFooter
+
+__all__ = [
+    "ACTIONS",
+    "ACTION_HINTS",
+    "DISCARD_QUESTION",
+    "PlanActionScreen",
+    "answer_none_if_pending",
+]
+
+_CSS_PATH = str(Path(__file__).resolve().parent.parent / "styles" / "plan_picker.tcss")
+
+DISCARD_QUESTION = "Delete this plan file? It cannot be undone."
+
+# (button id, label, key, result)
+ACTIONS: tuple[tuple[str, str, str, str], ...] = (
+    ("action-execute", "Execute", "e", "execute"),
+    ("action-refine", "Refine", "r", "refine"),
+    ("action-exit", "Save & Exit", "s", "exit"),
+    ("action-discard", "Discard & Exit", "D", "discard"),
+)
+
+# The keys that are not on a button, right of the action bar (dropped whole when narrow).
+ACTION_HINTS: tuple[Hint, ...] = (
+    Hint("Esc", "back", 100),
+    Hint("n/p", "sections", 50),
+    Hint("space/b", "page", 40),
+    Hint("↑↓", "scroll", 30),
+)
+
+
+def answer_none_if_pending(screen: Screen[Any]) -> None:
+    """Resolve a screen popped without ``dismiss`` to None (as ReviewScreen does with KEEP).
+
+    Without this, ``app.pop_screen()`` or a mode switch would leave the
+    pusher's callback uncalled and a ``push_screen_wait`` hanging.
+    """
+    if screen._result_callbacks:
+        pending = screen._result_callbacks[-1]
+        future = pending.future
+        if pending.callback is not None or (future is not None and not future.done()):
+            pending(None)
+
+
+class PlanActionScreen(Screen[str | None]):
+    """A saved plan, read-only, with Execute / Refine / Save & Exit / Discard & Exit."""
+
+    CSS_PATH = _CSS_PATH
+    AUTO_FOCUS = "PlanView"
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("e", "choose('execute')", "Execute", show=False),
+        Binding("r", "choose('refine')", "Refine", show=False),
+        Binding("s", "choose('exit')", "Save & Exit", show=False),
+        Binding("D", "discard", "Discard & Exit", show=False),
+        Binding("escape", "back", "Back", show=False),
+        Binding("left", "focus_button(-1)", "Previous action", show=False),
+        Binding("right", "focus_button(1)", "Next action", show=False),
+    ]
+
+    def __init__(self, path: Path, text: str) -> None:
+        super().__init__()
+        self.path = Path(path)
+        self.text = text
+        self._doc = parse_plan(text)
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="actions-header"):
+            yield Static("Plan", id="actions-chip")
+            yield Static(self._title_text(), id="actions-title")
+            yield Static(self._progress_text(), id="actions-progress")
+        yield PlanView(self.text, id="actions-plan")
+        with Horizontal(id="actions-bar"):
+            for button_id, label, key, result in ACTIONS:
+                key_style = "$text-error bold" if result == "discard" else "$text-accent bold"
+                yield Button(
+                    Content.assemble((key, key_style), " ", label),
+                    id=button_id,
+                    compact=True,
+                )
+            yield ReviewFooter(ACTION_HINTS, id="actions-keys")
+
+    def _title_text(self) -> Text:
+        title = plain_inline(strip_terminal_controls(self._doc.title)) or "Untitled plan"
+        text = Text(title, style="bold", no_wrap=True)
+        name = " ".join(strip_terminal_controls(self.path.name).split())
+        if name:
+            text.append(f"  {name}", "dim")
+        text.overflow = "ellipsis"
+        return text
+
+    def _progress_text(self) -> Text:
+        done, total = self._doc.done_count, self._doc.total_steps
+        if not total:
+            return Text("no steps", style="dim")
+        return Text(f"{done}/{total} steps done", style="dim")
+
+    @property
+    def plan_view(self) -> PlanView:
+        return self.query_one(PlanView)
+
+    # -- actions
+
+    def action_choose(self, result: str) -> None:
+        self.dismiss(result)
+
+    def action_back(self) -> None:
+        self.dismiss(None)
+
+    def action_discard(self) -> None:
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.dismiss("discard")
+
+        name = " ".join(strip_terminal_controls(self.path.name).split())
+        self.app.push_screen(
+            ConfirmScreen(DISCARD_QUESTION, detail=name, yes="Delete", no="Keep"), answered
+        )
+
+    def action_focus_button(self, step: int) -> None:
+        """←/→ move between the action buttons once one has the focus."""
+        if not isinstance(self.focused, Button):
+            return
+        if step < 0:
+            self.focus_previous(Button)
+        else:
+            self.focus_next(Button)
+
+    def _pop_result_callback(self) -> None:
+        answer_none_if_pending(self)
+        super()._pop_result_callback()
+
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        for button_id, _label, _key, result in ACTIONS:
+            if event.button.id == button_id:
+                if result == "discard":
+                    self.action_discard()
+                else:
+                    self.dismiss(result)
+                return
