@@ -72,3 +72,13 @@ async def test_summary_skips_code_fences_and_hidden_entries(project):
     answer = runtime.agent.messages[-1].content
     assert "**Tool**: Does useful things quickly." in answer
     assert "make run" not in answer and ".hidden" not in answer
+
+
+async def test_earlier_plans_are_not_quoted_as_code(project):
+    plans = project / ".planshell" / "plans"
+    plans.mkdir(parents=True)
+    (plans / "old.md").write_text("# Plan: rate limiting\n")
+    runtime = build_runtime(Settings(), project, ScriptedDecider(), provider=DemoProvider(chunk_delay=0))
+    await runtime.agent.submit("where is rate limiting?")
+    answer = runtime.agent.messages[-1].content
+    assert "src/app/server.py" in answer and ".planshell/" not in answer

@@ -203,7 +203,12 @@ def _matches(done: list[_Done]) -> list[str]:
     grep = _last(done, "grep")
     if grep is None or grep.is_error:
         return []
-    return [ln for ln in grep.content.splitlines() if re.match(r"^[^:\s]+:\d+:", ln)][:8]
+    # Earlier plans would echo the request back at itself: skip them.
+    return [
+        ln
+        for ln in grep.content.splitlines()
+        if re.match(r"^[^:\s]+:\d+:", ln) and not ln.startswith(".planshell/")
+    ][:8]
 
 
 def _answer(request: str, done: list[_Done]) -> str:
