@@ -48,7 +48,7 @@ class PlanshellApp(App[int]):
     ]
     # Modules imported at start-up that register extra slash commands
     # (e.g. the plan-mode UI); the registry is global, so importing is enough.
-    COMMAND_MODULES: tuple[str, ...] = ()
+    COMMAND_MODULES: tuple[str, ...] = ("planshell.ui.plan_ui",)
 
     def __init__(
         self,
@@ -348,6 +348,14 @@ class PlanshellApp(App[int]):
         yield SystemCommand("Quit", "Quit planshell (asks first while a turn runs)", self.action_quit)
         chat = self.chat
         if chat is not None:
+            yield SystemCommand(
+                "Plan mode",
+                "Toggle plan mode: read-only until you approve a plan (ctrl+shift+l / F2)",
+                chat.action_toggle_plan_mode,
+            )
+            yield SystemCommand(
+                "Checklist", "Show or hide the plan checklist (ctrl+t)", chat.action_toggle_todos
+            )
             yield SystemCommand("Stop", "Stop the running turn (esc)", chat.action_interrupt)
             yield SystemCommand(
                 "Tool output", "Expand or collapse the latest tool output (ctrl+o)",

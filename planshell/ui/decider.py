@@ -17,6 +17,26 @@ if TYPE_CHECKING:
     from textual.screen import Screen
 
 ENTER_PLAN_QUESTION = "The agent asks to plan first: read-only until you approve a plan"
+MAX_PATHS_SHOWN = 6
+
+
+def receipt_is_clean(receipt: object | None) -> bool:
+    """No receipt (outside PLAN, or none computed) counts as clean."""
+    return receipt is None or getattr(receipt, "clean", True) is not False
+
+
+def changed_question(receipt: object | None) -> str:
+    """ "Files changed while planning: a, b. Approve anyway?" (long lists shortened)."""
+    from planshell.sanitize import strip_terminal_controls
+
+    paths = [strip_terminal_controls(str(p)) for p in (getattr(receipt, "changed", None) or [])]
+    if not paths:
+        summary = strip_terminal_controls(str(getattr(receipt, "summary", "") or "files changed"))
+        return f"Files changed while planning ({summary}). Approve anyway?"
+    shown = ", ".join(paths[:MAX_PATHS_SHOWN])
+    if len(paths) > MAX_PATHS_SHOWN:
+        shown += f" and {len(paths) - MAX_PATHS_SHOWN} more"
+    return f"Files changed while planning: {shown}. Approve anyway?"
 
 
 class TuiDecider:
@@ -39,19 +59,32 @@ class TuiDecider:
         return await self.show_review(request)
 
     async def show_review(self, request: ReviewRequest) -> Review:
-        """Placeholder until the review screen is wired in: always keeps planning."""
-        from planshell.ui.screens.confirm import ConfirmScreen
+        """The review screen; its decision, after a second question when files changed.
 
-        await self.ask(
-            ConfirmScreen(
-                f"Plan ready for review: {request.title or request.path.name}",
-                detail=f"{request.path}\nThe review screen is not available yet: planning continues.",
-                yes="Keep planning",
-                no=None,
-                default=True,
+        Approving while the write-barrier receipt is not clean asks "Files changed
+        while planning: a, b. Approve anyway?". *Yes* approves; *no* (or Esc) shows
+        the review again, where the user can refine (e.g. ask the model to explain
+        or revert the change), keep planning, exit or discard. Dismissal never
+        approves: the review screen answers KEEP when it goes away unanswered.
+        """
+        from planshell.ui.screens.confirm import ConfirmScreen
+        from planshell.ui.screens.review import ReviewScreen
+
+        while True:
+            review = await self.ask(ReviewScreen(request))
+            if not isinstance(review, Review):
+                return Review(Decision.KEEP)
+            if review.decision is not Decision.APPROVE or receipt_is_clean(request.receipt):
+                return review
+            question = ConfirmScreen(
+                changed_question(request.receipt),
+                detail="Planning should not change files. Approving runs the plan on top of "
+                "these changes; No goes back to the review.",
+                yes="Approve anyway",
+                no="Back to the review",
             )
-        )
-        return Review(Decision.KEEP)
+            if await self.ask(question) is True:
+                return review
 
     async def ask(self, screen: Screen[Any]) -> Any:
         """Push ``screen`` and wait for its result (None when it goes away unanswered)."""

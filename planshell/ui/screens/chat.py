@@ -8,6 +8,7 @@ and rendered; user actions call engine methods (``submit``, ``cancel``,
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from planshell.agent import events as ev
     from planshell.runtime import Runtime
     from planshell.ui.app import PlanshellApp
+    from planshell.ui.plan_ui import PlanModeUI
 
 
 class EngineEvent(Message):
@@ -51,6 +53,19 @@ class ChatScreen(Screen[None]):
         Binding(
             "ctrl+o", "toggle_tool", "Tool output", id="toggle-tool",
             tooltip="Expand or collapse the latest tool output",
+        ),
+        # Plan mode (planshell/ui/plan_ui.py). Ctrl+Shift+L arrives as any of the first
+        # three names depending on the terminal; F2 works everywhere. Never plain ctrl+l.
+        # The id lets settings.plan.shortcuts.toggle_mode remap it (App.update_keymap);
+        # priority, so a remapped key wins over the prompt's own (it binds f6, f7, …).
+        Binding(
+            "ctrl+shift+l,ctrl+shift+L,ctrl+L,f2", "toggle_plan_mode", "Plan mode",
+            key_display="^⇧L/F2", id="toggle-plan-mode", priority=True,
+            tooltip="Toggle plan mode: ctrl+shift+l or F2 (also /plan, /plan on|off)",
+        ),
+        Binding(
+            "ctrl+t", "toggle_todos", "Checklist", id="toggle-todos",
+            tooltip="Show or hide the plan checklist (also /todos)",
         ),
         Binding(
             "pageup", "scroll_transcript(-1)", "Scroll up", show=False, priority=True,
@@ -72,6 +87,7 @@ class ChatScreen(Screen[None]):
         self._busy_since: float | None = None
         self._frame = 0
         self._ticker: Timer | None = None
+        self._plan_ui: PlanModeUI | None = None
         self.ready = False
 
     # --- layout -------------------------------------------------------------------
@@ -106,6 +122,15 @@ class ChatScreen(Screen[None]):
     def runtime(self) -> Runtime | None:
         return self.app.runtime
 
+    @property
+    def plan_ui(self) -> PlanModeUI:
+        """Plan mode's part of this screen: /plan, the toggle, chip, checklist."""
+        if self._plan_ui is None:
+            from planshell.ui.plan_ui import PlanModeUI
+
+            self._plan_ui = PlanModeUI(self)
+        return self._plan_ui
+
     def on_mount(self) -> None:
         self._ticker = self.set_interval(0.1, self._tick, pause=True)
         initial = self.app.initial_mode()
@@ -116,10 +141,7 @@ class ChatScreen(Screen[None]):
 
     def _apply_settings(self) -> None:
         app = self.app
-        chip = self.status.chip
-        chip.labels = app.settings.plan.labels
-        chip.display = not app.settings.plan.ui.hide_widget
-        chip.set_mode(chip.mode, chip.title)
+        self.plan_ui.apply_settings()
         self.status.set_project(app.project_label)
         history = self.prompt.prompt_history
         history.path = history_path(app.root) if app.persist else None
@@ -158,7 +180,7 @@ class ChatScreen(Screen[None]):
         self._unsubscribe = runtime.agent.subscribe(self._forward)
         self._show_provider()
         self.status.set_tokens(runtime.agent.context_tokens or None)
-        self._show_mode(runtime)
+        self.plan_ui.show_state(runtime)
 
     def _forward(self, event: ev.Event) -> None:
         # Called synchronously from inside the engine: never touch widgets here.
@@ -175,13 +197,6 @@ class ChatScreen(Screen[None]):
             return
         provider = runtime.agent.provider
         self.status.set_provider(provider.label, demo=getattr(provider, "name", "") == "demo")
-
-    def _show_mode(self, runtime: Runtime) -> None:
-        mode = str(runtime.plan.mode.value)
-        title = None
-        if runtime.plan.plan_path is not None and mode != "off":
-            title = _plan_title(runtime, runtime.plan.plan_path)
-        self.status.chip.set_mode(mode, title)
 
     # --- engine events ------------------------------------------------------------
 
@@ -216,32 +231,14 @@ class ChatScreen(Screen[None]):
             case "TurnDone":
                 transcript.turn_done(event.stop_reason, event.cancelled)
                 self._tick()
-            case "ModeChanged":
-                self._mode_changed(event.mode, event.title)
-            case "PlanUpdated":
-                chip = self.status.chip
-                if chip.mode != "off":
-                    chip.set_mode(chip.mode, event.title)
+            case "ModeChanged" | "PlanUpdated" | "TodosChanged":
+                await self.plan_ui.on_engine_event(event)
             case "Notice":
                 level = event.level
                 severity = level if level in ("information", "warning", "error") else "information"
                 self.notify(event.message, severity=severity)
             case _:
-                pass  # TodosChanged and future events: nothing to show here yet
-
-    def _mode_changed(self, mode: str, title: str | None) -> None:
-        self.status.chip.set_mode(mode, title)
-        plan = self.app.settings.plan
-        if plan.ui.hide_notify:
-            return
-        label = getattr(plan.labels, mode, None)
-        if label is None:
-            return
-        try:
-            text = label.notify.format(title=title or "the plan")
-        except (KeyError, IndexError, ValueError):
-            text = label.notify
-        self.notify(text, severity=label.notify_type, timeout=4)
+                pass  # future events: nothing to show here yet
 
     # --- activity (one timer for the spinner, elapsed time and running tools) ---
 
@@ -320,21 +317,32 @@ class ChatScreen(Screen[None]):
         except Exception as exc:
             self.notify(f"/{command.name} failed: {exc}", severity="error")
 
-    def send(self, text: str) -> None:
-        """Submit a request, or steer the running one (the engine decides)."""
+    def send(
+        self, text: str, *, on_failure: Callable[[Exception], None] | None = None
+    ) -> None:
+        """Submit a request, or steer the running one (the engine decides).
+
+        ``on_failure`` replaces the generic error row when submitting raises
+        (plan mode uses it to restore the previous mode).
+        """
         runtime = self.runtime
         if runtime is None or not self.ready:
             self._pending.append(text)
             self.notify("Starting up: your message will be sent in a moment.", timeout=2)
             return
         self._work_started()
-        self.run_worker(self._submit(runtime, text), group="agent", exit_on_error=False)
+        self.run_worker(self._submit(runtime, text, on_failure), group="agent", exit_on_error=False)
 
-    async def _submit(self, runtime: Runtime, text: str) -> None:
+    async def _submit(
+        self, runtime: Runtime, text: str, on_failure: Callable[[Exception], None] | None = None
+    ) -> None:
         try:
             await runtime.agent.submit(text)
         except Exception as exc:
-            self.transcript.add_error(f"The request failed unexpectedly: {exc!r}.")
+            if on_failure is not None:
+                on_failure(exc)
+            else:
+                self.transcript.add_error(f"The request failed unexpectedly: {exc!r}.")
         finally:
             self.call_after_refresh(self._tick)
 
@@ -357,6 +365,18 @@ class ChatScreen(Screen[None]):
     def action_toggle_tool(self) -> None:
         if self.transcript.toggle_latest_tool() is None:
             self.notify("No tool output yet.", timeout=2)
+
+    def action_toggle_plan_mode(self) -> None:
+        self.run_worker(self.plan_ui.toggle(), group="plan", exit_on_error=False)
+
+    def action_toggle_todos(self) -> None:
+        self.plan_ui.toggle_checklist()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "toggle_todos":
+            # Shown in the footer only while there is a checklist to show.
+            return self._plan_ui is not None and self._plan_ui.checklist_available()
+        return True
 
     def action_scroll_transcript(self, direction: int) -> None:
         transcript = self.transcript
@@ -501,12 +521,3 @@ class ChatScreen(Screen[None]):
         self.transcript.add_note(f"Resumed conversation {path.stem}.")
         for problem in runtime.problems:
             self.notify(problem, severity="warning", timeout=8)
-
-
-def _plan_title(runtime: Runtime, path: Path) -> str:
-    try:
-        from planshell.plan.document import parse_plan
-
-        return parse_plan(runtime.store.read(path)).title or path.stem
-    except Exception:
-        return path.stem

@@ -1,10 +1,12 @@
-"""The plan-mode chip in the status bar: OFF / PLAN / EXECUTE (+ the plan title).
+"""The plan-mode chip in the status bar: OFF / PLAN / EXECUTE (+ the plan title, step count).
 
 Colours come from the theme variables ``$off-chip``, ``$plan-chip`` and
 ``$execute-chip`` (with ``-text`` variants) through CSS classes; a label's
 ``widget_color`` in the settings (``plan.labels.<mode>.widget_color``) may
 name another theme variable or a literal colour. Labels come from
-``settings.plan.labels``.
+``settings.plan.labels``. In EXECUTE the steps done are appended
+(``EXECUTE · Add caching · 2/5``) unless the label itself uses ``{done}``
+or ``{total}``.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ class ModeChip(Static):
         self.labels = labels
         self.mode = "off"
         self.title = ""
+        self.progress: tuple[int, int] | None = None  # (done, total) steps in EXECUTE
         self._render_label()
 
     def on_mount(self) -> None:
@@ -36,10 +39,13 @@ class ModeChip(Static):
     def _theme_changed(self, _theme: Any) -> None:
         self.call_after_refresh(self._apply_custom_colour)
 
-    def set_mode(self, mode: str, title: str | None = None) -> None:
+    def set_mode(
+        self, mode: str, title: str | None = None, progress: tuple[int, int] | None = None
+    ) -> None:
         mode = mode if mode in MODES else "off"
         self.mode = mode
         self.title = (title or "").strip()
+        self.progress = progress if mode == "execute" and progress and progress[1] > 0 else None
         for name in MODES:
             self.set_class(name == mode, f"-{name}")
         self._render_label()
@@ -50,15 +56,20 @@ class ModeChip(Static):
         title = self.title
         if len(title) > TITLE_MAX:
             title = title[: TITLE_MAX - 1] + "…"
+        done, total = self.progress or (0, 0)
+        steps = f"{done}/{total}" if self.progress else ""
         if label is None:
             base = self.mode.upper()
-            return f"{base} · {title}" if title and self.mode != "off" else base
-        if title and self.mode != "off":
-            try:
-                return label.widget_with_title.format(title=title)
-            except (KeyError, IndexError, ValueError):
-                return f"{label.widget} · {title}"
-        return label.widget
+            text = f"{base} · {title}" if title and self.mode != "off" else base
+            return f"{text} · {steps}" if steps else text
+        template = label.widget_with_title if title and self.mode != "off" else label.widget
+        try:
+            text = template.format(title=title, done=done, total=total)
+        except (KeyError, IndexError, ValueError):
+            text = f"{label.widget} · {title}" if title and self.mode != "off" else label.widget
+        if steps and "{done}" not in template and "{total}" not in template:
+            text = f"{text} · {steps}"
+        return text
 
     def _render_label(self) -> None:
         self.update(Text(f" {self.label_text()} "))

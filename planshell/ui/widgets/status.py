@@ -1,4 +1,4 @@
-"""The status bar: mode chip, provider, project directory, context tokens, activity."""
+"""The status bar: mode chip (+ plan-mode sandbox marker), provider, project, tokens, activity."""
 
 from __future__ import annotations
 
@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from planshell.config import PlanLabels
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+# Plan-mode bash: in the bubblewrap sandbox, guarded only, or refused (sandbox required).
+MARKERS = ("sandboxed", "guarded", "refused")
 
 
 def abbreviate_home(path: Path, home: str | None = None) -> str:
@@ -70,9 +72,13 @@ class StatusBar(Horizontal):
         super().__init__(id=id)
         self._project = project
         self._labels = labels
+        self._marker = ""
 
     def compose(self) -> ComposeResult:
         yield ModeChip(self._labels, id="mode-chip")
+        marker = Static("", id="plan-marker")
+        marker.display = False
+        yield marker
         yield Static(Text("starting…"), id="provider", classes="-starting")
         path = ProjectPath(id="project")
         path.text = self._project
@@ -83,6 +89,24 @@ class StatusBar(Horizontal):
     @property
     def chip(self) -> ModeChip:
         return self.query_one(ModeChip)
+
+    @property
+    def marker(self) -> Static:
+        return self.query_one("#plan-marker", Static)
+
+    @property
+    def marker_label(self) -> str:
+        """The marker shown in PLAN ("sandboxed", "guarded", "refused"), "" when none."""
+        return self._marker
+
+    def set_marker(self, label: str | None, *, hidden: bool = False) -> None:
+        """How plan-mode bash runs, next to the chip; None hides it (OFF, EXECUTE)."""
+        self._marker = label or ""
+        marker = self.marker
+        for name in MARKERS:
+            marker.set_class(name == label, f"-{name}")
+        marker.update(Text(label or ""))
+        marker.display = bool(label) and not hidden
 
     def set_project(self, label: str) -> None:
         self.query_one(ProjectPath).text = label

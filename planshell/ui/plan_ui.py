@@ -1,0 +1,761 @@
+"""Plan mode in the chat TUI: ``/plan``, ``/todos``, the toggle key, the mode chip, the checklist.
+
+Imported through ``PlanshellApp.COMMAND_MODULES`` (which registers the slash
+commands) and lazily by the chat screen, which owns one :class:`PlanModeUI`.
+
+The UI holds no engine state. The mode and the plan are read from the
+runtime's ``PlanController`` and from engine events (``ModeChanged``,
+``PlanUpdated``, ``TodosChanged``); they are changed only through engine
+methods: ``enter_plan``, ``leave``, ``execute_existing``, ``PlanStore.delete``
+and ``Agent.submit``. What this module remembers is view state only (whether
+the user hid the checklist).
+
+``/plan`` forms (see docs/plan-mode.md, "Plan mode in the TUI")::
+
+    /plan                 OFF: the picker when plans exist, else plan mode at once;
+                          PLAN/EXECUTE: plan mode off
+    /plan on | off        enter / leave plan mode, no turn is started
+    /plan list            the picker
+    /plan review [PATH]   the review screen on the newest plan (or PATH)
+    /plan why             what plan mode allows, and why (capabilities)
+    /plan NAME            one word: that plan's action menu if it exists, else a new plan NAME
+    /plan REQUEST         several words: plan mode on, then REQUEST as the first planning turn
+
+While a turn runs, every form that enters plan mode does so at once (the
+read-only gate applies from the next tool call) and any request text is
+queued as steering.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical, VerticalScroll
+from textual.css.query import NoMatches
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from planshell.ui.commands import REGISTRY
+
+if TYPE_CHECKING:
+    from planshell.plan.controller import ModeState, PlanController
+    from planshell.plan.decider import Review
+    from planshell.runtime import Runtime
+    from planshell.ui.screens.chat import ChatScreen
+    from planshell.ui.screens.plan_picker import PickerChoice
+    from planshell.ui.widgets.checklist import ChecklistPanel
+
+TOGGLE_BINDING_ID = "toggle-plan-mode"
+TODOS_BINDING_ID = "toggle-todos"
+DEFAULT_TOGGLE_KEYS = "ctrl+shift+l,ctrl+shift+L,ctrl+L,f2"
+# In legacy terminals Ctrl+Shift+L *is* ctrl+l (and many users press ctrl+l to
+# clear a screen): it never toggles plan mode, even when configured.
+FORBIDDEN_KEYS = frozenset({"ctrl+l"})
+RESERVED = ("on", "off", "list", "review", "why")
+EXECUTE_REQUEST = "Execute the approved plan {path}."
+REFINE_PREFILL = "Refine the plan: "
+CREATE_HINT = "Plan mode on: describe what to plan"
+
+_STAMP = re.compile(r"^\d{4}-\d{2}-\d{2}-\d{4}-")
+
+
+# --- keys -------------------------------------------------------------------------
+
+
+def toggle_keys(configured: str | None) -> tuple[str, list[str]]:
+    """The keys for the toggle binding from ``plan.shortcuts.toggle_mode``, and warnings.
+
+    Plain ``ctrl+l`` is dropped; nothing usable left means the defaults.
+    """
+    warnings: list[str] = []
+    keys: list[str] = []
+    for raw in (configured or "").split(","):
+        key = raw.strip()
+        if not key:
+            continue
+        if key in FORBIDDEN_KEYS:
+            warnings.append(
+                f"plan.shortcuts.toggle_mode: {key} is not used (terminals send it for "
+                "Ctrl+Shift+L and to clear the screen); use F2 or ctrl+shift+l."
+            )
+            continue
+        if key not in keys:
+            keys.append(key)
+    if not keys:
+        if configured and configured.strip():
+            warnings.append("plan.shortcuts.toggle_mode has no usable key; using the defaults.")
+        return DEFAULT_TOGGLE_KEYS, warnings
+    return ",".join(keys), warnings
+
+
+# --- /plan argument parsing ----------------------------------------------------------
+
+
+def parse_plan_argument(arg: str) -> tuple[str, str]:
+    """``/plan`` argument -> (form, value); forms: bare, on, off, list, why, review, name, request.
+
+    Reserved words count only on their own (``review`` also with one path ending
+    in ``.md`` or containing ``/``); anything else of one word is a plan name,
+    more than one word a planning request.
+    """
+    text = arg.strip()
+    if not text:
+        return "bare", ""
+    lowered = text.lower()
+    if lowered in RESERVED:
+        return lowered, ""
+    words = text.split()
+    if len(words) == 2 and words[0].lower() == "review":
+        target = words[1]
+        if target.lower().endswith(".md") or "/" in target:
+            return "review", target
+    if len(words) == 1:
+        return "name", text
+    return "request", text
+
+
+# --- the screen behind /plan why ----------------------------------------------------------
+
+
+class PlanWhyScreen(ModalScreen[None]):
+    """``/plan why``: ``PlanController.capabilities()`` as scrollable markdown."""
+
+    DEFAULT_CSS = """
+    PlanWhyScreen {
+        align: center middle;
+        background: $background 60%;
+    }
+    PlanWhyScreen #why-box {
+        width: 110;
+        max-width: 95%;
+        height: 90%;
+        padding: 0 1;
+        border: round $primary;
+        background: $surface;
+    }
+    PlanWhyScreen #why-body {
+        height: 1fr;
+        scrollbar-size-vertical: 1;
+    }
+    PlanWhyScreen #why-foot {
+        height: 1;
+        color: $text-muted;
+    }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,q", "close", "Close"),
+        Binding("down,j", "scroll(1)", "Down", show=False),
+        Binding("up,k", "scroll(-1)", "Up", show=False),
+        Binding("pagedown,space", "page(1)", "Page down", show=False),
+        Binding("pageup", "page(-1)", "Page up", show=False),
+    ]
+
+    def __init__(self, markdown: str) -> None:
+        super().__init__()
+        self.markdown = markdown
+
+    def compose(self) -> ComposeResult:
+        from rich.markdown import Markdown
+
+        from planshell.sanitize import strip_terminal_controls
+
+        with Vertical(id="why-box"):
+            with VerticalScroll(id="why-body"):
+                yield Static(Markdown(strip_terminal_controls(self.markdown)), id="why-text")
+            yield Static(
+                Text.assemble(("↑↓ PgUp PgDn", "bold"), " scroll   ", ("Esc", "bold"), " close"),
+                id="why-foot",
+            )
+
+    def on_mount(self) -> None:
+        self.query_one("#why-body").focus()
+
+    def action_scroll(self, rows: int) -> None:
+        self.query_one("#why-body", VerticalScroll).scroll_relative(y=rows, animate=False)
+
+    def action_page(self, direction: int) -> None:
+        body = self.query_one("#why-body", VerticalScroll)
+        if direction > 0:
+            body.scroll_page_down(animate=False)
+        else:
+            body.scroll_page_up(animate=False)
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+
+# --- the chat screen's plan-mode behaviour ------------------------------------------------
+
+
+class PlanModeUI:
+    """Everything plan mode adds to one chat screen."""
+
+    def __init__(self, screen: ChatScreen) -> None:
+        self.screen = screen
+        self._lock = asyncio.Lock()  # transitions run one at a time (fast double F2)
+        self._checklist_hidden = False  # the user hid the checklist (view state)
+
+    # -- small helpers
+
+    @property
+    def app(self) -> Any:
+        return self.screen.app
+
+    @property
+    def runtime(self) -> Runtime | None:
+        return self.screen.runtime
+
+    def _controller(self) -> PlanController | None:
+        runtime = self.runtime
+        if runtime is None or not self.screen.ready:
+            self.screen.notify("Still starting up; try again in a moment.", severity="warning")
+            return None
+        return runtime.plan
+
+    def _display(self, path: Path) -> str:
+        runtime = self.runtime
+        if runtime is None:
+            return str(path)
+        return runtime.agent.ctx.display(path)
+
+    def _note(self, text: str, kind: str = "info") -> None:
+        self.screen.transcript.add_note(text, kind=kind)
+
+    # -- settings
+
+    def apply_settings(self) -> None:
+        """Labels, hide_widget and the toggle keymap, once settings are loaded."""
+        settings = self.app.settings.plan
+        chip = self.screen.status.chip
+        chip.labels = settings.labels
+        hidden = settings.ui.hide_widget
+        chip.display = not hidden
+        self.screen.status.marker.display = not hidden and bool(self.screen.status.marker_label)
+        chip.set_mode(chip.mode, chip.title, chip.progress)
+        keys, warnings = toggle_keys(settings.shortcuts.toggle_mode)
+        for warning in warnings:
+            self.screen.notify(warning, severity="warning", timeout=8)
+        # Keep the binding's own key_display ("^⇧L/F2") when the keys are the defaults:
+        # a keymap entry replaces it with Textual's rendering of the first key.
+        if keys != DEFAULT_TOGGLE_KEYS:
+            self.app.update_keymap({TOGGLE_BINDING_ID: keys})
+
+    # -- showing the mode
+
+    def show_state(self, runtime: Runtime) -> None:
+        """Chip, marker and checklist from the controller (start-up, resume)."""
+        controller = runtime.plan
+        mode = str(controller.mode.value)
+        title, progress = None, None
+        if controller.plan_path is not None and mode != "off":
+            title, progress = self._plan_facts(controller.plan_path)
+        self.screen.status.chip.set_mode(mode, title, progress if mode == "execute" else None)
+        self._show_marker(mode)
+        items = tuple((item.content, item.status.value) for item in runtime.todos.items)
+        self.screen.run_worker(
+            self._sync_checklist(items, show=mode == "execute"), group="checklist",
+            exit_on_error=False,
+        )
+
+    def _plan_facts(self, path: Path) -> tuple[str | None, tuple[int, int] | None]:
+        runtime = self.runtime
+        if runtime is None:
+            return None, None
+        try:
+            from planshell.plan.document import parse_plan
+
+            doc = parse_plan(runtime.store.read(path))
+        except Exception:
+            return path.stem, None
+        return doc.title or path.stem, (doc.done_count, doc.total_steps)
+
+    def _show_marker(self, mode: str) -> None:
+        status = self.screen.status
+        if mode != "plan":
+            status.set_marker(None, hidden=self._widget_hidden())
+            return
+        status.set_marker("guarded", hidden=self._widget_hidden())  # until the probe answers
+        self.screen.run_worker(self._resolve_marker(), group="plan-marker", exit_on_error=False)
+
+    async def _resolve_marker(self) -> None:
+        runtime = self.runtime
+        if runtime is None:
+            return
+        controller = runtime.plan
+        try:
+            label = await asyncio.to_thread(lambda: controller.plan_exec_policy.label)
+        except Exception:
+            label = "guarded"
+        if self.screen.status.chip.mode == "plan":
+            self.screen.status.set_marker(label or "guarded", hidden=self._widget_hidden())
+
+    def _widget_hidden(self) -> bool:
+        settings = getattr(self.app, "settings", None)
+        return bool(settings is not None and settings.plan.ui.hide_widget)
+
+    async def on_engine_event(self, event: Any) -> None:
+        match type(event).__name__:
+            case "ModeChanged":
+                await self._mode_changed(event)
+            case "PlanUpdated":
+                chip = self.screen.status.chip
+                if chip.mode != "off":
+                    progress = (event.done, event.total) if chip.mode == "execute" else None
+                    chip.set_mode(chip.mode, event.title, progress)
+            case "TodosChanged":
+                await self._sync_checklist(tuple(event.items))
+
+    async def _mode_changed(self, event: Any) -> None:
+        mode, title = event.mode, event.title
+        progress = None
+        if mode == "execute" and event.plan_path:
+            _, progress = self._plan_facts(Path(event.plan_path))
+        self.screen.status.chip.set_mode(mode, title, progress)
+        self._show_marker(mode)
+        if mode == "execute":
+            self._checklist_hidden = False
+            await self._sync_checklist(None, show=True)
+        elif event.previous == "execute":
+            await self._sync_checklist(None, show=False)
+        self.screen.refresh_bindings()
+        self._toast(mode, title)
+
+    def _toast(self, mode: str, title: str | None) -> None:
+        plan = self.app.settings.plan
+        if plan.ui.hide_notify:
+            return
+        label = getattr(plan.labels, mode, None)
+        if label is None:
+            return
+        try:
+            text = label.notify.format(title=title or "the plan")
+        except (KeyError, IndexError, ValueError):
+            text = label.notify
+        self.screen.notify(text, severity=label.notify_type, timeout=4)
+
+    # -- the checklist
+
+    def _panel(self) -> ChecklistPanel | None:
+        from planshell.ui.widgets.checklist import ChecklistPanel
+
+        try:
+            return self.screen.query_one("#checklist", ChecklistPanel)
+        except NoMatches:
+            return None
+
+    async def _ensure_panel(self) -> ChecklistPanel:
+        panel = self._panel()
+        if panel is not None:
+            return panel
+        from planshell.ui.widgets.checklist import ChecklistPanel
+
+        panel = ChecklistPanel(id="checklist")
+        panel.display = False
+        await self.screen.mount(panel, before=self.screen.query_one("#suggestions"))
+        return panel
+
+    def _todo_items(self) -> tuple[tuple[str, str], ...]:
+        runtime = self.runtime
+        if runtime is None:
+            return ()
+        return tuple((item.content, item.status.value) for item in runtime.todos.items)
+
+    async def _sync_checklist(
+        self, items: tuple[tuple[str, str], ...] | None, *, show: bool | None = None
+    ) -> None:
+        """Give the panel ``items`` (None: the engine's current list) and maybe show/hide it."""
+        if items is None:
+            items = self._todo_items()
+        panel = self._panel()
+        if panel is None:
+            if not items:
+                return
+            panel = await self._ensure_panel()
+        panel.update_items(items)
+        if show is not None:
+            panel.display = show and bool(items) and not self._checklist_hidden
+        elif not items:
+            panel.display = False
+        self.screen.refresh_bindings()
+
+    def checklist_available(self) -> bool:
+        return bool(self._todo_items())
+
+    def toggle_checklist(self) -> None:
+        if not self.checklist_available():
+            self.screen.notify(
+                "No checklist yet: it appears while an approved plan runs "
+                "(and when the agent keeps a todo list).",
+                timeout=4,
+            )
+            return
+        self.screen.run_worker(self._toggle_checklist(), group="checklist", exit_on_error=False)
+
+    async def _toggle_checklist(self) -> None:
+        panel = await self._ensure_panel()
+        panel.update_items(self._todo_items())
+        visible = not panel.display
+        panel.display = visible
+        self._checklist_hidden = not visible
+
+    @property
+    def checklist_visible(self) -> bool:
+        panel = self._panel()
+        return panel is not None and bool(panel.display)
+
+    # -- transitions (engine methods only)
+
+    async def _enter(
+        self, controller: PlanController, *, name: str | None = None, plan_path: Path | None = None
+    ) -> bool:
+        """OFF/EXECUTE -> PLAN (or a different plan while in PLAN)."""
+        if not controller.agent.busy:
+            # The one-off sandbox probe, off the event loop. While a turn runs the
+            # gate must apply at once, so then enter_plan probes inline (~10 ms).
+            await asyncio.to_thread(lambda: controller.plan_exec_policy)
+        was_plan = controller.mode.value == "plan"
+        try:
+            if was_plan and name is not None and (
+                controller.plan_path is not None or controller.pending_name != name
+            ):
+                controller.leave()  # a new named plan while planning another
+            controller.enter_plan(name=name, plan_path=plan_path)
+        except Exception as exc:
+            self.screen.notify(f"Could not enter plan mode: {exc}", severity="error")
+            return False
+        if was_plan and controller.mode.value == "plan" and self.runtime is not None:
+            self.show_state(self.runtime)  # same mode, another plan: no event says so
+        return True
+
+    def _leave(self, controller: PlanController) -> None:
+        if controller.mode.value != "off":
+            controller.leave()
+
+    def _restore(self, controller: PlanController, before: ModeState) -> None:
+        """Put the mode back to ``before`` after a failed submission."""
+        now = controller.state()
+        if now.mode is before.mode and now.plan_path == before.plan_path:
+            return
+        try:
+            if before.mode.value == "off":
+                controller.leave()
+            elif before.mode.value == "plan":
+                if controller.mode.value == "plan":
+                    controller.leave()
+                controller.enter_plan(plan_path=before.plan_path)
+            elif before.plan_path is not None:
+                controller.execute_existing(before.plan_path)
+            else:
+                controller.leave()
+        except Exception as exc:
+            self.screen.notify(f"Could not restore the previous mode: {exc}", severity="error")
+
+    def _submit(self, controller: PlanController, text: str, before: ModeState) -> None:
+        """Send ``text`` (a turn, or steering when busy); roll the mode back if that fails."""
+
+        def failed(exc: BaseException) -> None:
+            self._restore(controller, before)
+            self.screen.transcript.add_error(
+                f"The request could not be sent ({exc}); plan mode is back to "
+                f"{before.mode.value.upper()}."
+            )
+
+        self.screen.send(text, on_failure=failed)
+
+    async def toggle(self) -> None:
+        """ctrl+shift+l / F2 / the palette: OFF -> PLAN, PLAN or EXECUTE -> OFF."""
+        controller = self._controller()
+        if controller is None:
+            return
+        async with self._lock:
+            if controller.mode.value == "off":
+                await self._enter(controller)
+            else:
+                self._leave(controller)
+
+    # -- /plan
+
+    async def command(self, arg: str) -> None:
+        controller = self._controller()
+        if controller is None:
+            return
+        form, value = parse_plan_argument(arg)
+        busy = controller.agent.busy
+        match form:
+            case "bare":
+                if controller.mode.value != "off":
+                    async with self._lock:
+                        self._leave(controller)
+                elif busy or controller.store.newest() is None:
+                    await self._turn_on(controller, hint=not busy)
+                else:
+                    await self._pick()
+            case "on":
+                if controller.mode.value == "plan":
+                    self.screen.notify("Plan mode is already on.", timeout=3)
+                else:
+                    await self._turn_on(controller, hint=not busy)
+            case "off":
+                if controller.mode.value == "off":
+                    self.screen.notify("Plan mode is already off.", timeout=3)
+                else:
+                    async with self._lock:
+                        self._leave(controller)
+            case "list":
+                await self._pick()
+            case "why":
+                await self._why(controller)
+            case "review":
+                await self._review(controller, value or None)
+            case "name":
+                await self._named(controller, value)
+            case _:
+                await self._request(controller, value)
+
+    async def _turn_on(self, controller: PlanController, *, hint: bool) -> None:
+        async with self._lock:
+            if controller.mode.value == "plan":
+                return
+            entered = await self._enter(controller)
+        if entered and hint:
+            self._note(f"{CREATE_HINT}.")
+
+    async def _request(self, controller: PlanController, text: str) -> None:
+        async with self._lock:
+            before = controller.state()
+            if controller.mode.value != "plan" and not await self._enter(controller):
+                return
+            self._submit(controller, text, before)
+
+    async def _named(self, controller: PlanController, name: str) -> None:
+        existing = controller.store.find_by_name(name)
+        if existing is None:
+            if await self._enter(controller, name=name):
+                self._note(f"{CREATE_HINT} (it will be saved as {name}).")
+            return
+        try:
+            text = await asyncio.to_thread(controller.store.read, existing)
+        except Exception as exc:
+            self.screen.notify(f"Cannot open {existing.name}: {exc}", severity="error")
+            return
+        from planshell.ui.screens.plan_actions import PlanActionScreen
+        from planshell.ui.screens.plan_picker import PickerChoice
+
+        action = await self._ask(PlanActionScreen(existing, text))
+        if action == "execute":
+            # The menu showed this text: run exactly that, or nothing.
+            if self._execute(controller, existing, reviewed=text) == "changed":
+                self.screen.notify(
+                    f"{existing.name} changed while it was open; nothing was executed.",
+                    severity="warning",
+                )
+        elif action:
+            await self.apply_choice(PickerChoice(action, path=existing))
+
+    async def _pick(self) -> None:
+        runtime = self.runtime
+        assert runtime is not None
+        from planshell.ui.screens.plan_picker import PlanPickerScreen
+
+        choice = await self._ask(PlanPickerScreen(runtime.store))
+        if choice is not None:
+            await self.apply_choice(choice)
+
+    async def _ask(self, screen: Any) -> Any:
+        return await self.app.decider.ask(screen)
+
+    async def apply_choice(self, choice: PickerChoice) -> None:
+        """Act on the picker's (or the action menu's) choice."""
+        runtime = self.runtime
+        if runtime is None:
+            return
+        controller = runtime.plan
+        path = choice.path
+        match choice.action:
+            case "create":
+                if await self._enter(controller, name=choice.name):
+                    named = f" (it will be saved as {choice.name})" if choice.name else ""
+                    self._note(f"{CREATE_HINT}{named}.")
+                    self.screen.prompt.focus()
+            case "execute" if path is not None:
+                self._execute(controller, path)
+            case "refine" if path is not None:
+                if await self._enter(controller, plan_path=path):
+                    self.screen.prefill(REFINE_PREFILL)
+            case "exit":
+                if self._is_active(controller, path):
+                    controller.leave()
+                self.screen.notify(
+                    f"Kept {path.name}." if path is not None else "Plan kept.", timeout=3
+                )
+            case "discard" if path is not None:
+                self._discard(controller, path)
+            case _:
+                pass
+
+    def _is_active(self, controller: PlanController, path: Path | None) -> bool:
+        """Whether leaving plan mode is part of "exit"/"discard" for ``path``."""
+        if controller.mode.value == "off":
+            return False
+        current = controller.plan_path
+        if current is None:
+            return controller.mode.value == "plan"
+        return path is None or _same(current, path)
+
+    def _execute(self, controller: PlanController, path: Path, reviewed: str | None = None) -> str:
+        """Approve ``path`` as saved and tell the agent to run it: "ok", "failed" or "changed".
+
+        With ``reviewed``, the text the engine approved must be exactly what the
+        user read; otherwise the previous mode comes back and the result is "changed".
+        """
+        before = controller.state()
+        try:
+            text = controller.execute_existing(path)
+        except Exception as exc:
+            self.screen.notify(f"Cannot execute {path.name}: {exc}", severity="error")
+            return "failed"
+        if reviewed is not None and text != reviewed:
+            self._restore(controller, before)
+            return "changed"
+        self._submit(controller, EXECUTE_REQUEST.format(path=self._display(path)), before)
+        return "ok"
+
+    def _discard(self, controller: PlanController, path: Path) -> None:
+        if self._is_active(controller, path):
+            controller.leave()
+        try:
+            controller.store.delete(path)
+        except Exception as exc:
+            self.screen.notify(f"Could not delete {path.name}: {exc}", severity="error")
+            return
+        self.screen.notify(f"Deleted {path.name}.", timeout=3)
+
+    # -- /plan review: an informational review outside exit_plan_mode
+
+    async def _review(self, controller: PlanController, target: str | None) -> None:
+        store = controller.store
+        if target is None:
+            path = store.newest()
+            if path is None:
+                self.screen.notify("No plans yet: /plan <request> writes one.", timeout=4)
+                return
+        else:
+            try:
+                path = store.resolve(target)
+            except Exception as exc:
+                self.screen.notify(f"Cannot review {target}: {exc}", severity="error")
+                return
+        from planshell.plan.decider import Decision
+        from planshell.plan.document import parse_plan
+
+        notice = ""
+        for _ in range(5):
+            try:
+                text = await asyncio.to_thread(store.read, path)
+            except Exception as exc:
+                self.screen.notify(f"Cannot review {path.name}: {exc}", severity="error")
+                return
+            receipt = None
+            if controller.mode.value == "plan":
+                receipt = await asyncio.to_thread(controller.receipt)
+            from planshell.plan.decider import ReviewRequest
+
+            request = ReviewRequest(
+                path, text, parse_plan(text).title, notice=notice, receipt=receipt
+            )
+            review: Review = await self.app.decider.show_review(request)
+            if review.decision is Decision.APPROVE:
+                reviewed = review.reviewed_text or text
+                current = await asyncio.to_thread(_read_or_none, store, path)
+                if current == reviewed and self._execute(controller, path, reviewed) != "changed":
+                    return
+                notice = "The plan file changed while you were reviewing it; review it again."
+                self.screen.notify(notice, severity="warning")
+                continue
+            if review.decision is Decision.REFINE:
+                before = controller.state()
+                if await self._enter(controller, plan_path=path):
+                    feedback = review.feedback or "(no details given)"
+                    self._submit(
+                        controller, f"Refine the plan {self._display(path)}: {feedback}", before
+                    )
+                return
+            if review.decision is Decision.EXIT:
+                if self._is_active(controller, path):
+                    controller.leave()
+                return
+            if review.decision is Decision.DISCARD:
+                self._discard(controller, path)
+                return
+            return  # keep: nothing changes
+        self.screen.notify("The plan kept changing during review; try again.", severity="warning")
+
+    # -- /plan why
+
+    async def _why(self, controller: PlanController) -> None:
+        try:
+            text = await asyncio.to_thread(controller.capabilities)
+        except Exception as exc:
+            self.screen.notify(f"/plan why failed: {exc}", severity="error")
+            return
+        self.app.push_screen(PlanWhyScreen(text))
+
+
+def _same(a: Path | None, b: Path | None) -> bool:
+    if a is None or b is None:
+        return False
+    try:
+        return a.resolve() == b.resolve()
+    except OSError:
+        return a == b
+
+
+def _read_or_none(store: Any, path: Path) -> str | None:
+    try:
+        return store.read(path)
+    except Exception:
+        return None
+
+
+# --- slash commands -------------------------------------------------------------------
+
+
+def _plan_names(screen: ChatScreen, arg: str) -> Iterable[str]:
+    names: list[str] = list(RESERVED)
+    runtime = screen.runtime
+    if runtime is None:
+        return names
+    try:
+        stems = sorted(p.stem for p in runtime.store.plans_dir.glob("*.md"))
+    except OSError:
+        return names
+    for stem in reversed(stems):
+        name = _STAMP.sub("", stem)
+        if name and name not in names:
+            names.append(name)
+        if len(names) > 25:
+            break
+    return names
+
+
+@REGISTRY.command(
+    "plan",
+    "Plan mode: on/off, pick a plan, or plan a request read-only (ctrl+shift+l / F2 toggle)",
+    argument="[on|off|list|review [PATH]|why|NAME|REQUEST]",
+    complete=_plan_names,
+    key="f2",
+)
+async def _plan(screen: ChatScreen, arg: str) -> None:
+    await screen.plan_ui.command(arg)
+
+
+@REGISTRY.command("todos", "Show or hide the plan checklist", key="ctrl+t")
+def _todos(screen: ChatScreen, arg: str) -> None:
+    screen.plan_ui.toggle_checklist()

@@ -1,0 +1,87 @@
+"""Plan mode end to end in a real terminal: `planshell --plan`, the demo model, review, execute.
+
+The demo model explores the project read-only, writes a plan and calls
+exit_plan_mode; the review screen opens, `n` jumps to the next section, `a`
+approves; the steps tick in the checklist and plan_complete brings the mode
+chip back to OFF. Then the toggle keys, as a real terminal sends them.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.tmux_harness import TmuxPane, isolated_env, require_tmux
+
+pytestmark = pytest.mark.tmux
+
+PROGRESS = re.compile(r"Plan progress (\d+)/(\d+)")
+
+
+def status_line(screen: str) -> str:
+    """The status bar: the line above the footer."""
+    lines = [line for line in screen.splitlines() if line.strip()]
+    return lines[-2] if len(lines) >= 2 else ""
+
+
+def test_plan_review_approve_execute(project: Path, tmp_path: Path) -> None:
+    require_tmux()
+    home = tmp_path / "home"
+    home.mkdir()
+    command = [sys.executable, "-m", "planshell", "--plan", "-C", str(project)]
+    with TmuxPane.start(command, env=isolated_env(home), cwd=project, size=(110, 30)) as pane:
+        pane.wait_for("demo (offline)", timeout=20)
+        screen = pane.wait_until(
+            lambda s: status_line(s).lstrip().startswith("PLAN"), timeout=10, what="the PLAN chip"
+        )
+        assert "Plan mode" in screen.splitlines()[-1]  # the footer names the toggle
+        pane.type("add rate limiting to the server")
+        pane.keys("Enter")
+        screen = pane.wait_for("Review plan", timeout=30)
+        assert "a approve" in screen
+        # The plan is longer than the view: the gauge names the section; n jumps on.
+        pane.wait_for("§ Plan: add rate limiting", timeout=10)
+        pane.keys("n")
+        pane.wait_for("§ Goal", timeout=10)
+        pane.keys("a")
+        seen: list[tuple[int, int]] = []
+
+        def progress(screen: str) -> bool:
+            match = PROGRESS.search(screen)
+            if match:
+                state = (int(match.group(1)), int(match.group(2)))
+                if not seen or seen[-1] != state:
+                    seen.append(state)
+            return "Plan complete" in screen and status_line(screen).lstrip().startswith("OFF")
+
+        screen = pane.wait_until(progress, timeout=30, what="the plan to complete")
+        # The checklist was shown and only ever moved forward; it is gone at OFF.
+        assert seen, "the checklist never showed"
+        assert [done for done, _ in seen] == sorted(done for done, _ in seen)
+        assert seen[0][1] == 5  # four steps and the verification
+        assert "Plan progress" not in screen
+        assert "Plan complete: 4 steps ticked" in screen
+        assert (project / ".planshell" / "plans").is_dir()
+        plan = next((project / ".planshell" / "plans").glob("*.md")).read_text()
+        assert plan.count("- [x]") == 4
+        # The toggle in a real terminal: kitty-protocol bytes for Ctrl+Shift+L (CSI 108;6u),
+        # tmux's own encoding of C-S-l (extended keys), and F2.
+        def chip(word: str) -> None:
+            pane.wait_until(
+                lambda s: status_line(s).lstrip().startswith(word), timeout=10, what=word
+            )
+
+        pane.hex("1b", "5b", "31", "30", "38", "3b", "36", "75")
+        chip("PLAN")
+        pane.keys("F2")
+        chip("OFF")
+        pane.keys("C-S-l")
+        chip("PLAN")
+        pane.keys("C-S-l")
+        chip("OFF")
+        pane.type("/quit")
+        pane.keys("Enter")
+        assert pane.wait_exit(timeout=15) == 0
