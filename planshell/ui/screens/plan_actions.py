@@ -18,7 +18,7 @@ pressed with Enter.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from rich.text import Text
 from textual import on
@@ -32,6 +32,7 @@ from textual.widgets import Button, Static
 from planshell.plan.document import parse_plan
 from planshell.sanitize import strip_terminal_controls
 from planshell.ui.screens.confirm import ConfirmScreen
+from planshell.ui.screens.results import answer_if_pending
 from planshell.ui.widgets.plan_view import PlanView, plain_inline
 from planshell.ui.widgets.review_footer import Hint, ReviewFooter
 
@@ -40,7 +41,6 @@ __all__ = [
     "ACTION_HINTS",
     "DISCARD_QUESTION",
     "PlanActionScreen",
-    "answer_none_if_pending",
 ]
 
 _CSS_PATH = str(Path(__file__).resolve().parent.parent / "styles" / "plan_picker.tcss")
@@ -62,19 +62,6 @@ ACTION_HINTS: tuple[Hint, ...] = (
     Hint("space/b", "page", 40),
     Hint("↑↓", "scroll", 30),
 )
-
-
-def answer_none_if_pending(screen: Screen[Any]) -> None:
-    """Resolve a screen popped without ``dismiss`` to None (as ReviewScreen does with KEEP).
-
-    Without this, ``app.pop_screen()`` or a mode switch would leave the
-    pusher's callback uncalled and a ``push_screen_wait`` hanging.
-    """
-    if screen._result_callbacks:
-        pending = screen._result_callbacks[-1]
-        future = pending.future
-        if pending.callback is not None or (future is not None and not future.done()):
-            pending(None)
 
 
 class PlanActionScreen(Screen[str | None]):
@@ -162,7 +149,7 @@ class PlanActionScreen(Screen[str | None]):
             self.focus_next(Button)
 
     def _pop_result_callback(self) -> None:
-        answer_none_if_pending(self)
+        answer_if_pending(self, None)
         super()._pop_result_callback()
 
     @on(Button.Pressed)

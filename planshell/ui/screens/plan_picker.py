@@ -46,7 +46,8 @@ from textual.widgets.option_list import Option
 
 from planshell.plan.store import PlanInfo, PlanStore, PlanStoreError, slugify
 from planshell.sanitize import strip_terminal_controls
-from planshell.ui.screens.plan_actions import PlanActionScreen, answer_none_if_pending
+from planshell.ui.screens.plan_actions import PlanActionScreen
+from planshell.ui.screens.results import answer_if_pending
 from planshell.ui.styling import solid_component_style
 from planshell.ui.widgets.review_footer import Hint, ReviewFooter
 
@@ -406,7 +407,7 @@ class CreatePlanScreen(ModalScreen[str | None]):
         self.dismiss(None)
 
     def _pop_result_callback(self) -> None:
-        answer_none_if_pending(self)
+        answer_if_pending(self, None)
         super()._pop_result_callback()
 
 
@@ -553,5 +554,5 @@ class PlanPickerScreen(Screen[PickerChoice | None]):
 
     def _pop_result_callback(self) -> None:
         """Popped without ``dismiss`` (``app.pop_screen``…): answer None, never hang a waiter."""
-        answer_none_if_pending(self)
+        answer_if_pending(self, None)
         super()._pop_result_callback()

@@ -45,6 +45,7 @@ from textual.widgets import Static, TextArea
 from planshell.plan.decider import Decision, Review, ReviewRequest
 from planshell.plan.document import changed_sections, parse_plan
 from planshell.sanitize import strip_terminal_controls
+from planshell.ui.screens.results import answer_if_pending
 from planshell.ui.widgets.gauge import GaugeState, PlanGauge
 from planshell.ui.widgets.plan_view import PlanView, plain_inline
 from planshell.ui.widgets.review_footer import (
@@ -427,9 +428,5 @@ class ReviewScreen(Screen[Review]):
 
     def _pop_result_callback(self) -> None:
         """Popped without ``dismiss`` (app.pop_screen etc.): answer KEEP, never hang."""
-        if self._result_callbacks:
-            pending = self._result_callbacks[-1]
-            future = pending.future
-            if pending.callback is not None or (future is not None and not future.done()):
-                pending(Review(Decision.KEEP))
+        answer_if_pending(self, Review(Decision.KEEP))
         super()._pop_result_callback()
