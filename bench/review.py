@@ -35,37 +35,12 @@ PYTHON = ROOT / ".venv" / "bin" / "python"
 MARKER = "A generated plan used to measure the review screen."
 TARGET_RATIO = 1.5
 
+sys.path.insert(0, str(ROOT))
+from tests.plan_samples import generated_plan  # noqa: E402
+
 
 def make_plan(lines: int) -> str:
-    """A realistic plan of exactly ``lines`` lines: phases with prose, tasks, code and tables."""
-    out = ["# Plan: Generated benchmark plan", "", MARKER, ""]
-    number = 0
-    while len(out) < lines:
-        number += 1
-        out += [
-            f"## Phase {number}: change module {number}",
-            "",
-            f"Paragraph about phase {number} with **bold** text, `inline_code({number})`, "
-            "*emphasis* and a [link](https://example.com) so that it wraps across the screen.",
-            "",
-            "### Steps",
-            "",
-            f"- [ ] Edit `src/mod{number}.py`: add the function and its tests",
-            f"- [x] Read `src/mod{number}.py` and note the callers",
-            "  - nested detail for the step",
-            "",
-            "```python",
-            f"# phase {number}: not a heading",
-            f"def f{number}(x):",
-            "    return x * 2",
-            "```",
-            "",
-            "| file | change |",
-            "|------|--------|",
-            f"| mod{number}.py | new |",
-            "",
-        ]
-    return "\n".join(out[:lines]) + "\n"
+    return generated_plan(lines, title="Generated benchmark plan", intro=MARKER)
 
 
 # ------------------------------------------------------------- tmux first frame

@@ -21,42 +21,18 @@ from planshell.ui.widgets.review_footer import (
     fit_hints,
     hints_width,
 )
+from tests.plan_samples import generated_plan
 
 # ------------------------------------------------------------------ helpers
 
 
 def make_plan(lines: int) -> str:
-    """A realistic plan of about ``lines`` lines: phases with prose, tasks, code, tables."""
-    out = ["# Plan: Generated test plan", "", "A generated plan for the review screen tests.", ""]
-    number = 0
-    while len(out) < lines:
-        number += 1
-        out += [
-            f"## Phase {number}: change module {number}",
-            "",
-            f"Paragraph about phase {number} with **bold** text, `code({number})`, *emphasis* "
-            "and a [link](https://example.com) that wraps across the width of the screen.",
-            "",
-            "### Steps",
-            "",
-            f"- [ ] Edit `src/mod{number}.py`: add the function and its tests",
-            f"- [x] Read `src/mod{number}.py` and note the callers",
-            "  - nested detail",
-            "",
-            "```python",
-            f"# phase {number}: a comment, not a heading",
-            f"def f{number}(x):",
-            "    return x * 2",
-            "```",
-            "",
-            "| file | change |",
-            "|------|--------|",
-            f"| mod{number}.py | new |",
-            "",
-        ]
-    out = out[:lines]
-    out[-1] = "LAST LINE OF THE PLAN"
-    return "\n".join(out) + "\n"
+    return generated_plan(
+        lines,
+        title="Generated test plan",
+        intro="A generated plan for the review screen tests.",
+        last_line="LAST LINE OF THE PLAN",
+    )
 
 
 def request_for(text: str, **kwargs: object) -> ReviewRequest:
