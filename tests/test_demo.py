@@ -82,3 +82,13 @@ async def test_earlier_plans_are_not_quoted_as_code(project):
     await runtime.agent.submit("where is rate limiting?")
     answer = runtime.agent.messages[-1].content
     assert "src/app/server.py" in answer and ".planshell/" not in answer
+
+
+async def test_plan_context_skips_hidden_entries(project):
+    (project / ".git").mkdir()
+    decider = ScriptedDecider([Review(Decision.KEEP)])
+    runtime = build_runtime(Settings(), project, decider, provider=DemoProvider(chunk_delay=0))
+    runtime.plan.enter_plan()
+    await runtime.agent.submit("add caching")
+    plan = decider.requests[0].text
+    assert "`src/`" in plan and ".git" not in plan

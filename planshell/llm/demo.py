@@ -258,7 +258,7 @@ def _test_command(done: list[_Done]) -> str:
 
 def _plan_text(request: str, done: list[_Done], feedback: str | None) -> tuple[str, str]:
     title = request.strip().splitlines()[0][:60] if request.strip() else "Demo plan"
-    entries = _entries(done)
+    entries = [e for e in _entries(done) if not e.startswith(".")]
     files = [e for e in entries if not e.endswith("/")][:4] or ["README.md"]
     dirs = [e.rstrip("/") for e in entries if e.endswith("/")][:3]
     matches = [m.split(":", 1)[0] for m in _matches(done)]
