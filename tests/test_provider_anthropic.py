@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
-from contextlib import aclosing
 from typing import Any
 
 import pytest
@@ -14,18 +12,16 @@ from planshell.llm.anthropic import AnthropicProvider, to_anthropic_messages
 from planshell.llm.types import (
     Message,
     Provider,
-    ProviderError,
     StreamEnd,
-    StreamEvent,
     TextChunk,
     ThinkingBlock,
     ThinkingChunk,
     ToolCall,
-    ToolCallReady,
     ToolSpec,
     Usage,
     UsageReport,
 )
+from tests.provider_helpers import USER, calls_of, collect, failure, text_of
 from tests.sse_server import (
     Response,
     SSEServer,
@@ -35,7 +31,6 @@ from tests.sse_server import (
     sse_server_fixture,  # noqa: F401  (provides the sse_server fixture)
 )
 
-USER = [Message(role="user", content="hi")]
 MESSAGE_START = sse_event(
     {"type": "message_start", "message": {"usage": {"input_tokens": 5, "output_tokens": 1}}},
     "message_start",
@@ -46,35 +41,6 @@ def make(server: SSEServer, **kwargs: Any) -> AnthropicProvider:
     options: dict[str, Any] = {"api_key": "sk-ant-test", "backoff_base": 0.01}
     options.update(kwargs)
     return AnthropicProvider(model="claude-sonnet-4-5", base_url=server.url, **options)
-
-
-async def collect(
-    provider: AnthropicProvider, messages: list[Message] = USER, tools: Sequence[ToolSpec] = ()
-) -> list[StreamEvent]:
-    try:
-        async with aclosing(provider.stream("be brief", messages, list(tools))) as stream:
-            return [event async for event in stream]
-    finally:
-        await provider.aclose()
-
-
-async def failure(provider: AnthropicProvider) -> tuple[list[StreamEvent], ProviderError]:
-    seen: list[StreamEvent] = []
-    with pytest.raises(ProviderError) as info:
-        try:
-            async for event in provider.stream("", USER, []):
-                seen.append(event)
-        finally:
-            await provider.aclose()
-    return seen, info.value
-
-
-def text_of(events: list[StreamEvent]) -> str:
-    return "".join(e.text for e in events if isinstance(e, TextChunk))
-
-
-def calls_of(events: list[StreamEvent]) -> list[ToolCall]:
-    return [e.call for e in events if isinstance(e, ToolCallReady)]
 
 
 def text_delta(text: str, index: int = 0) -> bytes:

@@ -10,7 +10,6 @@ import asyncio
 import json
 import sys
 import time
-from collections.abc import Sequence
 from contextlib import aclosing
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
@@ -30,18 +29,16 @@ from planshell.llm.openai_compat import OpenAICompatProvider
 from planshell.llm.types import (
     Message,
     Provider,
-    ProviderError,
     StreamEnd,
-    StreamEvent,
     TextChunk,
     ThinkingBlock,
     ThinkingChunk,
     ToolCall,
-    ToolCallReady,
     ToolSpec,
     Usage,
     UsageReport,
 )
+from tests.provider_helpers import USER, calls_of, collect, failure, text_of
 from tests.sse_server import (
     Response,
     SSEServer,
@@ -51,43 +48,11 @@ from tests.sse_server import (
     sse_server_fixture,  # noqa: F401  (provides the sse_server fixture)
 )
 
-USER = [Message(role="user", content="hi")]
-
 
 def make(server: SSEServer, **kwargs: Any) -> OpenAICompatProvider:
     options: dict[str, Any] = {"api_key": "sk-test", "backoff_base": 0.01}
     options.update(kwargs)
     return OpenAICompatProvider(model="gpt-4o-mini", base_url=f"{server.url}/v1", **options)
-
-
-async def collect(
-    provider: OpenAICompatProvider, messages: list[Message] = USER, tools: Sequence[ToolSpec] = ()
-) -> list[StreamEvent]:
-    try:
-        async with aclosing(provider.stream("be brief", messages, list(tools))) as stream:
-            return [event async for event in stream]
-    finally:
-        await provider.aclose()
-
-
-async def failure(provider: OpenAICompatProvider) -> tuple[list[StreamEvent], ProviderError]:
-    """Events yielded before the stream failed, and the failure."""
-    seen: list[StreamEvent] = []
-    with pytest.raises(ProviderError) as info:
-        try:
-            async for event in provider.stream("", USER, []):
-                seen.append(event)
-        finally:
-            await provider.aclose()
-    return seen, info.value
-
-
-def text_of(events: list[StreamEvent]) -> str:
-    return "".join(e.text for e in events if isinstance(e, TextChunk))
-
-
-def calls_of(events: list[StreamEvent]) -> list[ToolCall]:
-    return [e.call for e in events if isinstance(e, ToolCallReady)]
 
 
 def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import io
 import json
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -23,6 +22,7 @@ from planshell.ui.screens.help import HelpScreen
 from planshell.ui.widgets.assistant import AssistantMessage
 from planshell.ui.widgets.messages import ErrorRow, NoteRow, UserMessage
 from planshell.ui.widgets.tool_row import ToolRow
+from tests.ui_helpers import until
 
 SIZE = (100, 30)
 
@@ -36,15 +36,6 @@ def make_app(project: Path, replies: list[Reply], **kwargs: object) -> Planshell
         project_label="~/proj",
         **kwargs,  # type: ignore[arg-type]
     )
-
-
-async def until(pilot: Pilot, predicate: Callable[[], bool], timeout: float = 5.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not predicate():
-        if loop.time() > deadline:
-            raise AssertionError("timed out waiting for the UI")
-        await pilot.pause(0.02)
 
 
 async def ready(pilot: Pilot) -> ChatScreen:

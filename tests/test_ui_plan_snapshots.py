@@ -8,16 +8,21 @@ toasts cleared and the prompt's cursor blink frozen. Update with
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 from textual.pilot import Pilot
 
 from planshell.config import Settings
-from planshell.llm.scripted import Reply, ScriptedProvider
+from planshell.llm.scripted import Reply
 from planshell.ui.app import PlanshellApp
-from planshell.ui.screens.chat import ChatScreen
 from tests.test_ui_plan import PLAN
+from tests.ui_helpers import (
+    clear_toasts,
+    ready_for_snapshot,
+    send_and_settle,
+    snapshot_app,
+    until,
+)
 
 TICK = ("set_plan_steps", {"updates": [{"step": 1, "status": "done", "expected": "Read the server"}]})
 
@@ -27,42 +32,17 @@ def execute_app(project: Path) -> PlanshellApp:
         Reply(text="Step 1: reading `src/app/server.py`.", calls=[TICK]),
         Reply(text="Step 1 is done. Next: **add the cache**."),
     ]
-    settings = Settings.model_validate({"plan": {"sandbox": "off"}})
-    return PlanshellApp(
-        settings,
-        project,
-        provider=ScriptedProvider(replies),
-        persist=False,
-        project_label="~/projects/widgets",
-        remember_theme=False,
-    )
-
-
-async def _until(pilot: Pilot, predicate, timeout: float = 10.0) -> None:  # type: ignore[no-untyped-def]
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not predicate():
-        assert loop.time() < deadline, "timed out preparing the snapshot"
-        await pilot.pause(0.02)
+    return snapshot_app(project, replies, Settings.model_validate({"plan": {"sandbox": "off"}}))
 
 
 async def run_execution(pilot: Pilot) -> None:
-    screen = pilot.app.screen
-    assert isinstance(screen, ChatScreen)
-    await _until(pilot, lambda: screen.ready)
+    screen = await ready_for_snapshot(pilot)
     runtime = pilot.app.runtime  # type: ignore[attr-defined]
     path = runtime.store.write("caching.md", PLAN)
     runtime.plan.execute_existing(path)
-    prompt = screen.prompt
-    prompt.cursor_blink = False
-    prompt.set_text("Go ahead with the plan.")
-    await pilot.press("enter")
-    await pilot.pause(0.05)
-    await _until(pilot, lambda: not screen._is_busy() and not screen.transcript.streaming)
-    await _until(pilot, lambda: screen.plan_ui.checklist_visible)
-    await pilot.pause(0.1)
-    pilot.app.clear_notifications()
-    await pilot.pause()
+    await send_and_settle(pilot, screen, "Go ahead with the plan.")
+    await until(pilot, lambda: screen.plan_ui.checklist_visible, timeout=10.0)
+    await clear_toasts(pilot)
 
 
 def test_execute_with_checklist_snapshot(snap_compare, project: Path) -> None:  # type: ignore[no-untyped-def]

@@ -9,18 +9,23 @@ at the SVGs before committing them.
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
 
 from planshell.config import Settings
-from planshell.llm.scripted import Reply, ScriptedProvider
+from planshell.llm.scripted import Reply
 from planshell.llm.types import ProviderError, Usage
 from planshell.ui.app import PlanshellApp
-from planshell.ui.screens.chat import ChatScreen
 from planshell.ui.widgets.messages import ErrorRow
+from tests.ui_helpers import (
+    clear_toasts,
+    ready_for_snapshot,
+    send_and_settle,
+    snapshot_app,
+    until,
+)
 
 ANSWER = """**Widget Service** is a tiny HTTP service.
 
@@ -34,40 +39,15 @@ def conversation_app(project: Path, theme: str) -> PlanshellApp:
         Reply(text=ANSWER, usage=Usage(input_tokens=1180, output_tokens=64)),
         Reply(error=ProviderError("The model provider answered 503 (overloaded).")),
     ]
-    settings = Settings.model_validate({"ui": {"theme": theme}})
-    return PlanshellApp(
-        settings,
-        project,
-        provider=ScriptedProvider(replies),
-        persist=False,
-        project_label="~/projects/widgets",
-        remember_theme=False,
-    )
-
-
-async def _until(pilot: Pilot, predicate, timeout: float = 10.0) -> None:  # type: ignore[no-untyped-def]
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not predicate():
-        assert loop.time() < deadline, "timed out preparing the snapshot"
-        await pilot.pause(0.02)
+    return snapshot_app(project, replies, Settings.model_validate({"ui": {"theme": theme}}))
 
 
 async def run_conversation(pilot: Pilot) -> None:
-    screen = pilot.app.screen
-    assert isinstance(screen, ChatScreen)
-    await _until(pilot, lambda: screen.ready)
-    prompt = screen.prompt
-    prompt.cursor_blink = False
+    screen = await ready_for_snapshot(pilot)
     for text in ("What is this project?", "And the deployment?"):
-        prompt.set_text(text)
-        await pilot.press("enter")
-        await pilot.pause(0.05)
-        await _until(pilot, lambda: not screen._is_busy() and not screen.transcript.streaming)
-    await _until(pilot, lambda: bool(screen.query(ErrorRow)))
-    await pilot.pause(0.1)
-    pilot.app.clear_notifications()
-    await pilot.pause()
+        await send_and_settle(pilot, screen, text)
+    await until(pilot, lambda: bool(screen.query(ErrorRow)), timeout=10.0)
+    await clear_toasts(pilot)
 
 
 @pytest.mark.parametrize("theme", ["planshell-dark", "planshell-light"])

@@ -1,0 +1,51 @@
+"""Driving a streaming provider in tests: collect its events, or its failure."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from contextlib import aclosing
+from typing import Any
+
+import pytest
+
+from planshell.llm.types import (
+    Message,
+    ProviderError,
+    StreamEvent,
+    TextChunk,
+    ToolCall,
+    ToolCallReady,
+    ToolSpec,
+)
+
+USER = [Message(role="user", content="hi")]
+
+
+async def collect(
+    provider: Any, messages: list[Message] = USER, tools: Sequence[ToolSpec] = ()
+) -> list[StreamEvent]:
+    try:
+        async with aclosing(provider.stream("be brief", messages, list(tools))) as stream:
+            return [event async for event in stream]
+    finally:
+        await provider.aclose()
+
+
+async def failure(provider: Any) -> tuple[list[StreamEvent], ProviderError]:
+    """Events yielded before the stream failed, and the failure."""
+    seen: list[StreamEvent] = []
+    with pytest.raises(ProviderError) as info:
+        try:
+            async for event in provider.stream("", USER, []):
+                seen.append(event)
+        finally:
+            await provider.aclose()
+    return seen, info.value
+
+
+def text_of(events: list[StreamEvent]) -> str:
+    return "".join(e.text for e in events if isinstance(e, TextChunk))
+
+
+def calls_of(events: list[StreamEvent]) -> list[ToolCall]:
+    return [e.call for e in events if isinstance(e, ToolCallReady)]

@@ -1,0 +1,60 @@
+"""Shared Pilot helpers for the chat-app tests and snapshots."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+
+from textual.pilot import Pilot
+
+from planshell.config import Settings
+from planshell.llm.scripted import Reply, ScriptedProvider
+from planshell.ui.app import PlanshellApp
+from planshell.ui.screens.chat import ChatScreen
+
+
+async def until(pilot: Pilot, predicate: Callable[[], bool], timeout: float = 5.0) -> None:
+    """Let the app run until ``predicate`` holds (polled every 20 ms)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not predicate():
+        if loop.time() > deadline:
+            raise AssertionError("timed out waiting for the UI")
+        await pilot.pause(0.02)
+
+
+def snapshot_app(project: Path, replies: list[Reply], settings: Settings) -> PlanshellApp:
+    """A chat app with nothing that varies between runs (label, sessions, theme file)."""
+    return PlanshellApp(
+        settings,
+        project,
+        provider=ScriptedProvider(replies),
+        persist=False,
+        project_label="~/projects/widgets",
+        remember_theme=False,
+    )
+
+
+async def ready_for_snapshot(pilot: Pilot) -> ChatScreen:
+    screen = pilot.app.screen
+    assert isinstance(screen, ChatScreen)
+    await until(pilot, lambda: screen.ready, timeout=10.0)
+    screen.prompt.cursor_blink = False
+    return screen
+
+
+async def send_and_settle(pilot: Pilot, screen: ChatScreen, text: str) -> None:
+    """Send ``text`` and wait until the turn is over (no spinner, nothing streaming)."""
+    screen.prompt.set_text(text)
+    await pilot.press("enter")
+    await pilot.pause(0.05)
+    await until(
+        pilot, lambda: not screen._is_busy() and not screen.transcript.streaming, timeout=10.0
+    )
+
+
+async def clear_toasts(pilot: Pilot) -> None:
+    await pilot.pause(0.1)
+    pilot.app.clear_notifications()
+    await pilot.pause()
