@@ -35,5 +35,5 @@ def test_help_and_version_do_not_import_textual(arg: str) -> None:
 def test_ui_app_exposes_the_cli_entry_points() -> None:
     from planshell.ui import app
 
-    assert callable(app.run_app)
+    assert callable(app.run_tui)
     assert callable(app.run_review)

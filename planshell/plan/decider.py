@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import Protocol
@@ -32,7 +32,6 @@ class ReviewRequest:
     previous_text: str | None = None
     notice: str = ""  # e.g. "the plan changed while you were reviewing"
     receipt: object | None = None  # the write-barrier receipt, when available
-    extras: dict[str, object] = field(default_factory=dict)
 
 
 class Decider(Protocol):

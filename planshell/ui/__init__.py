@@ -1,1 +1,1 @@
-"""The Textual front end. ``planshell.ui.app.run_app`` is the entry point."""
+"""The Textual front end. ``planshell.ui.app.run_tui`` is the entry point."""

@@ -379,19 +379,6 @@ Loader = Callable[[], "tuple[Settings, Path, LoadedSession | None]"]
 """Loads (settings, project root, resumed session); raises with a one-sentence message."""
 
 
-def run_app(
-    settings: Settings,
-    root: Path,
-    *,
-    prompt: str | None = None,
-    plan: bool = False,
-    resume: LoadedSession | None = None,
-) -> int:
-    """Run the TUI until the user quits; returns the exit code."""
-    app = PlanshellApp(settings, root, prompt=prompt, plan=plan, resume=resume)
-    return _run(app)
-
-
 def run_tui(
     load: Loader,
     start: Path,
@@ -400,7 +387,7 @@ def run_tui(
     plan: bool = False,
     theme: str | None = None,
 ) -> int:
-    """Like :func:`run_app`, but settings are loaded after the first frame.
+    """Run the TUI; settings are loaded after the first frame.
 
     Loading settings imports pydantic and validates every layer (~90 ms):
     doing it in a thread once the screen is up keeps start-up close to a bare

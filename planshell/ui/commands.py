@@ -84,13 +84,6 @@ class CommandRegistry:
 
         return decorate
 
-    def unregister(self, name: str) -> None:
-        command = self._commands.get(name)
-        if command is None:
-            return
-        for alias in (command.name, *command.aliases):
-            self._commands.pop(alias, None)
-
     def get(self, name: str) -> SlashCommand | None:
         return self._commands.get(name.lower())
 

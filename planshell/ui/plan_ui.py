@@ -43,6 +43,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from planshell.ui.commands import REGISTRY
+from planshell.ui.screens.chat import TOGGLE_PLAN_BINDING_ID
 
 if TYPE_CHECKING:
     from planshell.plan.controller import ModeState, PlanController
@@ -52,8 +53,6 @@ if TYPE_CHECKING:
     from planshell.ui.screens.plan_picker import PickerChoice
     from planshell.ui.widgets.checklist import ChecklistPanel
 
-TOGGLE_BINDING_ID = "toggle-plan-mode"
-TODOS_BINDING_ID = "toggle-todos"
 DEFAULT_TOGGLE_KEYS = "ctrl+shift+l,ctrl+shift+L,ctrl+L,f2"
 # In legacy terminals Ctrl+Shift+L *is* ctrl+l (and many users press ctrl+l to
 # clear a screen): it never toggles plan mode, even when configured.
@@ -245,7 +244,7 @@ class PlanModeUI:
         # Keep the binding's own key_display ("^⇧L/F2") when the keys are the defaults:
         # a keymap entry replaces it with Textual's rendering of the first key.
         if keys != DEFAULT_TOGGLE_KEYS:
-            self.app.update_keymap({TOGGLE_BINDING_ID: keys})
+            self.app.update_keymap({TOGGLE_PLAN_BINDING_ID: keys})
 
     # -- showing the mode
 

@@ -44,6 +44,9 @@ class EngineEvent(Message):
         self.event = event
 
 
+TOGGLE_PLAN_BINDING_ID = "toggle-plan-mode"  # remapped by plan.shortcuts.toggle_mode
+
+
 class ChatScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding(
@@ -60,7 +63,7 @@ class ChatScreen(Screen[None]):
         # priority, so a remapped key wins over the prompt's own (it binds f6, f7, …).
         Binding(
             "ctrl+shift+l,ctrl+shift+L,ctrl+L,f2", "toggle_plan_mode", "Plan mode",
-            key_display="^⇧L/F2", id="toggle-plan-mode", priority=True,
+            key_display="^⇧L/F2", id=TOGGLE_PLAN_BINDING_ID, priority=True,
             tooltip="Toggle plan mode: ctrl+shift+l or F2 (also /plan, /plan on|off)",
         ),
         Binding(
