@@ -43,6 +43,8 @@ async def run_print(
         elif isinstance(event, ev.ErrorEvent):
             failed.append(event.message)
             err.write(f"error: {strip_terminal_controls(event.message)}\n")
+        elif isinstance(event, ev.Notice) and event.level in ("warning", "error"):
+            err.write(f"{event.level}: {strip_terminal_controls(event.message)}\n")
         elif verbose and isinstance(event, ev.ToolStarted):
             err.write(f"→ {strip_terminal_controls(event.headline)}\n")
         elif verbose and isinstance(event, ev.ToolFinished) and event.is_error:

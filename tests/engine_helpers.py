@@ -91,15 +91,21 @@ async def wait_for(predicate, timeout: float = 5.0) -> None:
 class ScriptedDecider:
     """Answers reviews from a list; each entry is a Review or a function of the request."""
 
-    def __init__(self, reviews=(), confirm: bool = True) -> None:
+    def __init__(self, reviews=(), confirm: bool = True, leave: bool = False) -> None:
         self.reviews = list(reviews)
         self.confirm = confirm
+        self.leave = leave
         self.requests: list = []
         self.confirm_reasons: list[str] = []
+        self.leave_reasons: list[str] = []
 
     async def confirm_enter_plan(self, reason: str) -> bool:
         self.confirm_reasons.append(reason)
         return self.confirm
+
+    async def confirm_leave_plan(self, reason: str) -> bool:
+        self.leave_reasons.append(reason)
+        return self.leave
 
     async def review_plan(self, request):
         from planshell.plan.decider import Decision, Review

@@ -372,6 +372,25 @@ async def test_confirm_enter_plan_uses_the_modal(project: Path) -> None:
         assert await asyncio.wait_for(task, 2) is False
 
 
+async def test_model_asking_to_leave_plan_mode_gets_a_dialog_that_defaults_to_keep(project: Path) -> None:
+    app = make_app(project, [])
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        # Enter (the focused, safe button) and Esc both keep planning.
+        for key in ("enter", "escape", "n"):
+            task = asyncio.ensure_future(app.decider.confirm_leave_plan("\x1b]52;c;aGk=\x07done"))
+            await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+            assert "leave plan mode" in str(app.screen.query_one("#question").render())
+            detail = str(app.screen.query_one("#detail").render())
+            assert "Reason: done" in detail and "\x1b" not in detail
+            await pilot.press(key)
+            assert await asyncio.wait_for(task, 5) is False
+        task = asyncio.ensure_future(app.decider.confirm_leave_plan(""))
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("y")
+        assert await asyncio.wait_for(task, 5) is True
+
+
 async def test_help_lists_keys_and_commands(project: Path) -> None:
     app = make_app(project, [])
     async with app.run_test(size=SIZE) as pilot:

@@ -146,6 +146,25 @@ class PlanController:
         self.pending_name = None
         self._changed(previous)
 
+    async def request_leave(self, reason: str) -> str:
+        """The model's ``cancel_plan_mode``: PLAN -> OFF only if a person agrees.
+
+        Every other way out of PLAN is a person's action (``/plan off``, the toggle
+        key, the picker, a review decision); this is the one door the model can
+        knock on, and the decider (a dialog in the TUI, always "no" headless) answers.
+        """
+        if self.mode is not Mode.PLAN:
+            raise ToolError("Plan mode is not active.")
+        allowed = await self.decider.confirm_leave_plan(reason)
+        # The mode may have changed while the question was open (the person acted).
+        if self.mode is not Mode.PLAN:
+            return f"Plan mode was already left by the user (now {self.mode.value})."
+        if not allowed:
+            self.agent.emit(ev.Notice("The agent asked to leave plan mode; plan mode stays on.", "warning"))
+            return prompts.LEAVE_REFUSED_RESULT
+        self.leave()
+        return prompts.LEAVE_ALLOWED_RESULT
+
     def approve(self, path: Path, text: str) -> None:
         """PLAN -> EXECUTE: tools restored, steps seeded into the todo list."""
         previous = self.mode

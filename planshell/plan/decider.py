@@ -37,6 +37,10 @@ class ReviewRequest:
 class Decider(Protocol):
     async def confirm_enter_plan(self, reason: str) -> bool: ...
 
+    async def confirm_leave_plan(self, reason: str) -> bool:
+        """The model asks to leave PLAN without a review; only a person may say yes."""
+        ...
+
     async def review_plan(self, request: ReviewRequest) -> Review: ...
 
 
@@ -52,6 +56,10 @@ class HeadlessDecider:
 
     async def confirm_enter_plan(self, reason: str) -> bool:
         return True
+
+    async def confirm_leave_plan(self, reason: str) -> bool:
+        # Nobody is there to agree: plan mode stays on for the whole run.
+        return False
 
     async def review_plan(self, request: ReviewRequest) -> Review:
         self.awaiting = request.path

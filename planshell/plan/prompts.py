@@ -72,3 +72,15 @@ DISCARD_RESULT = (
     "The user discarded the plan and left plan mode. Do not execute it; wait for the user's "
     "next message."
 )
+
+
+LEAVE_ALLOWED_RESULT = (
+    "The user agreed to leave plan mode without a review. All tools are available again; "
+    "the plan file, if any, is kept."
+)
+
+LEAVE_REFUSED_RESULT = (
+    "Plan mode stays on: only the user can leave it without a plan review. Keep exploring "
+    "read-only, write the plan with write_plan and call exit_plan_mode, or ask the user a "
+    "question in text."
+)

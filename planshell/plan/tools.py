@@ -96,20 +96,25 @@ class NoArgs(ToolArgs):
     pass
 
 
+class CancelPlanArgs(ToolArgs):
+    reason: str = Field("", description="Why planning should stop (shown to the user).")
+
+
 class CancelPlanModeTool(_PlanTool):
     name = "cancel_plan_mode"
-    description = "Leave plan mode without a review (the plan file, if any, is kept)."
-    Args = NoArgs
+    description = (
+        "Ask the user to leave plan mode without a plan review (for example when no change "
+        "is needed). Only the user can agree; the plan file, if any, is kept."
+    )
+    Args = CancelPlanArgs
     effects: ClassVar[frozenset[Effect]] = frozenset({Effect.READ})
 
     def headline(self, args: ToolArgs) -> str:
         return self.name
 
     async def run(self, args: ToolArgs, ctx: ToolContext) -> ToolResult:
-        if self.controller.mode is not Mode.PLAN:
-            raise ToolError("Plan mode is not active.")
-        self.controller.leave()
-        return ToolResult("Plan mode cancelled; all tools are available again.")
+        assert isinstance(args, CancelPlanArgs)
+        return ToolResult(await self.controller.request_leave(args.reason))
 
 
 class StepUpdate(BaseModel):

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from textual.screen import Screen
 
 ENTER_PLAN_QUESTION = "The agent asks to plan first: read-only until you approve a plan"
+LEAVE_PLAN_QUESTION = "The agent wants to leave plan mode without a plan review"
 MAX_PATHS_SHOWN = 6
 
 
@@ -39,6 +40,14 @@ def changed_question(receipt: object | None) -> str:
     return f"Files changed while planning: {shown}. Approve anyway?"
 
 
+def _reason(reason: str) -> str:
+    """The model's stated reason, as one sanitised line (it is untrusted text)."""
+    from planshell.sanitize import strip_terminal_controls
+
+    text = " ".join(strip_terminal_controls(reason).split())
+    return f"Reason: {text[:300]}" if text else ""
+
+
 class TuiDecider:
     def __init__(self, app: App[Any]) -> None:
         self.app = app
@@ -48,12 +57,27 @@ class TuiDecider:
 
         screen = ConfirmScreen(
             ENTER_PLAN_QUESTION,
-            detail=f"Reason: {reason}" if reason else "",
+            detail=_reason(reason),
             yes="Plan first",
             no="Not now",
             default=True,
         )
         return bool(await self.ask(screen))
+
+    async def confirm_leave_plan(self, reason: str) -> bool:
+        """Only an explicit *yes* leaves; Enter, Esc and dismissal keep planning."""
+        from planshell.ui.screens.confirm import ConfirmScreen
+
+        detail = _reason(reason)
+        screen = ConfirmScreen(
+            LEAVE_PLAN_QUESTION,
+            detail=(detail + "\n" if detail else "")
+            + "Leaving gives the agent every tool back without a reviewed plan.",
+            yes="Allow",
+            no="Keep planning",
+            default=False,
+        )
+        return await self.ask(screen) is True
 
     async def review_plan(self, request: ReviewRequest) -> Review:
         return await self.show_review(request)
