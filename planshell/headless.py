@@ -8,7 +8,7 @@ from typing import TextIO
 from planshell.agent import events as ev
 from planshell.plan.decider import HeadlessDecider
 from planshell.runtime import Runtime
-from planshell.sanitize import strip_terminal_controls
+from planshell.sanitize import plain_line, strip_terminal_controls
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -68,7 +68,7 @@ async def run_print(
     if failed:
         return EXIT_ERROR
     if decider.awaiting is not None:
-        shown = runtime.agent.ctx.display(decider.awaiting)
+        shown = plain_line(runtime.agent.ctx.display(decider.awaiting), 500)
         out.write(f"Plan awaiting approval: {shown}\n")
         return EXIT_AWAITING_APPROVAL
     return EXIT_OK

@@ -144,3 +144,31 @@ def test_one_megabyte_plain_text_is_fast() -> None:
 def test_one_megabyte_with_escapes_is_fast() -> None:
     text = ("log \x1b[32mOK\x1b[0m line with text\n" * 40_000)[:1_000_000]
     assert _best_of(clean, text) < 0.05 * 4  # generous: ~80k removals, slow CI boxes
+
+
+INVISIBLE = [
+    "\u200b", "\u200e", "\u200f", "\u061c", "\u2028", "\u2029", "\u2060", "\u2064", "\ufeff",
+    "\u180e", "\u3164", "\U000e0041", "\U000e007f", "\U000e0100", "\u202e", "\u2067",
+]
+
+
+@pytest.mark.parametrize("char", INVISIBLE)
+def test_invisible_and_bidi_characters_are_removed_and_counted(char: str) -> None:
+    from planshell.sanitize import count_hidden
+
+    text = f"run{char} make{char}{char} test"
+    assert clean(text) == "run make test"
+    assert count_hidden(text) == 3
+
+
+def test_tag_character_smuggling_is_removed() -> None:
+    """ASCII smuggled as Unicode tag characters is invisible on screen: drop it."""
+    hidden = "".join(chr(0xE0000 + ord(c)) for c in "rm -rf ~")
+    assert clean(f"Looks fine{hidden}.") == "Looks fine."
+
+
+def test_plain_line_is_one_printable_line() -> None:
+    from planshell.sanitize import plain_line
+
+    assert plain_line("a\nb\t c\x1b]52;c;aGk=\x07d\u202e") == "a b cd"
+    assert plain_line("x" * 300, 10) == "x" * 9 + "…"

@@ -22,6 +22,7 @@ from planshell.plan.document import changed_sections, parse_plan, validate_plan,
 from planshell.plan.policy import PlanPolicy
 from planshell.plan.receipt import Receipt, Snapshot, compare, take_snapshot
 from planshell.plan.store import PlanStore, PlanStoreError
+from planshell.sanitize import count_hidden
 from planshell.tools.base import ExecPolicy, Tool, ToolArgs, ToolError
 from planshell.tools.todo import TodoItem, TodoList, TodoStatus
 
@@ -236,6 +237,8 @@ class PlanController:
         try:
             if plan_path:
                 path = self.store.resolve(plan_path)
+                if path != self.plan_path and not self.store.exists(path):
+                    self.store.check_new_name(path)
             elif self.plan_path is not None:
                 path = self.plan_path
             else:
@@ -437,7 +440,9 @@ class PlanController:
         changed = (
             frozenset(changed_sections(parse_plan(previous), doc)) if previous else frozenset()
         )
-        return ReviewRequest(path, text, doc.title, changed, previous, notice, receipt)
+        return ReviewRequest(
+            path, text, doc.title, changed, previous, notice, receipt, count_hidden(text)
+        )
 
     async def _current_receipt(self) -> object | None:
         """The receipt provider's answer, computed off the event loop (it hashes files)."""

@@ -32,6 +32,7 @@ class ReviewRequest:
     previous_text: str | None = None
     notice: str = ""  # e.g. "the plan changed while you were reviewing"
     receipt: object | None = None  # the write-barrier receipt, when available
+    hidden: int = 0  # invisible/bidi characters in the text (removed from the display)
 
 
 class Decider(Protocol):

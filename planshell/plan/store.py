@@ -43,6 +43,7 @@ _SLUG_MAX = 48
 _STAMP_FORMAT = "%Y-%m-%d-%H%M"
 _STAMPED = re.compile(r"\d{4}-\d{2}-\d{2}-\d{4}-(.+)")
 _NOT_SLUG = re.compile(r"[^a-z0-9]+")
+_NEW_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,95}\.md")
 
 
 class PlanStoreError(Exception):
@@ -163,6 +164,19 @@ class PlanStore:
         self._check_not_link_or_dir(candidate)
         return candidate
 
+    def check_new_name(self, path: Path) -> None:
+        """A file about to be created from a model-supplied path must be a plain slug.
+
+        Existing plans may have any printable name (a person may have made
+        them); new ones named by the model are ``[A-Za-z0-9._-]`` only, so a
+        path like ``{{ plan_name }}.md`` or one full of lookalikes never lands.
+        """
+        if not _NEW_NAME.fullmatch(path.name):
+            raise PlanStoreError(
+                f"{path.name!r} is not a plan file name: new plans are named with letters, digits, "
+                "'.', '_' and '-' only (omit plan_path to name the plan after its title)"
+            )
+
     def _candidate(self, given: Path) -> Path:
         """Anchor ``given`` and check it lands directly in the plans directory."""
         if given.is_absolute():
@@ -191,6 +205,12 @@ class PlanStore:
         )
 
     def _check_name(self, name: str, given: str) -> None:
+        if not name.isprintable() or name != name.strip():
+            # Control, escape, bidi, zero-width and line-break characters: a plan's
+            # name is shown on the terminal and must be one plain line.
+            raise PlanStoreError(
+                "plan names must be one line of printable characters; use letters, digits and '-'"
+            )
         if name.startswith("."):
             raise PlanStoreError(f"{given}: hidden (dot) files are not plans; use a visible name")
         if not name.endswith(".md"):

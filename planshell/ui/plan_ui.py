@@ -665,9 +665,11 @@ class PlanModeUI:
             if controller.mode.value == "plan":
                 receipt = await asyncio.to_thread(controller.receipt)
             from planshell.plan.decider import ReviewRequest
+            from planshell.sanitize import count_hidden
 
             request = ReviewRequest(
-                path, text, parse_plan(text).title, notice=notice, receipt=receipt
+                path, text, parse_plan(text).title, notice=notice, receipt=receipt,
+                hidden=count_hidden(text),
             )
             review: Review = await self.app.decider.show_review(request)
             if review.decision is Decision.APPROVE:

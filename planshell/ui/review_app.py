@@ -16,6 +16,7 @@ from textual.app import App
 from planshell.fsutil import ReadRefused, is_binary, read_capped
 from planshell.plan.decider import Review, ReviewRequest
 from planshell.plan.document import parse_plan
+from planshell.sanitize import count_hidden
 
 __all__ = ["MAX_VIEW_BYTES", "ReviewApp", "ReviewFileError", "read_plan_file", "run_review"]
 
@@ -90,7 +91,9 @@ def run_review(path: Path, theme: str | None = None) -> int:
     except ReviewFileError as exc:
         print(f"planshell: {exc}", file=sys.stderr)
         return 1
-    request = ReviewRequest(path=path, text=text, title=parse_plan(text).title)
+    request = ReviewRequest(
+        path=path, text=text, title=parse_plan(text).title, hidden=count_hidden(text)
+    )
     app = ReviewApp(request, theme)
     for warning in app.theme_warnings:
         print(f"planshell: {warning}", file=sys.stderr)

@@ -226,7 +226,7 @@ class ReviewScreen(Screen[Review]):
         self.query_one("#refine").display = False
         self.query_one("#gauge").display = False
         self._show_changes(len(self.request.changed_sections), "since your last review")
-        self._show_notice(self.request.notice)
+        self._show_notice(_with_hidden(self.request.notice, self.request.hidden))
         self._show_receipt(self.request.receipt)
 
     def _title_text(self) -> Text:
@@ -430,3 +430,15 @@ class ReviewScreen(Screen[Review]):
         """Popped without ``dismiss`` (app.pop_screen etc.): answer KEEP, never hang."""
         answer_if_pending(self, Review(Decision.KEEP))
         super()._pop_result_callback()
+
+
+def _with_hidden(notice: str, hidden: int) -> str:
+    """Add a warning when the plan holds characters the screen cannot show."""
+    if not hidden:
+        return notice
+    noun = "character" if hidden == 1 else "characters"
+    warning = (
+        f"This plan contains {hidden} invisible or bidi {noun} (not shown here): "
+        "the model may read text you cannot see."
+    )
+    return f"{notice} · {warning}" if notice else warning
