@@ -52,7 +52,7 @@ def tool_results(runtime) -> list[str]:
 
 
 async def test_cancel_plan_mode_asks_and_a_refusal_keeps_plan_mode(project):
-    runtime, provider, decider, recorder = make(
+    runtime, provider, decider, _recorder = make(
         project,
         [Reply(calls=[("cancel_plan_mode", {"reason": "no change needed"}), *WRITES]), Reply(text="ok")],
     )
@@ -86,7 +86,7 @@ async def test_headless_never_lets_the_model_leave(project):
         plan=True,
     )
     out, err = io.StringIO(), io.StringIO()
-    code = await run_print(runtime, decider, "go", out=out, err=err)
+    await run_print(runtime, decider, "go", out=out, err=err)
     assert runtime.plan.mode is Mode.PLAN
     assert LEAVE_REFUSED_RESULT in tool_results(runtime)
     assert_untouched(project)
