@@ -442,7 +442,8 @@ async def test_busy_plan_guards_the_next_tool_call_and_steers(project: Path) -> 
         assert PLAN_MARKER in provider(app).requests[1].system
 
 
-async def test_failed_submission_restores_the_mode(project: Path) -> None:
+async def test_failed_submission_keeps_the_mode_the_person_chose(project: Path) -> None:
+    """An error while sending is not a way out of plan mode (nor out of EXECUTE)."""
     from planshell.ui.screens.plan_picker import PickerChoice, PlanPickerScreen
 
     path = save_plan(project)
@@ -458,15 +459,17 @@ async def test_failed_submission_restores_the_mode(project: Path) -> None:
         runtime(app).agent.submit = broken  # type: ignore[method-assign]
         await send(pilot, "/plan add caching to the server")
         await until(pilot, lambda: bool(screen.query(ErrorRow)))
-        assert modes == ["plan"]  # the request was sent in plan mode...
-        assert mode(app) == "off"  # ...and the failure put the mode back
-        assert "provider exploded" in screen.query_one(ErrorRow).message
-        # The same for executing a picked plan.
+        assert modes == ["plan"]
+        assert mode(app) == "plan"  # the failure did not end plan mode
+        assert not runtime(app).registry.is_active("write")
+        message = screen.query_one(ErrorRow).message
+        assert "provider exploded" in message and "stays PLAN" in message
+        # Executing a picked plan: the person approved it, so EXECUTE stays too.
         await send(pilot, "/plan list")
         (await screen_of(pilot, PlanPickerScreen)).dismiss(PickerChoice("execute", path=path))
         await until(pilot, lambda: len(screen.query(ErrorRow)) == 2)
         assert modes == ["plan", "execute"]
-        assert mode(app) == "off"
+        assert mode(app) == "execute"
         assert runtime(app).registry.is_active("write")
 
 
@@ -549,6 +552,27 @@ async def test_plan_review_refuses_a_plan_changed_during_review(project: Path) -
         assert "Test it twice" in second.request.text
         assert "changed while you were reviewing" in second.request.notice
         assert mode(app) == "off"
+
+
+async def test_palette_cannot_turn_plan_mode_off_under_an_open_review(project: Path) -> None:
+    """Found by a newcomer: palette "Plan mode" under the review, then `a`, ran the plan in OFF."""
+    app = make_app(project, [Reply(calls=[WRITE]), Reply(calls=[EXIT]), Reply(text="Executing.")])
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await send(pilot, "/plan add caching to the server")
+        review = await screen_of(pilot, ReviewScreen)
+        assert runtime(app).plan.review_pending
+        chat = app.screen_stack[0]
+        titles = {c.title: c for c in app.get_system_commands(chat)}
+        titles["Plan mode"].callback()
+        await until(pilot, lambda: any("review is open" in t for t in toasts(app)))
+        assert mode(app) == "plan"
+        await pilot.press("f2")  # the toggle key from the review: also refused
+        await pilot.pause(0.05)
+        assert mode(app) == "plan" and app.screen is review
+        await pilot.press("a")
+        await until(pilot, lambda: mode(app) == "execute")
+        assert runtime(app).registry.is_active("write")
 
 
 # ------------------------------------------------------------------ the engine's review (exit_plan_mode)

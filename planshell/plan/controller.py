@@ -31,12 +31,34 @@ if TYPE_CHECKING:
     from planshell.config import PlanSettings
 
 MAX_REVIEW_ROUNDS = 5
+KEPT_CHANGING = "The plan or the project kept changing during review."
 
 
 class Mode(StrEnum):
     OFF = "off"
     PLAN = "plan"
     EXECUTE = "execute"
+
+
+class ModeChangeRefused(Exception):
+    """A mode change asked for while the engine cannot take it (a review is open)."""
+
+
+class PlanChanged(Exception):
+    """The plan file no longer holds the text the person approved."""
+
+
+@dataclass(frozen=True)
+class ReviewOutcome:
+    """What a person decided in a review opened by ``review_existing``.
+
+    ``message`` is the request the front end sends next (execute or refine), or None.
+    """
+
+    decision: Decision
+    path: Path
+    message: str | None = None
+    notice: str = ""
 
 
 @dataclass(frozen=True)
@@ -73,9 +95,10 @@ class PlanController:
         self.saved_tools: tuple[str, ...] | None = None
         self._normal_exec = agent.ctx.exec_policy
         self._reviewed: dict[Path, str] = {}
+        self._reviews_open = 0  # a review question is on screen: the mode is frozen
         self._snapshot: Snapshot | None = None
         # Called at review and approval time; its result rides in ReviewRequest.receipt.
-        self.receipt_provider: Callable[[], object | None] | None = self.receipt
+        self.receipt_provider: Callable[[], Receipt | None] | None = self.receipt
         agent.gates.append(self.gate)
         agent.prompt_parts.append(self.prompt_part)
 
@@ -111,8 +134,20 @@ class PlanController:
 
     # --- transitions ----------------------------------------------------------
 
+    @property
+    def review_pending(self) -> bool:
+        """A plan review is waiting for a person: no mode change until it is decided."""
+        return self._reviews_open > 0
+
+    def _check_free(self) -> None:
+        if self._reviews_open:
+            raise ModeChangeRefused(
+                "A plan review is open: decide there first (Esc keeps planning)."
+            )
+
     def enter_plan(self, *, name: str | None = None, plan_path: Path | None = None) -> None:
         """OFF/EXECUTE -> PLAN. Takes effect before the next tool call."""
+        self._check_free()
         if self.mode is Mode.PLAN:
             if plan_path is not None:
                 self.plan_path = plan_path
@@ -132,6 +167,7 @@ class PlanController:
         """PLAN/EXECUTE -> OFF, restoring exactly the tools saved on entry."""
         if self.mode is Mode.OFF:
             return
+        self._check_free()
         previous = self.mode
         self._restore_tools()
         if discard and self.plan_path is not None:
@@ -166,6 +202,42 @@ class PlanController:
         self.leave()
         return prompts.LEAVE_ALLOWED_RESULT
 
+    def start_plan(self, *, name: str | None = None, plan_path: Path | None = None) -> None:
+        """A person's "plan this": PLAN for ``name``/``plan_path``, switching plans if needed.
+
+        Asking for a new named plan while another is being planned starts over
+        (a fresh snapshot and plan); otherwise it is ``enter_plan``.
+        """
+        self._check_free()
+        if self.mode is Mode.PLAN and name is not None and (
+            self.plan_path is not None or self.pending_name != name
+        ):
+            self.leave()
+        self.enter_plan(name=name, plan_path=plan_path)
+
+    def toggle(self) -> Mode:
+        """The toggle key: OFF -> PLAN, PLAN/EXECUTE -> OFF. Returns the new mode."""
+        if self.mode is Mode.OFF:
+            self.enter_plan()
+        else:
+            self.leave()
+        return self.mode
+
+    def is_active(self, path: Path | None) -> bool:
+        """Whether ``path`` is the plan being planned or executed (None: any plan in PLAN)."""
+        if self.mode is Mode.OFF:
+            return False
+        if self.plan_path is None:
+            return self.mode is Mode.PLAN
+        return path is None or _same_file(self.plan_path, path)
+
+    def discard(self, path: Path) -> None:
+        """Delete a plan file; leaving plan mode first when it is the active plan."""
+        self._check_free()
+        if self.is_active(path):
+            self.leave()
+        self.store.delete(path)
+
     def approve(self, path: Path, text: str) -> None:
         """PLAN -> EXECUTE: tools restored, steps seeded into the todo list."""
         previous = self.mode
@@ -176,16 +248,27 @@ class PlanController:
         self._seed_todos(text)
         self._changed(previous)
 
-    def execute_existing(self, path: Path) -> str:
-        """Start executing a saved plan picked by the user (no review round)."""
+    def execute_existing(self, path: Path, reviewed: str | None = None) -> str:
+        """Start executing a saved plan a person picked (from the picker or a review).
+
+        With ``reviewed``, the file must still hold exactly the text the person
+        read, or :class:`PlanChanged` is raised and nothing changes.
+        """
+        self._check_free()
         text = self.store.read(path)
         problem = validate_plan(text)
         if problem:
             raise PlanStoreError(problem)
+        if reviewed is not None and text != reviewed:
+            raise PlanChanged(f"{path.name} changed since you read it; nothing was executed.")
         if self.mode is Mode.OFF:
             self.saved_tools = self.registry.active
         self.approve(path, text)
         return text
+
+    def execute_request(self, path: Path) -> str:
+        """The message that starts executing ``path`` (sent by the front end)."""
+        return prompts.EXECUTE_REQUEST.format(path=self._display(path))
 
     def complete(self) -> str:
         if self.mode is not Mode.EXECUTE:
@@ -259,11 +342,65 @@ class PlanController:
             path = self.store.resolve(plan_path)
         except PlanStoreError as exc:
             raise ToolError(str(exc)) from None
+        decided = await self._review_rounds(path)
+        if decided is None:
+            return prompts.keep_result(KEPT_CHANGING)
+        review, text = decided
+        if self.mode is not Mode.PLAN:
+            return prompts.keep_result("Plan mode was left while the plan was being reviewed.")
+        return self._apply(review, path, text)
+
+    async def review_existing(self, path: Path) -> ReviewOutcome:
+        """``/plan review``: a person reviews a saved plan from any mode.
+
+        The same review rounds as ``exit_plan_mode`` (file and receipt re-checked
+        after approval); the decision is applied here, and the outcome says what
+        the front end should send next.
+        """
+        self._check_free()
+        try:
+            decided = await self._review_rounds(path)
+        except ToolError as exc:
+            raise PlanStoreError(str(exc)) from None
+        if decided is None:
+            return ReviewOutcome(Decision.KEEP, path, notice=KEPT_CHANGING)
+        review, text = decided
+        match review.decision:
+            case Decision.APPROVE:
+                self.execute_existing(path, reviewed=text)
+                return ReviewOutcome(review.decision, path, self.execute_request(path))
+            case Decision.REFINE:
+                self.start_plan(plan_path=path)
+                feedback = review.feedback or "(no details given)"
+                message = prompts.REFINE_REQUEST.format(path=self._display(path), feedback=feedback)
+                return ReviewOutcome(review.decision, path, message)
+            case Decision.EXIT:
+                if self.is_active(path):
+                    self.leave()
+            case Decision.DISCARD:
+                self.discard(path)
+            case _:
+                pass
+        return ReviewOutcome(review.decision, path)
+
+    async def _review_rounds(self, path: Path) -> tuple[Review, str] | None:
+        """Show ``path`` until a decision holds: (decision, reviewed text), or None.
+
+        An approval counts only if the file still holds the text shown and no new
+        change appeared in the work tree meanwhile; otherwise the review opens
+        again with a notice, at most ``MAX_REVIEW_ROUNDS`` times. While the
+        question is open the mode is frozen (``review_pending``).
+        """
         notice = ""
         for _ in range(MAX_REVIEW_ROUNDS):
             text = self._read_for_review(path)
             shown = await self._current_receipt()
-            review = await self.decider.review_plan(self._review_request(path, text, notice, shown))
+            request = self._review_request(path, text, notice, shown)
+            self._reviews_open += 1
+            try:
+                review = await self.decider.review_plan(request)
+            finally:
+                self._reviews_open -= 1
             if review.decision is Decision.APPROVE:
                 current = self._read_for_review(path)
                 if current != (review.reviewed_text or text):
@@ -272,16 +409,14 @@ class PlanController:
                     continue
                 final = await self._current_receipt()
                 if _new_changes(shown, final):
-                    notice = (
-                        f"Files changed while you were reviewing ({getattr(final, 'summary', '')}); "
-                        "review again."
-                    )
+                    summary = final.summary if final is not None else ""
+                    notice = f"Files changed while you were reviewing ({summary}); review again."
                     self.agent.emit(ev.Notice(notice, "warning"))
                     continue
                 self._record_receipt(final, path)
             self._reviewed[path] = text
-            return self._apply(review, path, text)
-        return prompts.keep_result("The plan or the project kept changing during review.")
+            return review, text
+        return None
 
     # --- write barrier and capabilities ------------------------------------------
 
@@ -433,7 +568,7 @@ class PlanController:
         return text
 
     def _review_request(
-        self, path: Path, text: str, notice: str, receipt: object | None = None
+        self, path: Path, text: str, notice: str, receipt: Receipt | None = None
     ) -> ReviewRequest:
         doc = parse_plan(text)
         previous = self._reviewed.get(path)
@@ -444,7 +579,7 @@ class PlanController:
             path, text, doc.title, changed, previous, notice, receipt, count_hidden(text)
         )
 
-    async def _current_receipt(self) -> object | None:
+    async def _current_receipt(self) -> Receipt | None:
         """The receipt provider's answer, computed off the event loop (it hashes files)."""
         if not callable(self.receipt_provider):
             return None
@@ -453,8 +588,8 @@ class PlanController:
     def _receipt_ignores(self) -> list[Path]:
         return [self.store.root / ".planshell"]
 
-    def _record_receipt(self, receipt: object | None, path: Path) -> None:
-        if self.agent.session is None or not isinstance(receipt, Receipt):
+    def _record_receipt(self, receipt: Receipt | None, path: Path) -> None:
+        if self.agent.session is None or receipt is None:
             return
         self.agent.session.append(
             {"type": "receipt", "decision": "approve", "plan_path": str(path), **receipt.to_entry()}
@@ -517,11 +652,18 @@ class PlanController:
         return self.agent.ctx.display(path)
 
 
-def _new_changes(shown: object | None, now: object | None) -> bool:
+def _new_changes(shown: Receipt | None, now: Receipt | None) -> bool:
     """Whether the approval-time receipt shows changes the user has not seen."""
-    if now is None or getattr(now, "clean", True):
+    if now is None or now.clean:
         return False
-    return getattr(shown, "digest", None) != getattr(now, "digest", None)
+    return (shown.digest if shown is not None else None) != now.digest
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except OSError:
+        return a == b
 
 
 def _norm(text: str) -> str:

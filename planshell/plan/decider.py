@@ -5,7 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from planshell.plan.receipt import Receipt
 
 
 class Decision(StrEnum):
@@ -31,7 +34,7 @@ class ReviewRequest:
     changed_sections: frozenset[int] = frozenset()
     previous_text: str | None = None
     notice: str = ""  # e.g. "the plan changed while you were reviewing"
-    receipt: object | None = None  # the write-barrier receipt, when available
+    receipt: Receipt | None = None  # the write-barrier receipt, when available
     hidden: int = 0  # invisible/bidi characters in the text (removed from the display)
 
 

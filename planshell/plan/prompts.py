@@ -84,3 +84,8 @@ LEAVE_REFUSED_RESULT = (
     "read-only, write the plan with write_plan and call exit_plan_mode, or ask the user a "
     "question in text."
 )
+
+
+# Requests the front end sends on the person's behalf after a decision.
+EXECUTE_REQUEST = "Execute the approved plan {path}."
+REFINE_REQUEST = "Refine the plan {path}: {feedback}"

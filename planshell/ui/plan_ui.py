@@ -46,8 +46,7 @@ from planshell.ui.commands import REGISTRY
 from planshell.ui.screens.chat import TOGGLE_PLAN_BINDING_ID
 
 if TYPE_CHECKING:
-    from planshell.plan.controller import ModeState, PlanController
-    from planshell.plan.decider import Review
+    from planshell.plan.controller import PlanController
     from planshell.runtime import Runtime
     from planshell.ui.screens.chat import ChatScreen
     from planshell.ui.screens.plan_picker import PickerChoice
@@ -58,7 +57,6 @@ DEFAULT_TOGGLE_KEYS = "ctrl+shift+l,ctrl+shift+L,ctrl+L,f2"
 # clear a screen): it never toggles plan mode, even when configured.
 FORBIDDEN_KEYS = frozenset({"ctrl+l"})
 RESERVED = ("on", "off", "list", "review", "why")
-EXECUTE_REQUEST = "Execute the approved plan {path}."
 REFINE_PREFILL = "Refine the plan: "
 CREATE_HINT = "Plan mode on: describe what to plan"
 
@@ -421,11 +419,7 @@ class PlanModeUI:
             await asyncio.to_thread(lambda: controller.plan_exec_policy)
         was_plan = controller.mode.value == "plan"
         try:
-            if was_plan and name is not None and (
-                controller.plan_path is not None or controller.pending_name != name
-            ):
-                controller.leave()  # a new named plan while planning another
-            controller.enter_plan(name=name, plan_path=plan_path)
+            controller.start_plan(name=name, plan_path=plan_path)
         except Exception as exc:
             self.screen.notify(f"Could not enter plan mode: {exc}", severity="error")
             return False
@@ -434,36 +428,25 @@ class PlanModeUI:
         return True
 
     def _leave(self, controller: PlanController) -> None:
-        if controller.mode.value != "off":
-            controller.leave()
-
-    def _restore(self, controller: PlanController, before: ModeState) -> None:
-        """Put the mode back to ``before`` after a failed submission."""
-        now = controller.state()
-        if now.mode is before.mode and now.plan_path == before.plan_path:
+        if controller.mode.value == "off":
             return
         try:
-            if before.mode.value == "off":
-                controller.leave()
-            elif before.mode.value == "plan":
-                if controller.mode.value == "plan":
-                    controller.leave()
-                controller.enter_plan(plan_path=before.plan_path)
-            elif before.plan_path is not None:
-                controller.execute_existing(before.plan_path)
-            else:
-                controller.leave()
+            controller.leave()
         except Exception as exc:
-            self.screen.notify(f"Could not restore the previous mode: {exc}", severity="error")
+            self.screen.notify(str(exc), severity="warning")
 
-    def _submit(self, controller: PlanController, text: str, before: ModeState) -> None:
-        """Send ``text`` (a turn, or steering when busy); roll the mode back if that fails."""
+    def _submit(self, controller: PlanController, text: str) -> None:
+        """Send ``text`` (a turn, or steering when busy); a failure never changes the mode.
+
+        The mode is the person's choice: an error while sending leaves it as it
+        is (rolling PLAN back to OFF would be a way out of plan mode that no
+        person took).
+        """
 
         def failed(exc: BaseException) -> None:
-            self._restore(controller, before)
             self.screen.transcript.add_error(
-                f"The request could not be sent ({exc}); plan mode is back to "
-                f"{before.mode.value.upper()}."
+                f"The request could not be sent ({exc}); the mode stays "
+                f"{controller.mode.value.upper()}."
             )
 
         self.screen.send(text, on_failure=failed)
@@ -528,10 +511,9 @@ class PlanModeUI:
 
     async def _request(self, controller: PlanController, text: str) -> None:
         async with self._lock:
-            before = controller.state()
             if controller.mode.value != "plan" and not await self._enter(controller):
                 return
-            self._submit(controller, text, before)
+            self._submit(controller, text)
 
     async def _named(self, controller: PlanController, name: str) -> None:
         existing = controller.store.find_by_name(name)
@@ -589,8 +571,8 @@ class PlanModeUI:
                 if await self._enter(controller, plan_path=path):
                     self.screen.prefill(REFINE_PREFILL)
             case "exit":
-                if self._is_active(controller, path):
-                    controller.leave()
+                if controller.is_active(path):
+                    self._leave(controller)
                 self.screen.notify(
                     f"Kept {path.name}." if path is not None else "Plan kept.", timeout=3
                 )
@@ -599,44 +581,33 @@ class PlanModeUI:
             case _:
                 pass
 
-    def _is_active(self, controller: PlanController, path: Path | None) -> bool:
-        """Whether leaving plan mode is part of "exit"/"discard" for ``path``."""
-        if controller.mode.value == "off":
-            return False
-        current = controller.plan_path
-        if current is None:
-            return controller.mode.value == "plan"
-        return path is None or _same(current, path)
-
     def _execute(self, controller: PlanController, path: Path, reviewed: str | None = None) -> str:
         """Approve ``path`` as saved and tell the agent to run it: "ok", "failed" or "changed".
 
-        With ``reviewed``, the text the engine approved must be exactly what the
-        user read; otherwise the previous mode comes back and the result is "changed".
+        With ``reviewed``, the engine executes only if the file still holds exactly
+        the text the user read (nothing changes otherwise: "changed").
         """
-        before = controller.state()
+        from planshell.plan.controller import PlanChanged
+
         try:
-            text = controller.execute_existing(path)
+            controller.execute_existing(path, reviewed=reviewed)
+        except PlanChanged:
+            return "changed"
         except Exception as exc:
             self.screen.notify(f"Cannot execute {path.name}: {exc}", severity="error")
             return "failed"
-        if reviewed is not None and text != reviewed:
-            self._restore(controller, before)
-            return "changed"
-        self._submit(controller, EXECUTE_REQUEST.format(path=self._display(path)), before)
+        self._submit(controller, controller.execute_request(path))
         return "ok"
 
     def _discard(self, controller: PlanController, path: Path) -> None:
-        if self._is_active(controller, path):
-            controller.leave()
         try:
-            controller.store.delete(path)
+            controller.discard(path)
         except Exception as exc:
             self.screen.notify(f"Could not delete {path.name}: {exc}", severity="error")
             return
         self.screen.notify(f"Deleted {path.name}.", timeout=3)
 
-    # -- /plan review: an informational review outside exit_plan_mode
+    # -- /plan review: the engine's review rounds, from any mode
 
     async def _review(self, controller: PlanController, target: str | None) -> None:
         store = controller.store
@@ -651,52 +622,15 @@ class PlanModeUI:
             except Exception as exc:
                 self.screen.notify(f"Cannot review {target}: {exc}", severity="error")
                 return
-        from planshell.plan.decider import Decision
-        from planshell.plan.document import parse_plan
-
-        notice = ""
-        for _ in range(5):
-            try:
-                text = await asyncio.to_thread(store.read, path)
-            except Exception as exc:
-                self.screen.notify(f"Cannot review {path.name}: {exc}", severity="error")
-                return
-            receipt = None
-            if controller.mode.value == "plan":
-                receipt = await asyncio.to_thread(controller.receipt)
-            from planshell.plan.decider import ReviewRequest
-            from planshell.sanitize import count_hidden
-
-            request = ReviewRequest(
-                path, text, parse_plan(text).title, notice=notice, receipt=receipt,
-                hidden=count_hidden(text),
-            )
-            review: Review = await self.app.decider.show_review(request)
-            if review.decision is Decision.APPROVE:
-                reviewed = review.reviewed_text or text
-                current = await asyncio.to_thread(_read_or_none, store, path)
-                if current == reviewed and self._execute(controller, path, reviewed) != "changed":
-                    return
-                notice = "The plan file changed while you were reviewing it; review it again."
-                self.screen.notify(notice, severity="warning")
-                continue
-            if review.decision is Decision.REFINE:
-                before = controller.state()
-                if await self._enter(controller, plan_path=path):
-                    feedback = review.feedback or "(no details given)"
-                    self._submit(
-                        controller, f"Refine the plan {self._display(path)}: {feedback}", before
-                    )
-                return
-            if review.decision is Decision.EXIT:
-                if self._is_active(controller, path):
-                    controller.leave()
-                return
-            if review.decision is Decision.DISCARD:
-                self._discard(controller, path)
-                return
-            return  # keep: nothing changes
-        self.screen.notify("The plan kept changing during review; try again.", severity="warning")
+        try:
+            outcome = await controller.review_existing(path)
+        except Exception as exc:
+            self.screen.notify(f"Cannot review {path.name}: {exc}", severity="error")
+            return
+        if outcome.notice:
+            self.screen.notify(outcome.notice, severity="warning")
+        if outcome.message:
+            self._submit(controller, outcome.message)
 
     # -- /plan why
 
@@ -707,22 +641,6 @@ class PlanModeUI:
             self.screen.notify(f"/plan why failed: {exc}", severity="error")
             return
         self.app.push_screen(PlanWhyScreen(text))
-
-
-def _same(a: Path | None, b: Path | None) -> bool:
-    if a is None or b is None:
-        return False
-    try:
-        return a.resolve() == b.resolve()
-    except OSError:
-        return a == b
-
-
-def _read_or_none(store: Any, path: Path) -> str | None:
-    try:
-        return store.read(path)
-    except Exception:
-        return None
 
 
 # --- slash commands -------------------------------------------------------------------
