@@ -5,11 +5,20 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from planshell.llm.types import Usage
 
 log = logging.getLogger(__name__)
+
+
+class Mode(StrEnum):
+    """Plan mode's states; defined here because events carry them to every front end."""
+
+    OFF = "off"
+    PLAN = "plan"
+    EXECUTE = "execute"
 
 
 @dataclass(frozen=True)
@@ -80,8 +89,8 @@ class TurnDone:
 
 @dataclass(frozen=True)
 class ModeChanged:
-    mode: str
-    previous: str
+    mode: Mode
+    previous: Mode
     plan_path: str | None = None
     title: str | None = None
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
-from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from planshell.agent import events as ev
+from planshell.agent.events import Mode
 from planshell.plan import prompts
 from planshell.plan.bash_guard import BashGuard
 from planshell.plan.decider import Decider, Decision, Review, ReviewRequest
@@ -32,12 +32,6 @@ if TYPE_CHECKING:
 
 MAX_REVIEW_ROUNDS = 5
 KEPT_CHANGING = "The plan or the project kept changing during review."
-
-
-class Mode(StrEnum):
-    OFF = "off"
-    PLAN = "plan"
-    EXECUTE = "execute"
 
 
 class ModeChangeRefused(Exception):
@@ -618,8 +612,8 @@ class PlanController:
         self._record_mode()
         self.agent.emit(
             ev.ModeChanged(
-                self.mode.value,
-                previous.value,
+                self.mode,
+                previous,
                 str(self.plan_path) if self.plan_path else None,
                 title,
             )

@@ -46,6 +46,7 @@ from planshell.ui.commands import REGISTRY
 from planshell.ui.screens.chat import TOGGLE_PLAN_BINDING_ID
 
 if TYPE_CHECKING:
+    from planshell.agent.events import ModeChanged, PlanUpdated, TodosChanged
     from planshell.plan.controller import PlanController
     from planshell.runtime import Runtime
     from planshell.ui.screens.chat import ChatScreen
@@ -297,20 +298,22 @@ class PlanModeUI:
         settings = getattr(self.app, "settings", None)
         return bool(settings is not None and settings.plan.ui.hide_widget)
 
-    async def on_engine_event(self, event: Any) -> None:
-        match type(event).__name__:
-            case "ModeChanged":
+    async def on_engine_event(self, event: ModeChanged | PlanUpdated | TodosChanged) -> None:
+        from planshell.agent import events as ev
+
+        match event:
+            case ev.ModeChanged():
                 await self._mode_changed(event)
-            case "PlanUpdated":
+            case ev.PlanUpdated():
                 chip = self.screen.status.chip
                 if chip.mode != "off":
                     progress = (event.done, event.total) if chip.mode == "execute" else None
                     chip.set_mode(chip.mode, event.title, progress)
-            case "TodosChanged":
+            case ev.TodosChanged():
                 await self._sync_checklist(tuple(event.items))
 
-    async def _mode_changed(self, event: Any) -> None:
-        mode, title = event.mode, event.title
+    async def _mode_changed(self, event: ModeChanged) -> None:
+        mode, title = event.mode.value, event.title
         progress = None
         if mode == "execute" and event.plan_path:
             _, progress = self._plan_facts(Path(event.plan_path))

@@ -204,42 +204,45 @@ class ChatScreen(Screen[None]):
     # --- engine events ------------------------------------------------------------
 
     async def on_engine_event(self, message: EngineEvent) -> None:
-        # Dispatch on the event's class name: importing the engine's event module
-        # here would put it (and the LLM types) on the first frame's path.
-        event: Any = message.event
+        # Imported here, not at module level: the first event arrives after the
+        # first frame, so the engine's modules stay off the start-up path.
+        from planshell.agent import events as ev
+        from planshell.sanitize import strip_terminal_controls
+
         transcript = self.transcript
-        match type(event).__name__:
-            case "TurnStarted":
-                transcript.add_user(event.text)
+        match message.event:
+            case ev.TurnStarted(text=text):
+                transcript.add_user(text)
                 self._work_started()
-            case "TextDelta":
-                transcript.text_delta(event.text)
-            case "ThinkingDelta":
-                transcript.thinking_delta(event.text)
-            case "AssistantDone":
-                await transcript.reply_done(event.text)
-            case "ToolStarted":
+            case ev.TextDelta(text=text):
+                transcript.text_delta(text)
+            case ev.ThinkingDelta(text=text):
+                transcript.thinking_delta(text)
+            case ev.AssistantDone(text=text):
+                await transcript.reply_done(text)
+            case ev.ToolStarted() as event:
                 transcript.tool_started(event.call_id, event.name, event.headline)
                 self._work_started()
-            case "ToolFinished":
+            case ev.ToolFinished() as event:
                 transcript.tool_finished(event.call_id, event.name, event.content, event.is_error)
-            case "UsageUpdated":
+            case ev.UsageUpdated() as event:
                 self.status.set_tokens(event.context_tokens)
-            case "ErrorEvent":
+            case ev.ErrorEvent() as event:
                 transcript.add_error(event.message)
-            case "SteeringQueued":
-                transcript.add_queued(event.text)
-            case "SteeringDelivered":
-                transcript.steering_delivered(event.text)
-            case "TurnDone":
+            case ev.SteeringQueued(text=text):
+                transcript.add_queued(text)
+            case ev.SteeringDelivered(text=text):
+                transcript.steering_delivered(text)
+            case ev.TurnDone() as event:
                 transcript.turn_done(event.stop_reason, event.cancelled)
                 self._tick()
-            case "ModeChanged" | "PlanUpdated" | "TodosChanged":
+            case ev.ModeChanged() | ev.PlanUpdated() | ev.TodosChanged() as event:
                 await self.plan_ui.on_engine_event(event)
-            case "Notice":
+            case ev.Notice() as event:
                 level = event.level
                 severity = level if level in ("information", "warning", "error") else "information"
-                self.notify(event.message, severity=severity)
+                # Notices can quote file names and model text: plain text, no markup.
+                self.notify(strip_terminal_controls(event.message), severity=severity, markup=False)
             case _:
                 pass  # future events: nothing to show here yet
 
