@@ -91,6 +91,7 @@ def build_runtime(
     )
     for tool in plan_tools(controller):
         registry.register(tool)
+    controller.shape_tools()
     # The checklist is engine state; views learn about it through the event bus.
     todos.subscribe(
         lambda items: agent.emit(

@@ -106,9 +106,24 @@ def test_mode_round_trip_restores_exact_tool_set(project):
     assert {"read", "ls", "find", "grep", "bash", "todo_write", "note", "write_plan", "exit_plan_mode"} <= active
     assert not active & {"write", "edit", "deploy", "set_plan_steps", "plan_complete", "enter_plan_mode"}
     runtime.plan.approve(runtime.store.write(runtime.store.new_path("x"), PLAN), PLAN)
-    assert runtime.plan.mode is Mode.EXECUTE and runtime.registry.active == before
+    assert runtime.plan.mode is Mode.EXECUTE
+    # EXECUTE: the saved set, with the execute-only plan tools in place of nothing else.
+    assert runtime.registry.active == (*before, "set_plan_steps", "plan_complete")
     runtime.plan.leave()
     assert runtime.plan.mode is Mode.OFF and runtime.registry.active == before
+
+
+def test_each_mode_offers_only_the_plan_tools_that_can_succeed_there(project):
+    runtime, *_ = make(project)
+    plan_tools = {"enter_plan_mode", "write_plan", "exit_plan_mode", "cancel_plan_mode",
+                  "set_plan_steps", "plan_complete"}
+    assert plan_tools & set(runtime.registry.active) == {"enter_plan_mode"}
+    runtime.plan.enter_plan()
+    assert plan_tools & set(runtime.registry.active) == {"write_plan", "exit_plan_mode", "cancel_plan_mode"}
+    runtime.plan.approve(runtime.store.write(runtime.store.new_path("x"), PLAN), PLAN)
+    assert plan_tools & set(runtime.registry.active) == {"enter_plan_mode", "set_plan_steps", "plan_complete"}
+    runtime.plan.leave()
+    assert plan_tools & set(runtime.registry.active) == {"enter_plan_mode"}
 
 
 def test_allowed_tools_config_replaces_the_default(project):
@@ -294,10 +309,18 @@ async def test_plan_tools_refuse_outside_their_mode(project):
     )
     await runtime.agent.submit("go")
     results = [m.content for m in runtime.agent.messages if m.role == "tool"]
-    assert "works only in plan mode" in results[0]
-    assert "write_plan works only in plan mode" in results[1]
-    assert "plan_complete works only while executing" in results[2]
-    assert "Plan mode is not active" in results[3]
+    # Not offered outside their mode, so the registry refuses them by name...
+    for name, result in zip(("exit_plan_mode", "write_plan", "plan_complete", "cancel_plan_mode"), results, strict=True):
+        assert f"'{name}' is not available in this mode" in result
+    # ...and the tools themselves still refuse if called directly (defence in depth).
+    from planshell.tools.base import ToolError
+
+    with pytest.raises(ToolError, match="works only in plan mode"):
+        runtime.plan.write_plan("t", "# t", None)
+    with pytest.raises(ToolError, match="plan_complete works only while executing"):
+        runtime.plan.complete()
+    with pytest.raises(ToolError, match="Plan mode is not active"):
+        await runtime.plan.request_leave("")
 
 
 async def test_too_many_steps_refused_at_write(project):

@@ -26,7 +26,6 @@ from planshell.llm.types import (
     Usage,
     UsageReport,
 )
-from planshell.plan.prompts import EXECUTE_MARKER, PLAN_MARKER
 
 DEMO_BANNER = "*Offline demo model* — a built-in stand-in, not a real LLM."
 
@@ -118,14 +117,16 @@ Decision = tuple[str, list[tuple[str, dict[str, Any]]]]
 
 
 def _decide(system: str, request: str, done: list[_Done], tools: set[str]) -> Decision:
-    if EXECUTE_MARKER in system:
+    # The mode shows in the tools offered (each mode offers only the plan tools
+    # that can succeed there), so the demo needs nothing from the plan package.
+    if "plan_complete" in tools:
         return _execute(system, done)
     if done and done[-1].name == "plan_complete":
         return _after_complete(done), []
     explored = _explore(request, done, tools)
     if explored is not None:
         return explored
-    if PLAN_MARKER in system and "write_plan" in tools:
+    if "write_plan" in tools:
         return _plan(request, done)
     return _answer(request, done), []
 
@@ -339,14 +340,15 @@ _STEP_RE = re.compile(r"^\s*[-*+]\s+\[( |x|X)\]\s+(.*)$")
 
 
 def _execute(system: str, done: list[_Done]) -> Decision:
-    plan = system.split(EXECUTE_MARKER, 1)[1]
-    in_steps = False
+    # The approved plan is the last part of the system prompt, so its Steps
+    # section is the last one there (an AGENTS.md "Steps" section comes earlier).
+    lines = system.splitlines()
+    heads = [i for i, ln in enumerate(lines) if _is_steps_heading(ln)]
     index = 0
-    for line in plan.splitlines():
+    for line in lines[heads[-1] + 1 :] if heads else []:
         if line.startswith("#"):
-            in_steps = line.lstrip("# ").strip().lower().endswith("steps")
-            continue
-        match = _STEP_RE.match(line) if in_steps else None
+            break
+        match = _STEP_RE.match(line)
         if match is None:
             continue
         index += 1
@@ -360,6 +362,10 @@ def _execute(system: str, done: list[_Done]) -> Decision:
     if last is not None and last.name == "set_plan_steps" and last.is_error:
         return f"{DEMO_BANNER}\n\nI could not tick the step: {last.content}", []
     return "Every step is ticked; finishing the plan.\n", [("plan_complete", {})]
+
+
+def _is_steps_heading(line: str) -> bool:
+    return line.startswith("#") and line.lstrip("# ").strip().lower().endswith("steps")
 
 
 def _after_complete(done: list[_Done]) -> str:

@@ -31,6 +31,17 @@ if TYPE_CHECKING:
     from planshell.config import PlanSettings
 
 MAX_REVIEW_ROUNDS = 5
+# Plan tools that can only succeed in some modes are offered only there: a lean
+# tool list (small-context models pay for every schema) and no tool that can
+# only fail. Tools not listed follow the user's set and, in PLAN, the policy.
+MODE_TOOLS: dict[str, frozenset[Mode]] = {
+    "enter_plan_mode": frozenset({Mode.OFF, Mode.EXECUTE}),
+    "write_plan": frozenset({Mode.PLAN}),
+    "exit_plan_mode": frozenset({Mode.PLAN}),
+    "cancel_plan_mode": frozenset({Mode.PLAN}),
+    "set_plan_steps": frozenset({Mode.EXECUTE}),
+    "plan_complete": frozenset({Mode.EXECUTE}),
+}
 KEPT_CHANGING = "The plan or the project kept changing during review."
 
 
@@ -607,7 +618,22 @@ class PlanController:
             self.saved_tools = None
         self.agent.ctx.exec_policy = self._normal_exec
 
+    def shape_tools(self) -> None:
+        """Offer the mode-specific plan tools of the current mode, and only those."""
+        mode = self.mode
+        names = [
+            n for n in self.registry.active if n not in MODE_TOOLS or mode in MODE_TOOLS[n]
+        ]
+        if mode is not Mode.PLAN:  # in PLAN the policy chose the set already
+            registered = set(self.registry.names())
+            names += [
+                n for n, modes in MODE_TOOLS.items()
+                if mode in modes and n in registered and n not in names
+            ]
+        self.registry.set_active(names)
+
     def _changed(self, previous: Mode) -> None:
+        self.shape_tools()
         title = self._title()
         self._record_mode()
         self.agent.emit(
