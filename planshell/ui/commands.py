@@ -6,11 +6,12 @@ Other modules add commands without touching the prompt widget::
 
     @REGISTRY.command("plan", "Enter plan mode (read-only until a plan is approved)",
                       argument="[TASK]")
-    async def _plan(screen, arg):
+    async def _plan(ctx, arg):
         ...
 
-A handler receives the chat screen and the text after the command name
-(stripped) and may be sync or async. ``complete`` returns candidate values
+A handler receives a :class:`planshell.ui.host.CommandContext` (the chat
+screen implements it) and the text after the command name (stripped), and
+may be sync or async. ``complete`` returns candidate values
 for the argument being typed.
 """
 
@@ -22,10 +23,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from planshell.ui.screens.chat import ChatScreen
+    from planshell.ui.host import CommandContext
 
-Handler = Callable[["ChatScreen", str], Awaitable[None] | None]
-Completer = Callable[["ChatScreen", str], Iterable[str]]
+Handler = Callable[["CommandContext", str], Awaitable[None] | None]
+Completer = Callable[["CommandContext", str], Iterable[str]]
 
 
 @dataclass(frozen=True)
@@ -101,7 +102,7 @@ class CommandRegistry:
             arg = f"{rest} {arg}".strip()
         return self.get(name), name, arg.strip()
 
-    def suggest(self, text: str, screen: ChatScreen | None = None) -> list[Suggestion]:
+    def suggest(self, text: str, ctx: CommandContext | None = None) -> list[Suggestion]:
         """Completions for what is typed in the prompt (empty when not a command)."""
         if not text.startswith("/") or "\n" in text or text.startswith("//"):
             return []
@@ -119,10 +120,10 @@ class CommandRegistry:
             return out
         name, _, arg = body.partition(" ")
         command = self.get(name)
-        if command is None or command.complete is None or screen is None:
+        if command is None or command.complete is None or ctx is None:
             return []
         try:
-            values = list(command.complete(screen, arg))
+            values = list(command.complete(ctx, arg))
         except Exception:
             return []
         typed = arg.strip().lower()
@@ -133,8 +134,8 @@ class CommandRegistry:
         ]
 
 
-async def run_handler(command: SlashCommand, screen: ChatScreen, arg: str) -> None:
-    result: Any = command.handler(screen, arg)
+async def run_handler(command: SlashCommand, ctx: CommandContext, arg: str) -> None:
+    result: Any = command.handler(ctx, arg)
     if inspect.isawaitable(result):
         await result
 
@@ -145,24 +146,24 @@ command = REGISTRY.command
 
 
 # --- built-in commands ------------------------------------------------------------
-# Handlers stay thin: the screen and the app own the behaviour.
+# Handlers stay thin: the screen (through CommandContext) owns the behaviour.
 
 
 @command("help", "Show keys and commands", key="f1")
-def _help(screen: ChatScreen, arg: str) -> None:
-    screen.app.action_show_help()  # type: ignore[attr-defined]
+def _help(ctx: CommandContext, arg: str) -> None:
+    ctx.show_help()
 
 
 @command("clear", "Start a new conversation (the old one stays in /resume)")
-async def _clear(screen: ChatScreen, arg: str) -> None:
-    await screen.clear_conversation()
+async def _clear(ctx: CommandContext, arg: str) -> None:
+    await ctx.clear_conversation()
 
 
-def _model_names(screen: ChatScreen, arg: str) -> list[str]:
+def _model_names(ctx: CommandContext, arg: str) -> list[str]:
     from planshell.llm.factory import DEFAULT_MODELS
 
     names = list(dict.fromkeys(DEFAULT_MODELS.values()))
-    current = screen.current_model()
+    current = ctx.current_model()
     if current and current not in names:
         names.insert(0, current)
     return names
@@ -170,47 +171,45 @@ def _model_names(screen: ChatScreen, arg: str) -> list[str]:
 
 @command("model", "Show the model, or switch it for this session", argument="[NAME]",
          complete=_model_names)
-def _model(screen: ChatScreen, arg: str) -> None:
-    screen.switch_provider(model=arg or None)
+def _model(ctx: CommandContext, arg: str) -> None:
+    ctx.switch_provider(model=arg or None)
 
 
-def _provider_names(screen: ChatScreen, arg: str) -> list[str]:
+def _provider_names(ctx: CommandContext, arg: str) -> list[str]:
     return ["auto", "demo", "openai", "anthropic"]
 
 
 @command("provider", "Show the provider, or switch it for this session",
          argument="[NAME]", complete=_provider_names)
-def _provider(screen: ChatScreen, arg: str) -> None:
-    screen.switch_provider(provider=arg or None)
+def _provider(ctx: CommandContext, arg: str) -> None:
+    ctx.switch_provider(provider=arg or None)
 
 
-def _theme_names(screen: ChatScreen, arg: str) -> list[str]:
-    return sorted(screen.app.available_themes)
+def _theme_names(ctx: CommandContext, arg: str) -> list[str]:
+    return ctx.theme_names()
 
 
 @command("theme", "Show the theme, or switch to another (remembered)", argument="[NAME]",
          complete=_theme_names)
-def _theme(screen: ChatScreen, arg: str) -> None:
-    screen.app.switch_theme(arg or None)  # type: ignore[attr-defined]
+def _theme(ctx: CommandContext, arg: str) -> None:
+    ctx.switch_theme(arg or None)
 
 
-def _session_ids(screen: ChatScreen, arg: str) -> list[str]:
-    from planshell.agent.session import list_sessions
-
-    return [p.stem for p in list_sessions(screen.app.root)][:20]  # type: ignore[attr-defined]
+def _session_ids(ctx: CommandContext, arg: str) -> list[str]:
+    return ctx.session_ids()
 
 
 @command("resume", "Pick an earlier conversation of this project to continue",
          argument="[ID]", complete=_session_ids)
-def _resume(screen: ChatScreen, arg: str) -> None:
-    screen.pick_session(arg or None)
+def _resume(ctx: CommandContext, arg: str) -> None:
+    ctx.pick_session(arg or None)
 
 
 @command("retry", "Ask the model again (after an error)")
-def _retry(screen: ChatScreen, arg: str) -> None:
-    screen.retry()
+def _retry(ctx: CommandContext, arg: str) -> None:
+    ctx.retry()
 
 
 @command("quit", "Quit planshell (asks first while a turn runs)", aliases=("exit",), key="ctrl+q")
-async def _quit(screen: ChatScreen, arg: str) -> None:
-    await screen.app.action_quit()
+async def _quit(ctx: CommandContext, arg: str) -> None:
+    await ctx.quit()

@@ -38,22 +38,19 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
-from textual.css.query import NoMatches
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from planshell.ui.commands import REGISTRY
-from planshell.ui.screens.chat import TOGGLE_PLAN_BINDING_ID
+from planshell.ui.keys import DEFAULT_TOGGLE_KEYS, TOGGLE_PLAN_BINDING_ID
 
 if TYPE_CHECKING:
     from planshell.agent.events import ModeChanged, PlanUpdated, TodosChanged
     from planshell.plan.controller import PlanController
     from planshell.runtime import Runtime
-    from planshell.ui.screens.chat import ChatScreen
+    from planshell.ui.host import CommandContext, PlanHost
     from planshell.ui.screens.plan_picker import PickerChoice
-    from planshell.ui.widgets.checklist import ChecklistPanel
 
-DEFAULT_TOGGLE_KEYS = "ctrl+shift+l,ctrl+shift+L,ctrl+L,f2"
 # In legacy terminals Ctrl+Shift+L *is* ctrl+l (and many users press ctrl+l to
 # clear a screen): it never toggles plan mode, even when configured.
 FORBIDDEN_KEYS = frozenset({"ctrl+l"})
@@ -195,7 +192,7 @@ class PlanWhyScreen(ModalScreen[None]):
 class PlanModeUI:
     """Everything plan mode adds to one chat screen."""
 
-    def __init__(self, screen: ChatScreen) -> None:
+    def __init__(self, screen: PlanHost) -> None:
         self.screen = screen
         self._lock = asyncio.Lock()  # transitions run one at a time (fast double F2)
         self._checklist_hidden = False  # the user hid the checklist (view state)
@@ -342,25 +339,6 @@ class PlanModeUI:
 
     # -- the checklist
 
-    def _panel(self) -> ChecklistPanel | None:
-        from planshell.ui.widgets.checklist import ChecklistPanel
-
-        try:
-            return self.screen.query_one("#checklist", ChecklistPanel)
-        except NoMatches:
-            return None
-
-    async def _ensure_panel(self) -> ChecklistPanel:
-        panel = self._panel()
-        if panel is not None:
-            return panel
-        from planshell.ui.widgets.checklist import ChecklistPanel
-
-        panel = ChecklistPanel(id="checklist")
-        panel.display = False
-        await self.screen.mount(panel, before=self.screen.query_one("#suggestions"))
-        return panel
-
     def _todo_items(self) -> tuple[tuple[str, str], ...]:
         runtime = self.runtime
         if runtime is None:
@@ -373,11 +351,9 @@ class PlanModeUI:
         """Give the panel ``items`` (None: the engine's current list) and maybe show/hide it."""
         if items is None:
             items = self._todo_items()
-        panel = self._panel()
+        panel = await self.screen.checklist_panel(create=bool(items))
         if panel is None:
-            if not items:
-                return
-            panel = await self._ensure_panel()
+            return
         panel.update_items(items)
         if show is not None:
             panel.display = show and bool(items) and not self._checklist_hidden
@@ -399,16 +375,12 @@ class PlanModeUI:
         self.screen.run_worker(self._toggle_checklist(), group="checklist", exit_on_error=False)
 
     async def _toggle_checklist(self) -> None:
-        panel = await self._ensure_panel()
+        panel = await self.screen.checklist_panel(create=True)
+        assert panel is not None
         panel.update_items(self._todo_items())
         visible = not panel.display
         panel.display = visible
         self._checklist_hidden = not visible
-
-    @property
-    def checklist_visible(self) -> bool:
-        panel = self._panel()
-        return panel is not None and bool(panel.display)
 
     # -- transitions (engine methods only)
 
@@ -635,6 +607,24 @@ class PlanModeUI:
         if outcome.message:
             self._submit(controller, outcome.message)
 
+    def plan_names(self) -> list[str]:
+        """Completions for ``/plan``: the reserved words, then recent plan names."""
+        names: list[str] = list(RESERVED)
+        runtime = self.runtime
+        if runtime is None:
+            return names
+        try:
+            stems = sorted(p.stem for p in runtime.store.plans_dir.glob("*.md"))
+        except OSError:
+            return names
+        for stem in reversed(stems):
+            name = _STAMP.sub("", stem)
+            if name and name not in names:
+                names.append(name)
+            if len(names) > 25:
+                break
+        return names
+
     # -- /plan why
 
     async def _why(self, controller: PlanController) -> None:
@@ -649,22 +639,8 @@ class PlanModeUI:
 # --- slash commands -------------------------------------------------------------------
 
 
-def _plan_names(screen: ChatScreen, arg: str) -> Iterable[str]:
-    names: list[str] = list(RESERVED)
-    runtime = screen.runtime
-    if runtime is None:
-        return names
-    try:
-        stems = sorted(p.stem for p in runtime.store.plans_dir.glob("*.md"))
-    except OSError:
-        return names
-    for stem in reversed(stems):
-        name = _STAMP.sub("", stem)
-        if name and name not in names:
-            names.append(name)
-        if len(names) > 25:
-            break
-    return names
+def _plan_names(ctx: CommandContext, arg: str) -> Iterable[str]:
+    return ctx.plan_names(arg)
 
 
 @REGISTRY.command(
@@ -674,10 +650,10 @@ def _plan_names(screen: ChatScreen, arg: str) -> Iterable[str]:
     complete=_plan_names,
     key="f2",
 )
-async def _plan(screen: ChatScreen, arg: str) -> None:
-    await screen.plan_ui.command(arg)
+async def _plan(ctx: CommandContext, arg: str) -> None:
+    await ctx.plan_command(arg)
 
 
 @REGISTRY.command("todos", "Show or hide the plan checklist", key="ctrl+t")
-def _todos(screen: ChatScreen, arg: str) -> None:
-    screen.plan_ui.toggle_checklist()
+def _todos(ctx: CommandContext, arg: str) -> None:
+    ctx.toggle_checklist()

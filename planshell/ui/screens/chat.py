@@ -22,6 +22,7 @@ from textual.widgets import Footer
 
 from planshell import __version__
 from planshell.ui.commands import REGISTRY, SlashCommand, run_handler
+from planshell.ui.keys import DEFAULT_TOGGLE_KEYS, TOGGLE_PLAN_BINDING_ID
 from planshell.ui.widgets.history import PromptHistory, history_path
 from planshell.ui.widgets.messages import WelcomeBanner
 from planshell.ui.widgets.prompt import PromptInput
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from planshell.runtime import Runtime
     from planshell.ui.app import PlanshellApp
     from planshell.ui.plan_ui import PlanModeUI
+    from planshell.ui.widgets.checklist import ChecklistPanel
 
 
 class EngineEvent(Message):
@@ -43,8 +45,6 @@ class EngineEvent(Message):
         super().__init__()
         self.event = event
 
-
-TOGGLE_PLAN_BINDING_ID = "toggle-plan-mode"  # remapped by plan.shortcuts.toggle_mode
 
 
 class ChatScreen(Screen[None]):
@@ -62,7 +62,7 @@ class ChatScreen(Screen[None]):
         # The id lets settings.plan.shortcuts.toggle_mode remap it (App.update_keymap);
         # priority, so a remapped key wins over the prompt's own (it binds f6, f7, …).
         Binding(
-            "ctrl+shift+l,ctrl+shift+L,ctrl+L,f2", "toggle_plan_mode", "Plan mode",
+            DEFAULT_TOGGLE_KEYS, "toggle_plan_mode", "Plan mode",
             key_display="^⇧L/F2", id=TOGGLE_PLAN_BINDING_ID, priority=True,
             tooltip="Toggle plan mode: ctrl+shift+l or F2 (also /plan, /plan on|off)",
         ),
@@ -384,12 +384,65 @@ class ChatScreen(Screen[None]):
             return self._plan_ui is not None and self._plan_ui.checklist_available()
         return True
 
+    @property
+    def checklist_visible(self) -> bool:
+        from textual.css.query import NoMatches
+
+        try:
+            return bool(self.query_one("#checklist").display)
+        except NoMatches:
+            return False
+
+    async def checklist_panel(self, *, create: bool = False) -> ChecklistPanel | None:
+        """The plan checklist, mounted above the prompt on first use (not on the first frame)."""
+        from textual.css.query import NoMatches
+
+        from planshell.ui.widgets.checklist import ChecklistPanel
+
+        try:
+            return self.query_one("#checklist", ChecklistPanel)
+        except NoMatches:
+            if not create:
+                return None
+        panel = ChecklistPanel(id="checklist")
+        panel.display = False
+        await self.mount(panel, before=self.query_one("#suggestions"))
+        return panel
+
     def action_scroll_transcript(self, direction: int) -> None:
         transcript = self.transcript
         if direction < 0:
             transcript.scroll_page_up(animate=False)
         else:
             transcript.scroll_page_down(animate=False)
+
+    # --- CommandContext: what slash commands may ask (planshell/ui/host.py) ----------
+
+    def show_help(self) -> None:
+        self.app.action_show_help()
+
+    def theme_names(self) -> list[str]:
+        return sorted(self.app.available_themes)
+
+    def switch_theme(self, name: str | None) -> None:
+        self.app.switch_theme(name)
+
+    def session_ids(self) -> list[str]:
+        from planshell.agent.session import list_sessions
+
+        return [p.stem for p in list_sessions(self.app.root)][:20]
+
+    async def quit(self) -> None:
+        await self.app.action_quit()
+
+    async def plan_command(self, arg: str) -> None:
+        await self.plan_ui.command(arg)
+
+    def plan_names(self, arg: str) -> list[str]:
+        return self.plan_ui.plan_names()
+
+    def toggle_checklist(self) -> None:
+        self.plan_ui.toggle_checklist()
 
     # --- command helpers ------------------------------------------------------------
 
