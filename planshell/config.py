@@ -209,7 +209,7 @@ def _env_layer(environ: dict[str, str]) -> _Layer:
 
 
 # Variables read elsewhere that are not settings.
-_ENV_NOT_SETTINGS = {"PLANSHELL_BASH_CORPUS", "PLANSHELL_DATA_DIR"}
+_ENV_NOT_SETTINGS = {"PLANSHELL_BASH_CORPUS", "PLANSHELL_DATA_DIR", "PLANSHELL_LOG_LEVEL"}
 
 
 def _parse_env_value(value: str) -> Any:
