@@ -7,6 +7,7 @@ and rendered; user actions call engine methods (``submit``, ``cancel``,
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -43,6 +44,8 @@ class EngineEvent(Message):
         super().__init__()
         self.event = event
 
+
+log = logging.getLogger(__name__)
 
 TOGGLE_PLAN_BINDING_ID = "toggle-plan-mode"  # remapped by plan.shortcuts.toggle_mode
 
@@ -159,6 +162,7 @@ class ChatScreen(Screen[None]):
         try:
             runtime = await app.start_runtime()
         except Exception as exc:  # config problems, a broken provider: say so, keep running
+            log.error("the engine could not start", exc_info=exc)
             self.transcript.add_error(f"The engine could not start: {exc}")
             self.status.set_provider("not started", demo=False)
             return
@@ -239,7 +243,8 @@ class ChatScreen(Screen[None]):
             case "Notice":
                 level = event.level
                 severity = level if level in ("information", "warning", "error") else "information"
-                self.notify(event.message, severity=severity)
+                # The event bus logged it already (planshell/agent/events.py).
+                self.app.notify(event.message, severity=severity, logged=True)
             case _:
                 pass  # future events: nothing to show here yet
 
@@ -318,7 +323,8 @@ class ChatScreen(Screen[None]):
         try:
             await run_handler(command, self, arg)
         except Exception as exc:
-            self.notify(f"/{command.name} failed: {exc}", severity="error")
+            log.error("/%s failed", command.name, exc_info=exc)
+            self.app.notify(f"/{command.name} failed: {exc}", severity="error", logged=True)
 
     def send(
         self, text: str, *, on_failure: Callable[[Exception], None] | None = None
@@ -342,6 +348,7 @@ class ChatScreen(Screen[None]):
         try:
             await runtime.agent.submit(text)
         except Exception as exc:
+            log.error("the request could not be sent", exc_info=exc)
             if on_failure is not None:
                 on_failure(exc)
             else:
@@ -478,6 +485,7 @@ class ChatScreen(Screen[None]):
         try:
             await runtime.agent.retry()
         except Exception as exc:
+            log.error("the retry failed unexpectedly", exc_info=exc)
             self.transcript.add_error(f"The retry failed unexpectedly: {exc!r}.")
 
     def pick_session(self, session_id: str | None) -> None:
@@ -516,7 +524,8 @@ class ChatScreen(Screen[None]):
         try:
             runtime = await self.app.restart_runtime(loaded)
         except Exception as exc:
-            self.notify(f"Could not resume: {exc}", severity="error")
+            log.error("could not resume %s", path, exc_info=exc)
+            self.app.notify(f"Could not resume: {exc}", severity="error", logged=True)
             return
         await self.transcript.clear_entries()
         self._connect_runtime(runtime)
