@@ -28,7 +28,6 @@ import logging
 import os
 import re
 from collections.abc import Mapping
-from logging.handlers import RotatingFileHandler
 from pathlib import Path
 
 from planshell.sanitize import strip_terminal_controls
@@ -57,8 +56,7 @@ _SECRET_SHAPES = re.compile(
 )
 
 _secrets: set[str] = set()
-_handler: logging.Handler | None = None
-_log_file: Path | None = None
+_handler: DeferredFileHandler | None = None
 _captured_warnings = False
 
 
@@ -69,14 +67,10 @@ def log_path() -> Path:
     return data_dir() / "logs" / "planshell.log"
 
 
-def current_log_file() -> Path | None:
-    """The file this process logs to, or None when logging to a file is not set up."""
-    return _log_file
-
-
 def where_logged() -> str:
     """A phrase for user-facing notices: where the details can be read."""
-    return str(_log_file) if _log_file is not None else "the log (no log file is set up)"
+    path = current_log_file()
+    return str(path) if path is not None else "the log (no log file is set up)"
 
 
 def level_from(environ: Mapping[str, str], debug: bool = False) -> tuple[int, str | None]:
@@ -136,35 +130,75 @@ class SafeFormatter(logging.Formatter):
 FORMAT = "%(asctime)s %(levelname)s %(name)s [%(process)d] %(message)s"
 
 
+class DeferredFileHandler(logging.Handler):
+    """The rotating file, opened on the first record.
+
+    Start-up pays nothing for it: no file is created, and finding the data
+    dir (which may import the config module and pydantic) waits until
+    something is worth logging. If the file cannot be opened, records go to
+    ``fallback`` instead (stderr headless, nowhere in the TUI).
+    """
+
+    def __init__(self, fallback: logging.Handler) -> None:
+        super().__init__(logging.DEBUG)
+        self._fallback = fallback
+        self._target: logging.Handler | None = None
+        self.path: Path | None = None
+        self.problem: str | None = None
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if self._target is None:
+            self._target = self._open()
+        self._target.emit(record)  # our lock is held (Handler.handle): one writer at a time
+
+    def _open(self) -> logging.Handler:
+        from logging.handlers import RotatingFileHandler
+
+        path = log_path()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            target: logging.Handler = RotatingFileHandler(
+                path, maxBytes=MAX_BYTES, backupCount=BACKUP_COUNT, encoding="utf-8"
+            )
+            self.path = path
+        except OSError as exc:
+            self.problem = f"cannot write the log file {path}: {exc.strerror or exc}"
+            target = self._fallback
+        target.setFormatter(self.formatter)
+        return target
+
+    def flush(self) -> None:
+        if self._target is not None:
+            self._target.flush()
+
+    def close(self) -> None:
+        if self._target is not None and self._target is not self._fallback:
+            self._target.close()
+        super().close()
+
+
+def current_log_file() -> Path | None:
+    """The file this process logs to, or None when file logging is not set up or failed."""
+    if _handler is None or _handler.problem is not None:
+        return None
+    return _handler.path or log_path()
+
+
 def setup_logging(
     *, debug: bool = False, environ: Mapping[str, str] | None = None, tui: bool = False
-) -> Path | None:
-    """Send logs to the rotating file; returns its path (None if it cannot be opened).
+) -> None:
+    """Send planshell's log to the rotating file (see the module docstring).
 
     Idempotent: calling it again replaces the handler it installed before.
-    When the file cannot be opened, headless mode logs warnings to stderr and
-    the TUI logs nothing (stderr would garble the screen).
     """
-    global _handler, _log_file, _captured_warnings
+    global _handler, _captured_warnings
     environ = os.environ if environ is None else environ
     reset_logging()
     level, problem = level_from(environ, debug)
     register_environ_secrets(environ)
-    path = log_path()
-    handler: logging.Handler
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        # delay: nothing is created until something is logged.
-        handler = RotatingFileHandler(
-            path, maxBytes=MAX_BYTES, backupCount=BACKUP_COUNT, encoding="utf-8", delay=True
-        )
-        _log_file = path
-    except OSError as exc:
-        handler = logging.NullHandler() if tui else logging.StreamHandler()
-        problem = f"cannot write the log file {path}: {exc.strerror or exc}"
-        _log_file = None
+    # The TUI owns the terminal: a log line on stderr would garble the screen.
+    handler = DeferredFileHandler(logging.NullHandler() if tui else logging.StreamHandler())
     handler.setFormatter(SafeFormatter(FORMAT))
-    handler.setLevel(logging.DEBUG)
     # On the root logger (at its default WARNING): other libraries' warnings land here too.
     logging.getLogger().addHandler(handler)
     logging.getLogger("planshell").setLevel(level)
@@ -175,12 +209,11 @@ def setup_logging(
     _handler = handler
     if problem:
         logging.getLogger(__name__).warning("%s", problem)
-    return _log_file
 
 
 def reset_logging() -> None:
     """Remove what ``setup_logging`` installed (tests; a second setup)."""
-    global _handler, _log_file, _captured_warnings
+    global _handler, _captured_warnings
     if _handler is not None:
         logging.getLogger().removeHandler(_handler)
         _handler.close()
@@ -189,4 +222,3 @@ def reset_logging() -> None:
         logging.captureWarnings(False)
         _captured_warnings = False
     logging.getLogger("planshell").setLevel(logging.NOTSET)
-    _log_file = None
