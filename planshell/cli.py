@@ -26,7 +26,8 @@ def _main_parser() -> argparse.ArgumentParser:
         epilog=(
             "other commands:\n"
             "  planshell check-command [--json] [CMD ...]   test commands against the plan-mode bash guard\n"
-            "  planshell review PATH                         read a plan file in the review screen\n\n"
+            "  planshell review PATH                         read a plan file in the review screen\n"
+            "  planshell doctor [-C DIR]                     versions, config, provider, sandbox, log file\n\n"
             "With no API key planshell runs an offline demo model. See README.md and docs/."
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -46,6 +47,8 @@ def _main_parser() -> argparse.ArgumentParser:
     parser.add_argument("--theme", help="UI theme name")
     parser.add_argument("-C", "--directory", type=Path, default=None,
                         help="project directory (default: the current one)")
+    parser.add_argument("--debug", action="store_true",
+                        help="log at DEBUG level to the log file (see planshell doctor)")
     parser.add_argument("--version", action="version", version=f"planshell {__version__}")
     return parser
 
@@ -72,7 +75,10 @@ def main(argv: list[str] | None = None) -> int:
         return _check_command(argv[1:])
     if argv and argv[0] == "review":
         return _review(argv[1:])
+    if argv and argv[0] == "doctor":
+        return _doctor(argv[1:])
     args = _main_parser().parse_args(argv)
+    _setup_logs(debug=args.debug, tui=not args.print_mode)
     start = (args.directory or Path.cwd()).resolve()
     if not start.is_dir():
         return _fail(f"{start} is not a directory", EXIT_USAGE)
@@ -171,4 +177,35 @@ def _review(argv: list[str]) -> int:
         return _fail(f"{args.path}: no such plan file")
     from planshell.ui.app import run_review
 
+    _setup_logs(tui=True)
     return run_review(path, theme=args.theme)
+
+
+def _setup_logs(*, debug: bool = False, tui: bool) -> None:
+    """The one log file, for the TUI and headless runs alike (planshell/logs.py)."""
+    import logging
+
+    from planshell.logs import setup_logging
+
+    setup_logging(debug=debug, tui=tui)
+    logging.getLogger("planshell").info(
+        "planshell %s starting (%s)", __version__, "tui" if tui else "headless"
+    )
+
+
+def _doctor(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="planshell doctor",
+        description="Report what planshell would run with: versions, config files, provider "
+        "(never the key), external tools, a sandbox self-test, the log file and the tool "
+        "schema size. Makes no network request.",
+    )
+    parser.add_argument("-C", "--directory", type=Path, default=None,
+                        help="project directory (default: the current one)")
+    args = parser.parse_args(argv)
+    start = (args.directory or Path.cwd()).resolve()
+    if not start.is_dir():
+        return _fail(f"{start} is not a directory", EXIT_USAGE)
+    from planshell.doctor import run_doctor
+
+    return run_doctor(start, sys.stdout)

@@ -167,6 +167,12 @@ def user_data_dir() -> Path:
     return Path(_data("planshell"))
 
 
+def data_dir() -> Path:
+    """Sessions, logs and history: ``PLANSHELL_DATA_DIR`` or the platform's user data dir."""
+    override = os.environ.get("PLANSHELL_DATA_DIR")
+    return Path(override) if override else user_data_dir()
+
+
 def project_config_path(root: Path) -> Path:
     return root / ".planshell" / "config.toml"
 
@@ -209,7 +215,7 @@ def _env_layer(environ: dict[str, str]) -> _Layer:
 
 
 # Variables read elsewhere that are not settings.
-_ENV_NOT_SETTINGS = {"PLANSHELL_BASH_CORPUS", "PLANSHELL_DATA_DIR"}
+_ENV_NOT_SETTINGS = {"PLANSHELL_BASH_CORPUS", "PLANSHELL_DATA_DIR", "PLANSHELL_LOG_LEVEL"}
 
 
 def _parse_env_value(value: str) -> Any:

@@ -61,7 +61,7 @@ def test_views_dispatch_on_event_classes_not_names() -> None:
     for path in (PACKAGE / "ui").rglob("*.py"):
         tree = ast.parse(path.read_text())
         for node in ast.walk(tree):
-            if isinstance(node, ast.Match) and isinstance(node.subject, ast.Attribute):
-                if node.subject.attr == "__name__":
-                    offenders.append(f"{path.name}:{node.lineno}")
+            subject = node.subject if isinstance(node, ast.Match) else None
+            if isinstance(subject, ast.Attribute) and subject.attr == "__name__":
+                offenders.append(f"{path.name}:{node.lineno}")
     assert offenders == []

@@ -138,18 +138,48 @@ Subscriber = Callable[[Event], None]
 
 
 class EventBus:
-    """Synchronous fan-out; a failing subscriber is logged, never fatal."""
+    """Synchronous fan-out; a failing subscriber is logged, never fatal.
+
+    The bus is also where the engine's user-facing problems (``ErrorEvent``,
+    warning and error ``Notice``) reach the log file, in the TUI and headless
+    alike. The first subscriber failure is surfaced once as a ``Notice`` that
+    points at the log: in a full-screen app a traceback nobody sees is lost.
+    """
 
     def __init__(self) -> None:
         self._subscribers: list[Subscriber] = []
+        self._failure_reported = False
 
     def subscribe(self, callback: Subscriber) -> Callable[[], None]:
         self._subscribers.append(callback)
         return lambda: self._subscribers.remove(callback)
 
     def emit(self, event: Event) -> None:
+        _log_shown(event)
+        failed: Exception | None = None
         for callback in list(self._subscribers):
             try:
                 callback(event)
-            except Exception:  # a broken view must not break the engine
-                log.exception("event subscriber failed on %r", type(event).__name__)
+            except Exception as exc:  # a broken view must not break the engine
+                log.exception("event subscriber %r failed on %s", callback, type(event).__name__)
+                failed = failed or exc
+        if failed is not None and not self._failure_reported:
+            self._failure_reported = True  # before emitting: the same view may fail again
+            from planshell.logs import where_logged
+
+            self.emit(
+                Notice(
+                    f"A view failed ({type(failed).__name__}) and may be out of date; "
+                    f"details in {where_logged()}.",
+                    "error",
+                )
+            )
+
+
+def _log_shown(event: Event) -> None:
+    """Log what the user is told went wrong (the bus sees it before any view)."""
+    if isinstance(event, ErrorEvent):
+        log.error("shown to the user: %s", event.message)
+    elif isinstance(event, Notice) and event.level in ("warning", "error"):
+        log.log(logging.ERROR if event.level == "error" else logging.WARNING,
+                "notice shown to the user: %s", event.message)

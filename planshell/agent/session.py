@@ -8,23 +8,18 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import secrets
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from planshell.config import data_dir
 from planshell.llm.types import Message
 
+__all__ = ["data_dir"]  # re-exported: callers find the data dir beside the sessions
 
-def data_dir() -> Path:
-    override = os.environ.get("PLANSHELL_DATA_DIR")
-    if override:
-        return Path(override)
-    from planshell.config import user_data_dir
 
-    return user_data_dir()
 
 
 def project_key(root: Path) -> str:

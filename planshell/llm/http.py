@@ -28,6 +28,7 @@ import httpx
 
 from planshell.llm.sse import SSEEvent, aiter_sse
 from planshell.llm.types import Message, ProviderError, StreamEvent, ToolSpec
+from planshell.logs import register_headers, register_secret
 
 log = logging.getLogger(__name__)
 
@@ -386,6 +387,9 @@ class StreamingHTTPProvider:
         self.retry = RetryPolicy(max(1, max_attempts), backoff_base, max_retry_wait)
         if api_key_env:
             self.key_env = api_key_env
+        # Whatever a server echoes back or an exception carries, the key stays out of the log.
+        register_secret(self.api_key)
+        register_headers(self.headers)
         self._client: httpx.AsyncClient | None = None
 
     @property

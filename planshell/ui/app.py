@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import importlib
+import logging
 import sys
 from collections.abc import Callable, Iterable
 from functools import partial
@@ -26,6 +27,8 @@ from planshell.ui.screens.chat import ChatScreen
 from planshell.ui.widgets.status import abbreviate_home
 
 if TYPE_CHECKING:
+    from textual.notifications import SeverityLevel
+
     from planshell.agent.session import LoadedSession
     from planshell.config import Settings
     from planshell.llm.types import Provider
@@ -33,6 +36,7 @@ if TYPE_CHECKING:
     from planshell.ui.decider import TuiDecider
 
 STYLES = Path(__file__).parent / "styles"
+log = logging.getLogger(__name__)
 
 
 class PlanshellApp(App[int]):
@@ -220,6 +224,7 @@ class PlanshellApp(App[int]):
             settings, root, resume = await asyncio.to_thread(self._loader)
         except Exception as exc:  # ConfigError, SessionNotFound: one sentence for the user
             self.startup_error = str(exc) or type(exc).__name__
+            log.error("start-up failed: %s", self.startup_error, exc_info=exc)
             self.exit(return_code=1)
             return False
         self.settings = settings
@@ -304,6 +309,25 @@ class PlanshellApp(App[int]):
         if runtime is not None:
             runtime.agent.cancel()
         self.exit(return_code=code)
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+        logged: bool = False,
+    ) -> None:
+        """Every warning or error toast, from any screen, also goes to the log file.
+
+        ``logged``: the engine's event bus already logged it (a ``Notice``).
+        """
+        if severity != "information" and not logged:
+            log.log(logging.ERROR if severity == "error" else logging.WARNING,
+                    "notified: %s%s", f"{title}: " if title else "", message)
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
 
     def close_runtime(self) -> None:
         if self.runtime is not None:

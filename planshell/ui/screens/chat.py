@@ -7,6 +7,7 @@ and rendered; user actions call engine methods (``submit``, ``cancel``,
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -45,6 +46,8 @@ class EngineEvent(Message):
         super().__init__()
         self.event = event
 
+
+log = logging.getLogger(__name__)
 
 
 class ChatScreen(Screen[None]):
@@ -159,6 +162,7 @@ class ChatScreen(Screen[None]):
         try:
             runtime = await app.start_runtime()
         except Exception as exc:  # config problems, a broken provider: say so, keep running
+            log.error("the engine could not start", exc_info=exc)
             self.transcript.add_error(f"The engine could not start: {exc}")
             self.status.set_provider("not started", demo=False)
             return
@@ -242,7 +246,11 @@ class ChatScreen(Screen[None]):
                 level = event.level
                 severity = level if level in ("information", "warning", "error") else "information"
                 # Notices can quote file names and model text: plain text, no markup.
-                self.notify(strip_terminal_controls(event.message), severity=severity, markup=False)
+                # The event bus logged it already (planshell/agent/events.py).
+                self.app.notify(
+                    strip_terminal_controls(event.message), severity=severity, markup=False,
+                    logged=True,
+                )
             case _:
                 pass  # future events: nothing to show here yet
 
@@ -321,7 +329,8 @@ class ChatScreen(Screen[None]):
         try:
             await run_handler(command, self, arg)
         except Exception as exc:
-            self.notify(f"/{command.name} failed: {exc}", severity="error")
+            log.error("/%s failed", command.name, exc_info=exc)
+            self.app.notify(f"/{command.name} failed: {exc}", severity="error", logged=True)
 
     def send(
         self, text: str, *, on_failure: Callable[[Exception], None] | None = None
@@ -345,6 +354,7 @@ class ChatScreen(Screen[None]):
         try:
             await runtime.agent.submit(text)
         except Exception as exc:
+            log.error("the request could not be sent", exc_info=exc)
             if on_failure is not None:
                 on_failure(exc)
             else:
@@ -534,6 +544,7 @@ class ChatScreen(Screen[None]):
         try:
             await runtime.agent.retry()
         except Exception as exc:
+            log.error("the retry failed unexpectedly", exc_info=exc)
             self.transcript.add_error(f"The retry failed unexpectedly: {exc!r}.")
 
     def pick_session(self, session_id: str | None) -> None:
@@ -572,7 +583,8 @@ class ChatScreen(Screen[None]):
         try:
             runtime = await self.app.restart_runtime(loaded)
         except Exception as exc:
-            self.notify(f"Could not resume: {exc}", severity="error")
+            log.error("could not resume %s", path, exc_info=exc)
+            self.app.notify(f"Could not resume: {exc}", severity="error", logged=True)
             return
         await self.transcript.clear_entries()
         self._connect_runtime(runtime)
