@@ -9,6 +9,7 @@ inspected), and only options we are sure about are allowed to consume the next w
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -48,6 +49,7 @@ class Word:
     glob: bool = False  # holds an unquoted *, ? or [
     risky_glob: bool = False  # unquoted glob whose literal prefix is empty or starts with "-"
     brace: bool = False  # unquoted brace expansion such as {a,b} or {1..3}
+    split: bool = False  # holds an unquoted expansion (or "$@"): it may become several words
 
     @property
     def static(self) -> bool:
@@ -59,11 +61,14 @@ ALWAYS_ALLOWED: frozenset[str] = frozenset(
     """
     cat head tail wc nl tac rev cut tr paste comm join column fold expand unexpand
     diff cmp md5sum sha1sum sha256sum sha512sum cksum od hexdump strings
-    basename dirname realpath readlink seq expr true false test [
+    basename dirname realpath readlink seq expr true false
     echo pwd cd which type ls stat du df id whoami uname printenv
     grep egrep fgrep jq
+    nproc free locale getconf
     """.split()
 )
+# nproc, free, locale and getconf only read system information (/proc, /sys, the locale
+# archive, sysconf); none of them has an option that writes a file or starts a program.
 
 
 # --------------------------------------------------------------------------- helpers
@@ -1123,6 +1128,141 @@ _GIT_LIST_CHECKS: dict[str, Callable[[list[str]], None]] = {
 }
 
 
+
+# ------------------------------------------------------------------------ test and [
+
+_SUBSCRIPT_OPS = frozenset({"-v", "-R"})
+
+
+def _may_be_subscript_op(word: Word) -> bool:
+    """Could this word be `-v` or `-R` when test runs?"""
+    if word.value is not None and not (word.glob or word.brace):
+        return word.value in _SUBSCRIPT_OPS
+    if word.glob and not word.brace and word.value is not None:
+        return word.risky_glob  # a glob with a literal prefix such as src/ never matches -v
+    return True
+
+
+def _may_hold_subscript(word: Word) -> bool:
+    """Could this word hold an array subscript (a `[`) when test runs?"""
+    return not word.static or "[" in (word.value or "")
+
+
+def rule_test(cmd: str) -> Callable[[list[Word]], None]:
+    """test and [: `-v NAME[SUB]` (and `-R`) make bash evaluate SUB, which runs `$(…)`.
+
+    bash evaluates the subscript of `-v`/`-R`'s operand as arithmetic (indexed arrays) or
+    expands it (associative arrays), so `test -v 'x[$(id)]'` runs id, and so does
+    `test -v 'x[y]'` when the variable y holds `$(id)`. The operand of a unary operator is
+    always the word right after it, so a command is blocked when a word that could be -v/-R
+    is followed by a word that could hold a `[`. A word that may split into several words
+    at run time (an unquoted expansion, "$@", a glob, a brace expansion) can shift every
+    position, so one such word blocks when any word could be -v/-R and any could hold `[`.
+    The other test operators never evaluate their operands: -eq and friends take only
+    plain integers in the test builtin ("integer expression expected"), unlike [[ ]].
+    """
+
+    def rule(args: list[Word]) -> None:
+        words = list(args)
+        if cmd == "[" and words and words[-1].static and words[-1].value == "]":
+            words = words[:-1]
+        why = (
+            f"{cmd} -v (or -R) makes bash evaluate an array subscript, which can run a "
+            "command substitution"
+        )
+        fix = "Test a plain variable name (no [ ]), written literally."
+        if any(w.split or w.glob or w.brace for w in words):
+            if any(map(_may_be_subscript_op, words)) and any(map(_may_hold_subscript, words)):
+                raise Blocked(why, fix)
+            return
+        for op, operand in itertools.pairwise(words):
+            if _may_be_subscript_op(op) and _may_hold_subscript(operand):
+                raise Blocked(why, fix)
+
+    return rule
+
+
+# ------------------------------------------------------------- lookups and system info
+
+
+def rule_env(args: list[Word]) -> None:
+    """env: with no argument it prints the environment; with any it runs a program."""
+    if args:
+        raise Blocked("env with arguments runs a program", "Run plain env or printenv NAME.")
+
+
+def rule_hash(args: list[Word]) -> None:
+    """hash: no argument lists the table; `hash NAME`, -p, -d and -r change it."""
+    if args:
+        raise Blocked(
+            "hash with arguments changes the shell's command table", "Run plain hash."
+        )
+
+
+def rule_command(args: list[Word]) -> None:
+    """command: only `command -v` / `command -V`, which look a name up and run nothing.
+
+    bash reads command's options (-p, -v, -V) only from its leading words, and once -v or
+    -V is among them it describes the names instead of running them, whatever follows.
+    """
+    if not args or args[0].value not in ("-v", "-V") or not args[0].static:
+        raise Blocked(
+            "command runs the program named by its arguments",
+            "Use command -v NAME or type NAME to look a command up.",
+        )
+
+
+def rule_ps(args: list[Word]) -> None:
+    """ps: reads /proc only (procps has no option that writes a file or starts a program).
+
+    Arguments must be literal, so a run-time value cannot inject anything doubtful.
+    """
+    for word in args:
+        require_static("ps", word, "argument")
+
+
+def rule_zcat(args: list[Word]) -> None:
+    """zcat: plain file operands only (it runs `gzip -cd`, which never writes a file).
+
+    gzip's options could change that meaning, so none is allowed; `--` is fine.
+    """
+    for word in args:
+        require_safe_arg("zcat", word)
+        if word.value == "--":
+            return
+        if word.value is not None and word.value.startswith("-") and word.value != "-":
+            raise Blocked(f"zcat takes no options here ({_short(word.value)})", "Drop the option.")
+
+
+_SLEEP_MAX = 10.0
+
+
+def rule_sleep(args: list[Word]) -> None:
+    """sleep: one literal number of seconds, at most 10 (a bounded wait, nothing else)."""
+    value = require_static("sleep", args[0], "duration") if len(args) == 1 else ""
+    if not re.fullmatch(r"[0-9]{1,3}(?:\.[0-9]{1,3})?", value) or float(value) > _SLEEP_MAX:
+        raise Blocked(
+            f"sleep takes exactly one literal number of seconds up to {_SLEEP_MAX:g}",
+            "Use for example sleep 0.5.",
+        )
+
+
+def rule_version(cmd: str, form: str) -> Callable[[list[Word]], None]:
+    """`python3 --version` and friends: exactly the one version word, nothing else.
+
+    These interpreters print their version and exit before they read any script, startup
+    file or module. Any other argument (a script, -c, -m, …) runs code, so it blocks.
+    """
+
+    def rule(args: list[Word]) -> None:
+        if len(args) != 1 or not args[0].static or args[0].value != form:
+            raise Blocked(
+                f"{cmd} runs code; only `{cmd} {form}` is allowed", f"Use {cmd} {form}."
+            )
+
+    return rule
+
+
 # ---------------------------------------------------------------------------- registry
 
 RULES: dict[str, Callable[[list[Word]], None]] = {
@@ -1140,6 +1280,17 @@ RULES: dict[str, Callable[[list[Word]], None]] = {
     "sed": rule_sed,
     "git": rule_git,
     **{name: rule_awk(name) for name in ("awk", "gawk", "mawk", "nawk")},
+    "test": rule_test("test"),
+    "[": rule_test("["),
+    "env": rule_env,
+    "hash": rule_hash,
+    "command": rule_command,
+    "ps": rule_ps,
+    "zcat": rule_zcat,
+    "sleep": rule_sleep,
+    "python3": rule_version("python3", "--version"),
+    "python": rule_version("python", "--version"),
+    "node": rule_version("node", "--version"),
 }
 OPTION_SENSITIVE: frozenset[str] = frozenset(RULES)
 ALLOWLIST: frozenset[str] = ALWAYS_ALLOWED | OPTION_SENSITIVE
