@@ -786,10 +786,11 @@ def rule_awk(cmd: str) -> Callable[[list[Word]], None]:
             value = word.value
             if "/inet" in value:
                 raise Blocked(f"{cmd} {_short(value)} opens a network connection (gawk /inet)")
-        for program in programs:
-            problem = awk_program_problem(program)
-            if problem:
-                raise Blocked(f"the {cmd} program {problem}", "Print to stdout only.")
+        # gawk joins its -e sources into one program, so a statement can start in one -e
+        # and end in the next: check them joined, the way gawk reads them.
+        problem = awk_program_problem("\n".join(programs)) if programs else None
+        if problem:
+            raise Blocked(f"the {cmd} program {problem}", "Print to stdout only.")
 
     return rule
 
