@@ -136,7 +136,8 @@ def _check_command(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="planshell check-command",
         description="Show whether plan mode would allow each shell command (the same guard and "
-        "config as the app). With no CMD, reads one command per line from stdin.",
+        "config as the app). With no CMD, reads one command per line from stdin. Exits 0 when "
+        "every command is allowed, 1 when any is blocked.",
     )
     parser.add_argument("--json", action="store_true", help="one JSON object per command")
     parser.add_argument("commands", nargs="*", metavar="CMD")
@@ -155,13 +156,15 @@ def _check_command(argv: list[str]) -> int:
     for warning in guard.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     commands = args.commands or [line for line in sys.stdin.read().splitlines() if line.strip()]
+    blocked = 0
     for command in commands:
         verdict = guard.check(command)
+        blocked += not verdict.allowed
         if args.json:
             print(json.dumps({"cmd": command, "allowed": verdict.allowed, "reason": verdict.reason}))
         else:
             print(f"{'allow' if verdict.allowed else 'block'}\t{command}\t{verdict.reason}")
-    return 0
+    return 1 if blocked else 0
 
 
 def _review(argv: list[str]) -> int:

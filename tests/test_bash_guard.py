@@ -291,3 +291,63 @@ def test_empty_pattern_list_means_no_patterns() -> None:
     assert guard.uses_custom_safe is True
     assert guard.warnings == []
     assert guard.check("gcc --version").allowed is False
+
+
+# ------------------------------------------------- real bash: blocked runs, allowed does not
+
+
+def _run_bash(command: str, cwd: Path) -> bool:
+    """Run ``command`` with real bash in ``cwd``; True when it created the PWNED marker
+    (or wrote into the empty file ``data``)."""
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(cwd), "LC_ALL": "C"}
+    subprocess.run(
+        ["bash", "-c", command], cwd=cwd, env=env, capture_output=True, timeout=30,
+        stdin=subprocess.DEVNULL, check=False,
+    )
+    data = cwd / "data"
+    return (cwd / "PWNED").exists() or (data.exists() and data.stat().st_size > 0)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "test -v 'x[$(touch PWNED)]'",
+        "[ -v 'x[$(touch PWNED)]' ]",
+        "test ! -v 'x[$(touch PWNED)]'",
+        "test -v x -o -v 'y[$(touch PWNED)]'",
+        "test -v 'BASH_ALIASES[$(touch PWNED)]'",
+        'test -v "$(cat name.txt)"',
+        "test -v x*",
+        "ls 1<data >/dev/stdout",  # fd 1 is the file opened for reading: ls writes into it
+        "awk 'BEGIN{print \"a\",\n\"b\" > \"PWNED\"}'",
+        "awk 'BEGIN{print 1 &&\n1 > \"PWNED\"}'",
+    ],
+)
+def test_blocked_forms_really_run_code(command: str, tmp_path: Path) -> None:
+    (tmp_path / "name.txt").write_text("x[$(touch PWNED)]\n")
+    (tmp_path / "x[$(touch PWNED)]").write_text("")
+    (tmp_path / "data").write_text("")
+    assert is_read_only(command) is False
+    assert _run_bash(command, tmp_path) is True
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "test -v HOME",
+        "test 'a[$(touch PWNED)]' -eq 1",
+        "test -t 'a[$(touch PWNED)]'",
+        "test -R 'x[$(touch PWNED)]'",  # bash 5.2 does not evaluate it; the guard blocks anyway
+        "[ \"$(cat name.txt)\" = x ]",
+        "echo 'it'\\''s $(touch PWNED)'",
+        "awk '{print $1,\n$2}' name.txt",
+        "ls >/dev/stdout",
+        "echo $(<name.txt)",
+        "time ls",
+    ],
+)
+def test_allowed_or_harmless_forms_run_no_code(command: str, tmp_path: Path) -> None:
+    (tmp_path / "name.txt").write_text("x[$(touch PWNED)]\n")
+    assert _run_bash(command, tmp_path) is False
+    if "-R" not in command:
+        assert is_read_only(command) is True

@@ -18,7 +18,7 @@ def check(args: list[str], cwd: Path, stdin: str | None = None) -> subprocess.Co
 def test_json_verdicts_in_order(tmp_path):
     heredoc = "cat <<EOF\nhello\nEOF"
     proc = check(["--json", "git status", "rm -rf build", heredoc], tmp_path)
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 1, proc.stderr  # one command is blocked
     rows = [json.loads(line) for line in proc.stdout.splitlines()]
     assert [r["cmd"] for r in rows] == ["git status", "rm -rf build", heredoc]
     assert [r["allowed"] for r in rows] == [True, False, True]
@@ -42,3 +42,12 @@ def test_uses_the_project_patterns(tmp_path):
     allowed = [json.loads(line)["allowed"] for line in proc.stdout.splitlines()]
     assert allowed == [True, False, False]
     assert "warning:" in proc.stderr  # the invalid "(" pattern is reported, not fatal
+
+
+def test_exit_status_is_zero_only_when_every_command_is_allowed(tmp_path):
+    assert check(["ls", "git status"], tmp_path).returncode == 0
+    assert check(["ls", "rm -rf build"], tmp_path).returncode == 1
+    assert check(["rm -rf build"], tmp_path).returncode == 1
+    assert check([], tmp_path, stdin="ls\npwd\n").returncode == 0
+    assert check([], tmp_path, stdin="ls\ntouch x\n").returncode == 1
+    assert check(["--json", "test -v 'x[$(id)]'"], tmp_path).returncode == 1

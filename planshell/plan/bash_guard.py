@@ -24,8 +24,8 @@ bashlex is imported lazily: it costs ~100 ms, and the app must start fast.
 from __future__ import annotations
 
 import functools
+import itertools
 import re
-import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -68,6 +68,14 @@ _CD_HINT = (
 _FIX_STRUCTURE = "Run the simple commands one at a time."
 _LIST_OPS = frozenset({";", "&&", "||", "\n"})
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+# A lone surrogate is how Python carries a byte that is not valid UTF-8 (surrogateescape):
+# bash and the programs it runs see raw bytes there, not the character the guard checked.
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+# The `time` keyword at the very start of the input: bashlex cannot parse it, and it only
+# reports how long the pipeline after it took, so the guard blanks it out and checks the rest.
+_TIME_PREFIX = re.compile(r"[ \t]*(time[ \t]+(?:-p[ \t]+)?)")
+# Output targets that name the command's own stdout/stderr (see _Walker.finish).
+_STD_TARGETS = frozenset({"/dev/stdout", "/dev/stderr"})
 _BAD_CONTINUATION = re.compile(r"(?<![ \t\n])\\\n")
 _GAP_OK = re.compile(r"(?:[ \t\n]+|#[^\n]*|\\\n)*")
 _NETWORK = re.compile(r"/+dev/+(?:tcp|udp)/")
@@ -135,6 +143,42 @@ class _Walker:
     def __init__(self, guard: BashGuard, src: str) -> None:
         self.guard = guard
         self.src = src
+        self.std_targets: list[str] = []  # segments writing to /dev/stdout or /dev/stderr
+        self.fd_sources: list[str] = []  # segments that may point some fd at a file
+
+    def finish(self) -> None:
+        """Refuse /dev/stdout and /dev/stderr targets unless fd 1 and 2 are surely not files.
+
+        bash opens /dev/stdout like a file (on Linux it is /proc/self/fd/1), so if an earlier
+        redirection made fd 1 a file opened for reading (`1<f`, `3<f 1<&3`, `<f 1<&0`),
+        `>/dev/stdout` truncates and writes that file. Without any input redirection or
+        duplication from another fd, fd 1 and 2 are the tool's pipes (or /dev/null).
+        """
+        if self.std_targets and self.fd_sources:
+            raise _refuse(
+                self.std_targets[0],
+                "writing to /dev/stdout or /dev/stderr is only allowed when no redirection "
+                f"(here {_quote(self.fd_sources[0], 40)}) could point fd 1 or 2 at a file",
+                "Drop the /dev/stdout or /dev/stderr redirection.",
+            )
+
+    def substitution(self, node: Any) -> None:
+        """Check the command inside $(…), `…` or <(…).
+
+        `$(<file)` is bash's fast `$(cat file)`: a command with no words and one input
+        redirection, which only opens the file for reading.
+        """
+        parts = getattr(node, "parts", None) or []
+        if (
+            getattr(node, "kind", None) == "command"
+            and len(parts) == 1
+            and parts[0].kind == "redirect"
+            and parts[0].type == "<"
+            and getattr(parts[0], "input", None) in (None, 0)
+        ):
+            self.redirect(parts[0], self.text(node))
+            return
+        self.node(node)
 
     def text(self, node: Any) -> str:
         start, end = node.pos
@@ -249,6 +293,14 @@ class _Walker:
             self.fd_variable(redirect, words, segment)
         if not words:
             raise _refuse(segment, "a redirection without a command is not allowed")
+        for left, right in itertools.pairwise(words):
+            if left.pos[1] == right.pos[0]:
+                raise _refuse(
+                    segment,
+                    f"bashlex split the word {_quote(self.text(left) + self.text(right), 40)} "
+                    "in two, so its value cannot be trusted",
+                    "Put the whole word in one pair of single quotes.",
+                )
         scans = [self.scan(w, segment) for w in words]
         name_word = scans[0].word
         name = self.command_name(name_word, segment)
@@ -257,7 +309,7 @@ class _Walker:
             raise _refuse(segment, f"{name} is not a read-only command")
         for scan in scans:
             for inner in scan.inner:
-                self.node(inner)
+                self.substitution(inner)
         if allowed:
             try:
                 check_command(name, [s.word for s in scans[1:]])
@@ -309,18 +361,26 @@ class _Walker:
         if kind in ("<<", "<<-"):
             self.heredoc(node, segment)
         elif kind == "<<<":
+            self.fd_sources.append(rsrc)
             self.checked_word(target, segment)
         elif kind in (">&", "<&"):
-            if isinstance(target, int) or target == "-":
+            if target == "-":
+                return
+            if isinstance(target, int):
+                if kind == "<&" or target not in (1, 2):
+                    self.fd_sources.append(rsrc)
                 return
             word = self.checked_word(target, segment)
-            if not (kind == ">&" and word.value == "/dev/null" and not word.glob):
+            if kind == ">&" and word.static and word.value in _STD_TARGETS:
+                self.std_targets.append(segment)
+            elif not (kind == ">&" and word.value == "/dev/null" and not word.glob):
                 raise _refuse(
                     segment,
                     f"{kind}{_quote(word.src, 40)} writes to a file",
                     "Let the output go to stdout instead.",
                 )
         elif kind == "<":
+            self.fd_sources.append(rsrc)
             word = self.checked_word(target, segment)
             if word.dynamic or word.glob or word.brace:
                 raise _refuse(
@@ -335,11 +395,13 @@ class _Walker:
                 )
         elif kind in (">", ">>", ">|", "&>", "&>>"):
             word = self.checked_word(target, segment)
-            if word.value != "/dev/null" or word.glob:
+            if word.static and word.value in _STD_TARGETS:
+                self.std_targets.append(segment)
+            elif word.value != "/dev/null" or word.glob:
                 raise _refuse(
                     segment,
                     f"the redirection {_quote(rsrc, 40)} writes to a file "
-                    "(only /dev/null is allowed)",
+                    "(only /dev/null, /dev/stdout and /dev/stderr are allowed)",
                     "Let the output go to stdout instead.",
                 )
         else:
@@ -354,16 +416,21 @@ class _Walker:
             raise _refuse(segment, "a redirection has an unexpected target")
         scan = self.scan(node, segment)
         for inner in scan.inner:
-            self.node(inner)
+            self.substitution(inner)
         return scan.word
 
     def heredoc(self, node: Any, segment: str) -> None:
+        self.fd_sources.append(self.text(node))
         doc = getattr(node, "heredoc", None)
         delimiter = node.output
         if doc is None or getattr(delimiter, "kind", None) != "word":
             raise _refuse(segment, "this here-document cannot be checked")
-        if self.scan(delimiter, segment).word.value is None:
+        value = self.scan(delimiter, segment).word.value
+        if value is None:
             raise _refuse(segment, "the here-document delimiter holds an expansion")
+        if value != getattr(delimiter, "word", None):
+            # bashlex found the body's end with its own reading of the delimiter.
+            raise _refuse(segment, "bashlex reads the here-document delimiter differently")
         body = self.text(doc)
         for bad in _HEREDOC_BAD:
             if bad in body:
@@ -415,7 +482,7 @@ class _WordScanner:
         self.visited: set[int] = set()
         self.out: list[str] = []
         self.inner: list[Any] = []
-        self.dynamic = self.procsub = self.glob = self.risky = False
+        self.dynamic = self.procsub = self.glob = self.risky = self.split = False
         self.brace_open = self.brace_sep = self.brace = self.prev_dot = False
 
     def fail(self, why: str) -> _WordError:
@@ -479,7 +546,10 @@ class _WordScanner:
         if i not in self.parts and (i + 1 == self.end) and not quoted:
             self.literal("$", quoted=True)
             return i + 1
-        return self.take_part(i, ("parameter", "commandsubstitution"))
+        end = self.take_part(i, ("parameter", "commandsubstitution"))
+        if not quoted or self.src[i + 1 : end].lstrip("{").startswith("@"):
+            self.split = True  # word splitting, or "$@" (several words even when quoted)
+        return end
 
     def unquoted(self, i: int) -> int:
         src, c = self.src, self.src[i]
@@ -500,6 +570,7 @@ class _WordScanner:
         if c == "$":
             return self.dollar(i, quoted=False)
         if c == "`":
+            self.split = True
             return self.take_part(i, ("commandsubstitution",))
         if c in "<>" and nxt == "(":
             return self.take_part(i, ("processsubstitution",))
@@ -555,6 +626,7 @@ class _WordScanner:
             glob=self.glob,
             risky_glob=self.glob and self.risky,
             brace=self.brace,
+            split=self.split,
         )
         return _Scan(word, self.inner)
 
@@ -562,23 +634,13 @@ class _WordScanner:
 def _scan_word(src: str, node: Any) -> _Scan:
     """Decode a word from its source span, cross-checking bashlex's expansion nodes.
 
-    A word without expansions must decode to bashlex's ``node.word``; if not, bashlex
-    mis-parsed the quoting (``'-del''ete'``) and the word is refused.
+    The value is bash's own quote removal done by :class:`_WordScanner` (single quotes,
+    double quotes with their four escapes, backslashes, ``'it'\\''s'`` splices), never
+    bashlex's ``node.word``, which keeps later quotes of a word that starts with one
+    (``'-del''ete'``) and drops backslashes (``-F'\\t'``). Every check after this point
+    sees the value bash will see, so such words need no special refusal.
     """
-    scan = _WordScanner(src, node).run()
-    if not getattr(node, "parts", None):
-        reported = getattr(node, "word", None)
-        try:
-            policy_value = shlex.split(scan.word.src)  # the POLICY's re-derivation
-        except ValueError:
-            policy_value = []
-        if scan.word.value != reported or policy_value != [reported]:
-            raise _WordError(
-                f"the word {_quote(scan.word.src, 40)} is quoted in a way bashlex decodes "
-                "differently from bash (quote splicing or a backslash inside quotes)",
-                "Put the whole word in one pair of single quotes, for example '-name' or '%s\\n'.",
-            )
-    return scan
+    return _WordScanner(src, node).run()
 
 
 # ----------------------------------------------------------------------- top level
@@ -676,6 +738,9 @@ class BashGuard:
         early = _precheck(command)
         if early is not None:
             return early
+        command = _strip_time(command)
+        if not command.strip():
+            return _unparseable("`time` has no command after it", command)
         try:
             import bashlex  # lazy: ~100 ms, see the module docstring
 
@@ -691,6 +756,7 @@ class BashGuard:
         try:
             for tree in trees:
                 walker.node(tree)
+            walker.finish()
         except _Refusal as refusal:
             return refusal.verdict
         except RecursionError:
@@ -708,9 +774,25 @@ def _precheck(command: str) -> Verdict | None:
         return _unparseable("the command is too long", command)
     if _CONTROL.search(command):
         return _unparseable("it holds control characters", command)
+    if _SURROGATE.search(command):
+        return _unparseable("it holds bytes that are not valid UTF-8", command)
     if _BAD_CONTINUATION.search(command):
         return _unparseable("a backslash-newline joins two tokens", command)
     return None
+
+
+def _strip_time(command: str) -> str:
+    """Blank out a leading `time` keyword (and its -p) with spaces, keeping every offset.
+
+    Only an unquoted `time` that is the first word of the input and is followed by a
+    blank is the keyword there; it times the pipeline after it and changes nothing else
+    (its report goes to stderr), so the command that remains is exactly what bash runs.
+    """
+    m = _TIME_PREFIX.match(command)
+    if m is None:
+        return command
+    start, end = m.span(1)
+    return command[:start] + " " * (end - start) + command[end:]
 
 
 @functools.cache

@@ -9,6 +9,7 @@ inspected), and only options we are sure about are allowed to consume the next w
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -48,6 +49,7 @@ class Word:
     glob: bool = False  # holds an unquoted *, ? or [
     risky_glob: bool = False  # unquoted glob whose literal prefix is empty or starts with "-"
     brace: bool = False  # unquoted brace expansion such as {a,b} or {1..3}
+    split: bool = False  # holds an unquoted expansion (or "$@"): it may become several words
 
     @property
     def static(self) -> bool:
@@ -59,11 +61,14 @@ ALWAYS_ALLOWED: frozenset[str] = frozenset(
     """
     cat head tail wc nl tac rev cut tr paste comm join column fold expand unexpand
     diff cmp md5sum sha1sum sha256sum sha512sum cksum od hexdump strings
-    basename dirname realpath readlink seq expr true false test [
+    basename dirname realpath readlink seq expr true false
     echo pwd cd which type ls stat du df id whoami uname printenv
     grep egrep fgrep jq
+    nproc free locale getconf
     """.split()
 )
+# nproc, free, locale and getconf only read system information (/proc, /sys, the locale
+# archive, sysconf); none of them has an option that writes a file or starts a program.
 
 
 # --------------------------------------------------------------------------- helpers
@@ -567,6 +572,19 @@ class _SedScan:
                 return
         raise ValueError("has an unterminated expression")
 
+    def ascii_delimiter(self) -> None:
+        """Refuse a non-ASCII delimiter: GNU sed reads bytes in the C locale.
+
+        There sed takes the first byte of a multibyte character as the delimiter, so it
+        splits the script at other places than this reader does (`sé…` ends at any byte
+        0xC3, the start of è as well), and the flags it then reads are not the ones checked
+        here. In a UTF-8 locale sed refuses such a delimiter outright. Non-ASCII text inside
+        a pattern or replacement is fine: with an ASCII delimiter every byte of it is
+        plain text to sed in any locale.
+        """
+        if not self.peek().isascii():
+            raise ValueError(f"uses the non-ASCII delimiter {self.peek()!r}")
+
     def address(self, second: bool) -> None:
         c = self.peek()
         if c.isdigit():
@@ -587,6 +605,7 @@ class _SedScan:
                 self.p += 1
                 if not self.peek() or self.peek() in "\n\\":
                     raise ValueError("has a bad address")
+                self.ascii_delimiter()
             self.p += 1
             self.delimited()
             while self.peek() in ("I", "M"):
@@ -643,6 +662,7 @@ class _SedScan:
         if cmd in ("s", "y"):
             if not self.peek() or self.peek() in "\n\\":
                 raise ValueError(f"has a bad {cmd} command")
+            self.ascii_delimiter()
             self.p += 1
             self.delimited()
             self.delimited()
@@ -749,12 +769,28 @@ def rule_awk(cmd: str) -> Callable[[list[Word]], None]:
         sources = parsed.values("-e", "--source")
         programs = [v or "" for _, v in sources]
         first_src = min((i for i, _ in sources), default=None)
+        files = parsed.operands
         if parsed.operands and (first_src is None or parsed.operands[0][0] < first_src):
             programs.append(require_static(cmd, parsed.operands[0][1], "program"))
-        for program in programs:
-            problem = awk_program_problem(program)
-            if problem:
-                raise Blocked(f"the {cmd} program {problem}", "Print to stdout only.")
+            files = parsed.operands[1:]
+        for _, word in files:
+            # gawk opens a file operand named /inet/tcp/… as a network connection. A glob
+            # only matches existing files (there is no /inet), but an expansion or a brace
+            # ({/in,x}et/…) can spell the name, even after `--`.
+            if word.value is None or word.brace:
+                raise Blocked(
+                    f"the file operand {_short(word.src)} of {cmd} is not a literal, and gawk "
+                    "opens /inet/… names as network connections",
+                    "Name the input files literally.",
+                )
+            value = word.value
+            if "/inet" in value:
+                raise Blocked(f"{cmd} {_short(value)} opens a network connection (gawk /inet)")
+        # gawk joins its -e sources into one program, so a statement can start in one -e
+        # and end in the next: check them joined, the way gawk reads them.
+        problem = awk_program_problem("\n".join(programs)) if programs else None
+        if problem:
+            raise Blocked(f"the {cmd} program {problem}", "Print to stdout only.")
 
     return rule
 
@@ -765,14 +801,37 @@ _AWK_NUMBER = re.compile(r"[0-9.]+(?:[eE][-+]?[0-9]+)?")
 _AWK_EXPR_KEYWORDS = _fs("return in case do else if while for delete exit printf print")
 
 
+_AWK_BLOCKED_NAMES: dict[str, str] = {
+    "system": "calls system(), which runs a shell command",
+    "extension": "calls extension(), which loads a library",
+    # gawk opens every ARGV entry as an input file, /inet/tcp/… included, and SYMTAB
+    # reaches ARGV indirectly: a program that can change them can open the network.
+    "ARGV": "uses ARGV, whose entries gawk opens as input files (/inet/… opens the network)",
+    "SYMTAB": "uses SYMTAB, which reaches every variable (ARGV included) indirectly",
+}
+# After one of these a newline cannot end a statement (it ends only after an operand):
+# awk continues a statement over a newline after , { && || do else, and gawk after ? :.
+_AWK_TARGET_END = frozenset(");}\n#<>=!&|,")
+
+
 class _AwkScan:
-    """A small awk lexer: strings and regex literals are skipped, code is searched."""
+    """A small awk lexer: strings and regex literals are skipped, code is searched.
+
+    A print/printf statement stays "open" (so a `>` at its paren depth is an output
+    redirection) until a `;`, a brace, or a newline that can end a statement: a newline
+    right after an operand. After anything else (`,`, `&&`, `||`, `?`, `:`, `{`, `do`,
+    `else`, an operator) awk continues the statement on the next line, so the scanner
+    does too. Likewise a getline stays open until its expression ends, and every `<` in
+    it must be followed by one plain string literal (no escapes, no /inet, nothing
+    concatenated to it).
+    """
 
     def __init__(self, text: str) -> None:
         self.t = text
         self.p = 0
         self.depth = 0
         self.print_depth: int | None = None
+        self.getline_depth: int | None = None
         self.operand = False  # was the previous token an operand (so / means division)?
 
     def string(self) -> str:
@@ -822,12 +881,12 @@ class _AwkScan:
             raise ValueError("has a malformed name")
         self.p = m.end()
         name = m.group()
-        if name == "system":
-            return "calls system(), which runs a shell command"
-        if name == "extension":
-            return "calls extension(), which loads a library"
+        if name in _AWK_BLOCKED_NAMES:
+            return _AWK_BLOCKED_NAMES[name]
         if name in ("print", "printf"):
             self.print_depth = self.depth
+        if name == "getline":
+            self.getline_depth = self.depth
         self.operand = name not in _AWK_EXPR_KEYWORDS
         return None
 
@@ -843,18 +902,48 @@ class _AwkScan:
             return "uses @ (@load, @include or an indirect call)"
         if c == ">" and self.print_depth is not None and self.depth == self.print_depth:
             return "redirects print output with >, which writes a file"
+        if c == "<" and self.getline_depth is not None and self.depth >= self.getline_depth:
+            return self.getline_target()
         if c in "([":
             self.depth += 1
         elif c in ")]":
             self.depth -= 1
+            if self.getline_depth is not None and self.depth < self.getline_depth:
+                self.getline_depth = None
         elif c in "{};":
-            self.print_depth = None
+            self.end_statement()
         if c in "+-" and nxt == c:
             self.p += 2
             self.operand = True
             return None
         self.p += 1
         self.operand = c in _AWK_OPERAND_END
+        return None
+
+    def end_statement(self) -> None:
+        self.print_depth = None
+        self.getline_depth = None
+
+    def getline_target(self) -> str | None:
+        """Check `getline … < TARGET`: TARGET must be one plain string literal."""
+        t = self.t
+        j = self.p + 1
+        while t[j : j + 1] in (" ", "\t"):
+            j += 1
+        if t[j : j + 1] != '"':
+            return "reads with getline from a file name that is not a plain string literal"
+        self.p = j
+        lit = self.string()
+        if "\\" in lit:
+            return "reads with getline from a file name with escape sequences"
+        if "/inet" in lit:
+            return "names a /inet special file, which opens a network connection"
+        k = self.p
+        while t[k : k + 1] in (" ", "\t"):
+            k += 1
+        if k < len(t) and t[k] not in _AWK_TARGET_END:
+            return "builds a getline file name from several parts (it could spell /inet/…)"
+        self.operand = True
         return None
 
     def run(self) -> str | None:
@@ -867,7 +956,8 @@ class _AwkScan:
                 self.p += 2
             elif c == "\n":
                 self.p += 1
-                self.print_depth = None
+                if self.operand:  # only a newline after an operand can end a statement
+                    self.end_statement()
                 self.operand = False
             elif c == "#":
                 nl = t.find("\n", self.p)
@@ -916,9 +1006,11 @@ def awk_program_problem(program: str) -> str | None:
 GIT_READ_SUBCOMMANDS = _fs(
     "status log show diff blame shortlog describe rev-parse rev-list ls-files ls-tree "
     "cat-file grep merge-base name-rev show-ref for-each-ref count-objects whatchanged "
-    "diff-tree diff-files diff-index check-ignore version"
+    "diff-tree diff-files diff-index check-ignore version show-branch"
 )
-GIT_LIST_SUBCOMMANDS = _fs("branch tag remote stash reflog worktree")
+GIT_LIST_SUBCOMMANDS = _fs(
+    "branch tag remote stash reflog worktree notes submodule sparse-checkout cherry var"
+)
 _GIT_BLOCKED_LONG: dict[str, str] = {
     "output": "writes a file",
     "ext-diff": "runs the configured external diff program",
@@ -982,14 +1074,9 @@ def rule_git(args: list[Word]) -> None:
     _git_options(sub, rest)
     checker = _GIT_LIST_CHECKS.get(sub)
     if checker is not None:
-        checker([w.value or "" for w in _before_dd(rest)])
-
-
-def _before_dd(words: list[Word]) -> list[Word]:
-    for n, w in enumerate(words):
-        if w.value == "--":
-            return words[:n]
-    return words
+        # Every word, `--` and what follows included: `git tag -- v1` creates v1, and
+        # `git remote -- add x y` adds a remote, so the name after `--` counts.
+        checker([w.value or "" for w in rest])
 
 
 def _git_options(sub: str, rest: list[Word]) -> None:
@@ -1011,8 +1098,9 @@ def _git_options(sub: str, rest: list[Word]) -> None:
             _git_long(sub, name)
             uncertain = not eq and v not in _GIT_NO_VALUE
             continue
-        if v.startswith("-O") or (sub == "grep" and "O" in v[1:]):
+        if sub == "grep" and "O" in v[1:]:
             raise Blocked(f"git {sub} -O opens the matches in a pager program")
+        # Elsewhere (diff, log, show, …) -O<orderfile> only reads the order file.
         uncertain = v not in _GIT_NO_VALUE
 
 
@@ -1038,6 +1126,9 @@ def _list_form(cmd: str, words: list[str], flags: frozenset[str], short: str) ->
     while i < len(words):
         v = words[i]
         i += 1
+        if v == "--":  # everything after it is a name or pattern, never an option
+            positional = positional or i < len(words)
+            break
         name = v.partition("=")[0]
         if name in _REF_FILTERS | _REQUIRED_VALUE and "=" not in v:
             takes_next = name in _REQUIRED_VALUE or (
@@ -1080,6 +1171,11 @@ def _git_tag(words: list[str]) -> None:
 
 def _git_remote(words: list[str]) -> None:
     rest = [w for w in words if w not in ("-v", "--verbose")]
+    if "--" in rest:
+        raise Blocked(
+            "git remote with -- is not a listing form (`git remote -- add …` adds a remote)",
+            "Use git remote -v or git remote get-url <name>.",
+        )
     if not rest:
         return
     if rest[0] == "get-url":
@@ -1092,25 +1188,151 @@ def _git_remote(words: list[str]) -> None:
     )
 
 
+# `git stash list` runs a child `git log` and `git reflog` runs log in-process; with -p,
+# --stat, -S, -L and the like they compute diffs, and a child git escapes the shim (so the
+# repository's textconv programs run). Only these options, which cannot produce a diff:
+_LOG_SAFE_FLAGS = _fs(
+    "--oneline --abbrev-commit --no-abbrev-commit --no-abbrev --relative-date --decorate "
+    "--no-decorate --color --no-color --date-order --topo-order --first-parent --no-merges "
+    "--merges -z -i --regexp-ignore-case --walk-reflogs -g --pretty --format"
+)
+_LOG_SAFE_VALUED = _fs(
+    "--max-count --skip --date --pretty --format --grep --author --committer --since "
+    "--until --after --before"
+)
+_LOG_SAFE_EQ_ONLY = _fs("--abbrev --decorate --color")
+
+
+def _log_safe_options(cmd: str, words: list[str], positional_ok: bool) -> list[str]:
+    """Check log options against the allowlist above; return the positional words."""
+    positionals: list[str] = []
+    i = 0
+    while i < len(words):
+        v = words[i]
+        i += 1
+        name, eq, _ = v.partition("=")
+        if v in _LOG_SAFE_FLAGS or re.fullmatch(r"-[0-9]+|-n[0-9]+", v):
+            continue
+        if v == "-n" or (name in _LOG_SAFE_VALUED and not eq):
+            if i >= len(words) or words[i] == "--":
+                raise Blocked(f"git {cmd} {v} needs a value", "Give it a value.")
+            i += 1
+            continue
+        if eq and (name in _LOG_SAFE_VALUED or name in _LOG_SAFE_EQ_ONLY):
+            continue
+        if v.startswith("-"):
+            raise Blocked(
+                f"git {cmd} {_short(v)} is not allowed here (only options that cannot "
+                "produce a diff: a diff would run outside planshell's git hardening)",
+                f"Use git {cmd} with --oneline, -n N or --format, or git log -g for details.",
+            )
+        if not positional_ok:
+            raise Blocked(f"git {cmd} takes no argument {_short(v)} here", f"Run git {cmd}.")
+        positionals.append(v)
+    return positionals
+
+
+_STASH_SHOW_SAFE = _fs(
+    "--stat --numstat --shortstat --name-only --name-status --summary --include-untracked "
+    "-u --only-untracked --no-color --color"
+)
+
+
 def _git_stash(words: list[str]) -> None:
     if not words or words[0] not in ("list", "show"):
         raise Blocked("git stash without list or show changes the stash", "Use git stash list.")
+    if words[0] == "list":
+        _log_safe_options("stash list", words[1:], positional_ok=False)
+        return
+    # stash show: summaries only (-p and other diff options can run textconv programs).
+    refs = [w for w in words[1:] if w not in _STASH_SHOW_SAFE]
+    if len(refs) > 1 or any(r.startswith("-") for r in refs):
+        raise Blocked(
+            f"git stash show {_short(' '.join(refs))} is not allowed (only --stat, "
+            "--name-only, --name-status, --numstat, --shortstat and a stash)",
+            "Use git stash show --stat [stash@{N}].",
+        )
 
 
 _REFLOG_SUBCOMMANDS = _fs("expire delete exists drop write list")
 
 
 def _git_reflog(words: list[str]) -> None:
-    bad = [w for w in words if w in _REFLOG_SUBCOMMANDS]
-    if bad or (words and words[0] != "show" and not words[0].startswith("-")):
-        raise Blocked(
-            "git reflog is only allowed bare or as git reflog show", "Use git reflog show."
-        )
+    args = words[1:] if words[:1] == ["show"] else words
+    for ref in _log_safe_options("reflog", args, positional_ok=True):
+        if ref in _REFLOG_SUBCOMMANDS or ref == "show":
+            raise Blocked(
+                "git reflog is only allowed bare or as git reflog show", "Use git reflog show."
+            )
 
 
 def _git_worktree(words: list[str]) -> None:
-    if not words or words[0] != "list":
+    if not words or words[0] != "list" or any(
+        w not in ("--porcelain", "-v", "--verbose", "-z") for w in words[1:]
+    ):
         raise Blocked("git worktree is only allowed as git worktree list", "Use git worktree list.")
+
+
+def _git_notes(words: list[str]) -> None:
+    """git notes [--ref=R] [list [OBJECT]]: every other notes subcommand writes or runs."""
+    rest = list(words)
+    if rest[:1] == ["--ref"] and len(rest) >= 2:
+        rest = rest[2:]
+    elif rest[:1] and rest[0].startswith("--ref="):
+        rest = rest[1:]
+    if rest[:1] == ["list"]:
+        rest = rest[1:]
+    elif rest:
+        raise Blocked("git notes is only allowed as git notes list", "Use git notes list.")
+    if len(rest) > 1 or any(w.startswith("-") for w in rest):
+        raise Blocked("git notes list takes at most one object", "Use git notes list [OBJECT].")
+
+
+def _git_submodule(words: list[str]) -> None:
+    """git submodule status [--cached] [-- paths]: compares gitlinks with submodule HEADs.
+
+    It starts only `git describe` inside each submodule (refs only, with planshell's config
+    overrides in its environment). --recursive runs a whole `git submodule status` inside
+    every submodule, whose own configuration planshell's shim does not neutralise.
+    """
+    if not words or words[0] != "status":
+        raise Blocked(
+            "git submodule is only allowed as git submodule status", "Use git submodule status."
+        )
+    for w in words[1:]:
+        if w == "--":
+            return
+        if w.startswith("-") and w not in ("--cached", "-q", "--quiet"):
+            raise Blocked(
+                f"git submodule status {_short(w)} is not allowed (--recursive runs git "
+                "inside every submodule)",
+                "Use git submodule status [--cached].",
+            )
+
+
+def _git_sparse_checkout(words: list[str]) -> None:
+    if words != ["list"]:
+        raise Blocked(
+            "git sparse-checkout is only allowed as git sparse-checkout list",
+            "Use git sparse-checkout list.",
+        )
+
+
+def _git_cherry(words: list[str]) -> None:
+    """git cherry [-v] [--abbrev[=N]] [upstream [head [limit]]]: patch ids, no output diff."""
+    names = [w for w in words if not (w in ("-v", "--abbrev") or w.startswith("--abbrev="))]
+    if len(names) > 3 or any(w.startswith("-") for w in names):
+        raise Blocked(
+            "git cherry only takes -v, --abbrev and up to three commits",
+            "Use git cherry -v [upstream [head]].",
+        )
+
+
+def _git_var(words: list[str]) -> None:
+    """git var -l or git var GIT_NAME: prints configuration and identity values."""
+    if words == ["-l"] or (len(words) == 1 and re.fullmatch(r"GIT_[A-Z_]+", words[0])):
+        return
+    raise Blocked("git var takes exactly -l or one GIT_* name", "Use git var -l.")
 
 
 _GIT_LIST_CHECKS: dict[str, Callable[[list[str]], None]] = {
@@ -1120,7 +1342,147 @@ _GIT_LIST_CHECKS: dict[str, Callable[[list[str]], None]] = {
     "stash": _git_stash,
     "reflog": _git_reflog,
     "worktree": _git_worktree,
+    "notes": _git_notes,
+    "submodule": _git_submodule,
+    "sparse-checkout": _git_sparse_checkout,
+    "cherry": _git_cherry,
+    "var": _git_var,
 }
+
+
+
+# ------------------------------------------------------------------------ test and [
+
+_SUBSCRIPT_OPS = frozenset({"-v", "-R"})
+
+
+def _may_be_subscript_op(word: Word) -> bool:
+    """Could this word be `-v` or `-R` when test runs?"""
+    if word.value is not None and not (word.glob or word.brace):
+        return word.value in _SUBSCRIPT_OPS
+    if word.glob and not word.brace and word.value is not None:
+        return word.risky_glob  # a glob with a literal prefix such as src/ never matches -v
+    return True
+
+
+def _may_hold_subscript(word: Word) -> bool:
+    """Could this word hold an array subscript (a `[`) when test runs?"""
+    return not word.static or "[" in (word.value or "")
+
+
+def rule_test(cmd: str) -> Callable[[list[Word]], None]:
+    """test and [: `-v NAME[SUB]` (and `-R`) make bash evaluate SUB, which runs `$(…)`.
+
+    bash evaluates the subscript of `-v`/`-R`'s operand as arithmetic (indexed arrays) or
+    expands it (associative arrays), so `test -v 'x[$(id)]'` runs id, and so does
+    `test -v 'x[y]'` when the variable y holds `$(id)`. The operand of a unary operator is
+    always the word right after it, so a command is blocked when a word that could be -v/-R
+    is followed by a word that could hold a `[`. A word that may split into several words
+    at run time (an unquoted expansion, "$@", a glob, a brace expansion) can shift every
+    position, so one such word blocks when any word could be -v/-R and any could hold `[`.
+    The other test operators never evaluate their operands: -eq and friends take only
+    plain integers in the test builtin ("integer expression expected"), unlike [[ ]].
+    """
+
+    def rule(args: list[Word]) -> None:
+        words = list(args)
+        if cmd == "[" and words and words[-1].static and words[-1].value == "]":
+            words = words[:-1]
+        why = (
+            f"{cmd} -v (or -R) makes bash evaluate an array subscript, which can run a "
+            "command substitution"
+        )
+        fix = "Test a plain variable name (no [ ]), written literally."
+        if any(w.split or w.glob or w.brace for w in words):
+            if any(map(_may_be_subscript_op, words)) and any(map(_may_hold_subscript, words)):
+                raise Blocked(why, fix)
+            return
+        for op, operand in itertools.pairwise(words):
+            if _may_be_subscript_op(op) and _may_hold_subscript(operand):
+                raise Blocked(why, fix)
+
+    return rule
+
+
+# ------------------------------------------------------------- lookups and system info
+
+
+def rule_env(args: list[Word]) -> None:
+    """env: with no argument it prints the environment; with any it runs a program."""
+    if args:
+        raise Blocked("env with arguments runs a program", "Run plain env or printenv NAME.")
+
+
+def rule_hash(args: list[Word]) -> None:
+    """hash: no argument lists the table; `hash NAME`, -p, -d and -r change it."""
+    if args:
+        raise Blocked(
+            "hash with arguments changes the shell's command table", "Run plain hash."
+        )
+
+
+def rule_command(args: list[Word]) -> None:
+    """command: only `command -v` / `command -V`, which look a name up and run nothing.
+
+    bash reads command's options (-p, -v, -V) only from its leading words, and once -v or
+    -V is among them it describes the names instead of running them, whatever follows.
+    """
+    if not args or args[0].value not in ("-v", "-V") or not args[0].static:
+        raise Blocked(
+            "command runs the program named by its arguments",
+            "Use command -v NAME or type NAME to look a command up.",
+        )
+
+
+def rule_ps(args: list[Word]) -> None:
+    """ps: reads /proc only (procps has no option that writes a file or starts a program).
+
+    Arguments must be literal, so a run-time value cannot inject anything doubtful.
+    """
+    for word in args:
+        require_static("ps", word, "argument")
+
+
+def rule_zcat(args: list[Word]) -> None:
+    """zcat: plain file operands only (it runs `gzip -cd`, which never writes a file).
+
+    gzip's options could change that meaning, so none is allowed; `--` is fine.
+    """
+    for word in args:
+        require_safe_arg("zcat", word)
+        if word.value == "--":
+            return
+        if word.value is not None and word.value.startswith("-") and word.value != "-":
+            raise Blocked(f"zcat takes no options here ({_short(word.value)})", "Drop the option.")
+
+
+_SLEEP_MAX = 10.0
+
+
+def rule_sleep(args: list[Word]) -> None:
+    """sleep: one literal number of seconds, at most 10 (a bounded wait, nothing else)."""
+    value = require_static("sleep", args[0], "duration") if len(args) == 1 else ""
+    if not re.fullmatch(r"[0-9]{1,3}(?:\.[0-9]{1,3})?", value) or float(value) > _SLEEP_MAX:
+        raise Blocked(
+            f"sleep takes exactly one literal number of seconds up to {_SLEEP_MAX:g}",
+            "Use for example sleep 0.5.",
+        )
+
+
+def rule_version(cmd: str, form: str) -> Callable[[list[Word]], None]:
+    """`python3 --version` and friends: exactly the one version word, nothing else.
+
+    These interpreters print their version and exit before they read any script, startup
+    file or module. Any other argument (a script, -c, -m, …) runs code, so it blocks.
+    """
+
+    def rule(args: list[Word]) -> None:
+        if len(args) != 1 or not args[0].static or args[0].value != form:
+            raise Blocked(
+                f"{cmd} runs code; only `{cmd} {form}` is allowed", f"Use {cmd} {form}."
+            )
+
+    return rule
 
 
 # ---------------------------------------------------------------------------- registry
@@ -1140,6 +1502,17 @@ RULES: dict[str, Callable[[list[Word]], None]] = {
     "sed": rule_sed,
     "git": rule_git,
     **{name: rule_awk(name) for name in ("awk", "gawk", "mawk", "nawk")},
+    "test": rule_test("test"),
+    "[": rule_test("["),
+    "env": rule_env,
+    "hash": rule_hash,
+    "command": rule_command,
+    "ps": rule_ps,
+    "zcat": rule_zcat,
+    "sleep": rule_sleep,
+    "python3": rule_version("python3", "--version"),
+    "python": rule_version("python", "--version"),
+    "node": rule_version("node", "--version"),
 }
 OPTION_SENSITIVE: frozenset[str] = frozenset(RULES)
 ALLOWLIST: frozenset[str] = ALWAYS_ALLOWED | OPTION_SENSITIVE
