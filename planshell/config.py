@@ -119,6 +119,10 @@ class PlanSettings(_Section):
     sandbox: Literal["auto", "required", "off"] = Field(
         "auto", description="Run plan-mode bash in a bubblewrap read-only sandbox."
     )
+    env_deny: list[str] = Field(
+        default_factory=list,
+        description="Extra environment variable names or globs hidden from plan-mode bash.",
+    )
     bash: PlanBashSettings = Field(default_factory=PlanBashSettings)
     labels: PlanLabels = Field(default_factory=PlanLabels)
     ui: PlanUISettings = Field(default_factory=PlanUISettings)

@@ -54,6 +54,9 @@ async def run_print(
             err.write(f"mode: {event.previous} -> {event.mode}\n")
 
     unsubscribe = runtime.agent.subscribe(on_event)
+    if runtime.plan.sandbox_warning and runtime.plan.mode.value == "plan":
+        # Plan mode was entered (--plan, a resumed session) before anyone listened.
+        err.write(f"warning: {strip_terminal_controls(runtime.plan.sandbox_warning)}\n")
     if verbose:
         err.write(f"provider: {runtime.provider.label}\nproject: {runtime.root}\n")
         for problem in runtime.problems:

@@ -783,7 +783,7 @@ async def test_chip_titles_and_marker(project: Path) -> None:
         screen = await ready(pilot)
         assert chip_text(app) == "PLAN"
         marker = screen.status.marker
-        await until(pilot, lambda: marker.display and str(marker.render()) == "guarded")
+        await until(pilot, lambda: marker.display and str(marker.render()) == "⚠ guard only — no sandbox")
         await send(pilot, "plan caching")
         await idle(pilot, screen)
         assert chip_text(app) == "PLAN · Add caching"

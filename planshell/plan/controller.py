@@ -102,6 +102,7 @@ class PlanController:
         self._reviewed: dict[Path, str] = {}
         self._reviews_open = 0  # a review question is on screen: the mode is frozen
         self._snapshot: Snapshot | None = None
+        self.sandbox_warning: str | None = None  # the guard-only notice, once it was emitted
         # Called at review and approval time; its result rides in ReviewRequest.receipt.
         self.receipt_provider: Callable[[], Receipt | None] | None = self.receipt
         agent.gates.append(self.gate)
@@ -164,6 +165,7 @@ class PlanController:
         self.plan_path = plan_path
         self.pending_name = name
         self.agent.ctx.exec_policy = self.plan_exec_policy
+        self._warn_unsandboxed()
         self._snapshot = take_snapshot(self.agent.ctx.root, ignore=self._receipt_ignores())
         self.mode = Mode.PLAN
         self._changed(previous)
@@ -611,6 +613,13 @@ class PlanController:
             first = next((ln.strip() for ln in verify.splitlines() if ln.strip() and not ln.startswith("```")), "")
             items.append(TodoItem(f"Verification: {first or 'run the checks'}", TodoStatus.PENDING))
         self.todos.replace(items)
+
+    def _warn_unsandboxed(self) -> None:
+        """Once per session: plan-mode bash runs without the sandbox that was asked for."""
+        notice = getattr(self.plan_exec_policy, "notice", None)
+        if notice and self.sandbox_warning is None:
+            self.sandbox_warning = notice
+            self.agent.emit(ev.Notice(notice, "warning"))
 
     def _restore_tools(self) -> None:
         if self.saved_tools is not None:

@@ -11,7 +11,7 @@ guard allowed: on Linux with bubblewrap, every plan-mode ``bash`` call runs as
           --unshare-net --unshare-pid --unshare-ipc --unshare-uts
           --die-with-parent --new-session --cap-drop ALL
           [--ro-bind DIR DIR ...]   # project root, git top level and git shim when under /tmp
-          --chdir ROOT -- bash -c COMMAND
+          --chdir ROOT --seccomp FD -- bash -c COMMAND
 
 i.e. the whole filesystem read-only, a private writable ``/tmp`` that vanishes
 with the call, fresh ``/dev`` and ``/proc`` (``/proc/sys`` stays read-only), no
@@ -21,29 +21,38 @@ and the sandbox dies with planshell. ``--unshare-pid`` makes bwrap PID 1 of
 the sandbox, so when the bash tool kills the command's process group (bwrap
 leads it) the kernel kills every process left inside; ``--new-session`` does
 not get in the way of that (tested in ``tests/test_sandbox.py``).
+``--seccomp FD`` loads the filter of ``seccomp.py`` (no Unix sockets, no
+keyring, no ptrace, no namespaces or mounts, ...) into the command; when
+bubblewrap cannot load it the sandbox runs without it and says so.
 
-Plan-mode bash also gets the git hardening of ``gitsafe.py`` (config overrides
-and the ``git`` shim on ``PATH``) whether or not the sandbox is available.
+Plan-mode bash also gets, whether or not the sandbox is available, the
+environment of ``planenv.py`` (no secrets, fixed locale, clean ``PATH``) and
+the git hardening of ``gitsafe.py`` (config overrides and the ``git`` shim).
 
 ``plan.sandbox``: ``auto`` sandboxes when bubblewrap works and otherwise runs
 with the guard only; ``required`` refuses plan-mode bash without the sandbox;
 ``off`` never sandboxes. Whether bubblewrap works is probed once per process
 (one ``bwrap ... true``, ~10 ms, 3 s timeout), and only when plan mode is first
-entered, never at start-up.
+entered, never at start-up; a second probe checks the seccomp filter loads.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from planshell.config import PlanSettings
-from planshell.plan.gitsafe import git_shim_dir, plan_git_env
-from planshell.tools.base import ExecPolicy
+from planshell.plan.gitsafe import git_safe_env, git_shim_dir
+from planshell.plan.planenv import plan_environment
+from planshell.plan.seccomp import build_filter, filter_fd
+from planshell.tools.base import ExecPolicy, Launch
 
 SandboxState = Literal["sandboxed", "guarded", "refused"]
 
@@ -75,6 +84,7 @@ class SandboxStatus:
     reason: str
     how: str = ""  # empty when sandboxed
     bwrap: str | None = None
+    seccomp: bytes | None = None  # the filter bwrap loads; None: sandbox without seccomp
 
     @property
     def line(self) -> str:
@@ -84,9 +94,34 @@ class SandboxStatus:
 
 @dataclass
 class PlanExecPolicy(ExecPolicy):
-    """The plan-mode ``ExecPolicy``, remembering the sandbox status it was built from."""
+    """The plan-mode ``ExecPolicy``: scrubbed environment, sandbox and seccomp per launch.
+
+    ``notice`` is the one warning the controller shows when plan mode is first
+    entered (the sandbox was wanted but is not available).
+    """
 
     status: SandboxStatus | None = None
+    root: Path = field(default_factory=Path.cwd)
+    env_deny: tuple[str, ...] = ()
+    notice: str | None = None
+
+    def environment(self) -> dict[str, str]:
+        """The whole environment plan-mode bash gets (see ``planenv.py``)."""
+        return {**plan_environment(os.environ, self.root, self.env_deny).env, **self.extra_env}
+
+    @contextmanager
+    def launch(self, argv: list[str]) -> Iterator[Launch]:
+        env = self.environment()
+        program = self.status.seccomp if self.status is not None else None
+        if not self.wrap or program is None:
+            yield Launch([*self.wrap, *argv], env)
+            return
+        fd = filter_fd(program)
+        try:
+            wrap = [*self.wrap[:-1], "--seccomp", str(fd), "--"]  # wrap ends in "--"
+            yield Launch([*wrap, *argv], env, (fd,))
+        finally:
+            os.close(fd)
 
 
 def find_bwrap() -> str | None:
@@ -104,25 +139,68 @@ def probe(bwrap: str) -> tuple[bool, str]:
     return _probe_cache[bwrap]
 
 
-def _run_probe(bwrap: str) -> tuple[bool, str]:
+_seccomp_cache: dict[str, tuple[bytes | None, str]] = {}
+
+
+def probe_seccomp(bwrap: str) -> tuple[bytes | None, str]:
+    """The seccomp filter when ``bwrap`` loads it here (else None) and a line saying so; cached."""
+    if bwrap not in _seccomp_cache:
+        _seccomp_cache[bwrap] = _run_seccomp_probe(bwrap)
+    return _seccomp_cache[bwrap]
+
+
+def _run_seccomp_probe(bwrap: str) -> tuple[bytes | None, str]:
+    import platform
+
+    program = build_filter()
+    if program is None:
+        return None, f"seccomp filter off: no syscall table for {platform.machine() or 'this CPU'}"
+    fd = filter_fd(program)
     try:
-        done = subprocess.run(
-            [bwrap, *SANDBOX_ARGS, "--chdir", "/", "--", "true"],
+        done = _bwrap_true(bwrap, ["--seccomp", str(fd)], (fd,))
+    finally:
+        os.close(fd)
+    if isinstance(done, str):
+        return None, f"seccomp filter off: {done}"
+    if done.returncode != 0:
+        detail = _first_line(done.stderr, done.returncode)
+        return None, f"seccomp filter off: bubblewrap could not load it ({detail})"
+    return program, "seccomp filter: no Unix sockets, keyring, ptrace, namespaces or mounts"
+
+
+def _bwrap_true(
+    bwrap: str, extra: list[str], pass_fds: tuple[int, ...] = ()
+) -> subprocess.CompletedProcess[bytes] | str:
+    """``bwrap <our flags> extra -- true``, or why it could not be run."""
+    try:
+        return subprocess.run(
+            [bwrap, *SANDBOX_ARGS, "--chdir", "/", *extra, "--", "true"],
             stdin=subprocess.DEVNULL,
             capture_output=True,
             timeout=PROBE_TIMEOUT,
             check=False,
+            pass_fds=pass_fds,
         )
     except subprocess.TimeoutExpired:
-        return False, f"bubblewrap ({bwrap}) did not start within {PROBE_TIMEOUT:g} s"
+        return f"bubblewrap ({bwrap}) did not start within {PROBE_TIMEOUT:g} s"
     except OSError as exc:
-        return False, f"bubblewrap ({bwrap}) could not be run: {exc.strerror or exc}"
+        return f"bubblewrap ({bwrap}) could not be run: {exc.strerror or exc}"
+
+
+def _first_line(stderr: bytes, code: int) -> str:
+    return next(
+        (ln.strip() for ln in stderr.decode(errors="replace").splitlines() if ln.strip()),
+        f"exit code {code}",
+    )
+
+
+def _run_probe(bwrap: str) -> tuple[bool, str]:
+    done = _bwrap_true(bwrap, [])
+    if isinstance(done, str):
+        return False, done
     if done.returncode == 0:
         return True, f"bubblewrap ({bwrap}): read-only filesystem, private /tmp, no network"
-    detail = next(
-        (ln.strip() for ln in done.stderr.decode(errors="replace").splitlines() if ln.strip()),
-        f"exit code {done.returncode}",
-    )
+    detail = _first_line(done.stderr, done.returncode)
     return False, f"bubblewrap ({bwrap}) cannot start a sandbox here: {detail}"
 
 
@@ -142,8 +220,9 @@ def sandbox_status(mode: str) -> SandboxStatus:
             ok, why = False, "bubblewrap (bwrap) is not installed"
         else:
             ok, why = probe(bwrap)
-    if ok:
-        return SandboxStatus("sandboxed", why, "", bwrap)
+    if ok and bwrap is not None:
+        program, seccomp_line = probe_seccomp(bwrap)
+        return SandboxStatus("sandboxed", f"{why}; {seccomp_line}", "", bwrap, program)
     how = INSTALL_HINT if sys.platform.startswith("linux") else "run planshell on Linux"
     state: SandboxState = "refused" if mode == "required" else "guarded"
     return SandboxStatus(state, why, how, bwrap)
@@ -184,20 +263,29 @@ def bwrap_command(bwrap: str, root: Path) -> list[str]:
     return [*argv, "--chdir", str(root.resolve()), "--"]
 
 
+def guard_only_notice(status: SandboxStatus) -> str:
+    return (
+        "Plan mode runs shell commands with the bash guard only, no sandbox: "
+        f"{status.reason}. To sandbox them, {status.how}."
+    )
+
+
 def plan_exec_policy(settings: PlanSettings, root: Path) -> PlanExecPolicy:
     """How plan-mode bash runs under ``settings.sandbox`` (probes bubblewrap once)."""
     status = sandbox_status(settings.sandbox)
-    env = plan_git_env()
+    common = {"root": root.resolve(), "env_deny": tuple(settings.env_deny), "status": status}
+    env = git_safe_env()
     if status.state == "refused":
         return PlanExecPolicy(
-            extra_env=env, label="refused", refusal=refusal_message(status), status=status
+            extra_env=env, label="refused", refusal=refusal_message(status), **common
         )
     if status.state == "sandboxed" and status.bwrap is not None:
         env["TMPDIR"] = "/tmp"  # a TMPDIR elsewhere would be read-only or hidden inside
         return PlanExecPolicy(
-            wrap=bwrap_command(status.bwrap, root), extra_env=env, label="sandboxed", status=status
+            wrap=bwrap_command(status.bwrap, root), extra_env=env, label="sandboxed", **common
         )
-    return PlanExecPolicy(extra_env=env, label="guarded", status=status)
+    notice = guard_only_notice(status) if settings.sandbox == "auto" else None
+    return PlanExecPolicy(extra_env=env, label="guarded", notice=notice, **common)
 
 
 def _git_top(root: Path) -> Path | None:

@@ -6,7 +6,10 @@ without knowing any tool by name (default-deny for anything not purely read).
 
 from __future__ import annotations
 
+import os
 from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -51,6 +54,20 @@ class ExecPolicy:
     extra_env: dict[str, str] = field(default_factory=dict)
     label: str = ""
     refusal: str | None = None  # when set, shell commands are refused with this message
+
+    @contextmanager
+    def launch(self, argv: list[str]) -> Iterator[Launch]:
+        """What to start for ``argv``; open for the duration of the spawn (fds passed)."""
+        yield Launch([*self.wrap, *argv], {**os.environ, **self.extra_env})
+
+
+@dataclass(frozen=True)
+class Launch:
+    """One command ready to start: full argv, whole environment, fds the child inherits."""
+
+    argv: list[str]
+    env: dict[str, str]
+    pass_fds: tuple[int, ...] = ()
 
 
 @dataclass

@@ -240,17 +240,16 @@ class BashTool(Tool):
 
     async def _spawn(self, command: str, ctx: ToolContext) -> asyncio.subprocess.Process:
         try:
-            return await asyncio.create_subprocess_exec(
-                *ctx.exec_policy.wrap,
-                "bash",
-                "-c",
-                command,
-                cwd=ctx.root,
-                env={**os.environ, **ctx.exec_policy.extra_env},
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.STDOUT,
-                start_new_session=True,
-            )
+            with ctx.exec_policy.launch(["bash", "-c", command]) as launch:
+                return await asyncio.create_subprocess_exec(
+                    *launch.argv,
+                    cwd=ctx.root,
+                    env=launch.env,
+                    pass_fds=launch.pass_fds,
+                    stdin=asyncio.subprocess.DEVNULL,
+                    stdout=asyncio.subprocess.PIPE,
+                    stderr=asyncio.subprocess.STDOUT,
+                    start_new_session=True,
+                )
         except OSError as exc:
             raise ToolError(f"could not start the command: {exc}.") from None

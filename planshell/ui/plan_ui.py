@@ -276,7 +276,7 @@ class PlanModeUI:
         if mode != "plan":
             status.set_marker(None, hidden=self._widget_hidden())
             return
-        status.set_marker("guarded", hidden=self._widget_hidden())  # until the probe answers
+        status.set_marker("checking", hidden=self._widget_hidden())  # until the probe answers
         self.screen.run_worker(self._resolve_marker(), group="plan-marker", exit_on_error=False)
 
     async def _resolve_marker(self) -> None:

@@ -19,8 +19,11 @@ if TYPE_CHECKING:
     from planshell.config import PlanLabels
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
-# Plan-mode bash: in the bubblewrap sandbox, guarded only, or refused (sandbox required).
-MARKERS = ("sandboxed", "guarded", "refused")
+# Plan-mode bash: in the bubblewrap sandbox, guarded only, or refused (sandbox required);
+# "checking" while the one-off sandbox probe runs.
+MARKERS = ("sandboxed", "guarded", "refused", "checking")
+# What the marker says: guard-only must not read like a reassurance.
+MARKER_TEXT = {"guarded": "⚠ guard only — no sandbox", "checking": "sandbox…"}
 
 
 def abbreviate_home(path: Path, home: str | None = None) -> str:
@@ -105,7 +108,7 @@ class StatusBar(Horizontal):
         marker = self.marker
         for name in MARKERS:
             marker.set_class(name == label, f"-{name}")
-        marker.update(Text(label or ""))
+        marker.update(Text(MARKER_TEXT.get(label or "", label or "")))
         marker.display = bool(label) and not hidden
 
     def set_project(self, label: str) -> None:
