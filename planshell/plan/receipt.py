@@ -288,13 +288,13 @@ def _index(top: Path) -> tuple[dict[str, str], list[str]]:
         meta, tab, raw = record.partition(b"\t")
         if not tab or len(meta) < 9:
             continue
-        tag, mode, path = meta[:1], meta[2:8], os.fsdecode(raw)
+        tag, mode = meta[:1], meta[2:8]
         if mode == b"160000":
-            gitlinks.append(path)
+            gitlinks.append(os.fsdecode(raw))
         if tag == b"S":
-            flagged[path] = "skip-worktree"
+            flagged[os.fsdecode(raw)] = "skip-worktree"
         elif tag.islower():
-            flagged[path] = "assume-unchanged"
+            flagged[os.fsdecode(raw)] = "assume-unchanged"
     return flagged, gitlinks
 
 
@@ -307,7 +307,7 @@ class _Scan:
     """
 
     def __init__(
-        self, top: Path, ignored: list[Path], before: Snapshot | None, time_budget: float
+        self, top: Path, ignored: list[str], before: Snapshot | None, time_budget: float
     ) -> None:
         self.top = top
         self.ignored = ignored
@@ -333,7 +333,7 @@ class _Scan:
         except ValueError:
             return str(path)
 
-    def record(self, path: Path, key: str, tag: str, *, content: bool, meta: bool = False) -> None:
+    def record(self, path: str | Path, key: str, tag: str, *, content: bool, meta: bool = False) -> None:
         """Fingerprint ``path``: a hash when ``content`` and the budget allow, else size and times.
 
         ``meta`` files (the git directory) are hashed up to :data:`META_HASH_MAX` each,
@@ -430,7 +430,7 @@ class _Scan:
         skip: Callable[[tuple[str, ...]], bool] = lambda parts: False,
     ) -> int | None:
         """Record every file under ``path`` (keys ``key + rel``); None, recording nothing, past ``limit``."""
-        found: list[tuple[Path, str]] = []
+        found: list[tuple[str, str]] = []
         for parts, child, entry in _visit(path, (), self.ignored, frozenset()):
             if skip(parts):
                 continue
@@ -534,7 +534,7 @@ class _Scan:
 
 
 def _compare_git(
-    before: Snapshot, ignored: list[Path], time_budget: float
+    before: Snapshot, ignored: list[str], time_budget: float
 ) -> tuple[list[str], dict[str, str], tuple[str, ...]]:
     assert before.top is not None
     scan = _Scan(before.top, ignored, before, time_budget)
@@ -562,7 +562,7 @@ def _short(head: str | None) -> str:
 
 def _walk(
     root: Path,
-    ignored: list[Path],
+    ignored: list[str],
     deadline: float,
     max_files: int,
     stop_after: tuple[str, ...] | None = None,
@@ -579,7 +579,7 @@ def _walk(
         fingerprint = _entry_fingerprint(path, entry, deadline)
         if fingerprint == "d" and entry.name in SKIP_DIRS:
             skipped.append("/".join(parts))
-        if fingerprint == "d" and any(path in p.parents for p in ignored):
+        if fingerprint == "d" and any(p.startswith(path + os.sep) for p in ignored):
             continue  # .planshell, made to hold the plans, is no change by itself
         entries["/".join(parts)] = fingerprint
         last = parts
@@ -596,15 +596,16 @@ def _walk_not_covered(capped: bool, skipped: list[str]) -> tuple[str, ...]:
 
 
 def _visit(
-    directory: Path, prefix: tuple[str, ...], ignored: list[Path], skip_dirs: frozenset[str]
-) -> Iterator[tuple[tuple[str, ...], Path, os.DirEntry[str]]]:
+    directory: str | Path, prefix: tuple[str, ...], ignored: list[str], skip_dirs: frozenset[str]
+) -> Iterator[tuple[tuple[str, ...], str, os.DirEntry[str]]]:
+    """Entries under ``directory`` in sorted depth-first order (paths as strings: this is hot)."""
     try:
         with os.scandir(directory) as it:
             children = sorted(it, key=lambda e: e.name)
     except OSError:
         return
     for entry in children:
-        path = directory / entry.name
+        path = entry.path
         if _is_ignored(path, ignored):
             continue
         parts = (*prefix, entry.name)
@@ -617,7 +618,7 @@ def _visit(
             yield from _visit(path, parts, ignored, skip_dirs)
 
 
-def _entry_fingerprint(path: Path, entry: os.DirEntry[str], deadline: float) -> str:
+def _entry_fingerprint(path: str, entry: os.DirEntry[str], deadline: float) -> str:
     try:
         if entry.is_dir(follow_symlinks=False):
             return "d"
@@ -627,7 +628,7 @@ def _entry_fingerprint(path: Path, entry: os.DirEntry[str], deadline: float) -> 
 
 
 def _compare_walk(
-    before: Snapshot, ignored: list[Path], deadline: float, max_files: int
+    before: Snapshot, ignored: list[str], deadline: float, max_files: int
 ) -> tuple[list[str], dict[str, str], tuple[str, ...]]:
     now, last, capped, skipped = _walk(before.root, ignored, deadline, max_files, before.last)
     limits = [p for p in (before.last, last if capped else None) if p is not None]
@@ -646,7 +647,7 @@ def _compare_walk(
 # --- fingerprints ---------------------------------------------------------------
 
 
-def _fingerprint(path: Path, hash_if: Callable[[int], bool]) -> str:
+def _fingerprint(path: str | Path, hash_if: Callable[[int], bool]) -> str:
     """``f:size:sha256`` for a file when ``hash_if(size)``, else ``s:size:mtime:ctime``.
 
     ctime is in the stat form because no program can set it back: a rewrite
@@ -682,9 +683,10 @@ def _fingerprint(path: Path, hash_if: Callable[[int], bool]) -> str:
 # --- ignoring -------------------------------------------------------------------
 
 
-def _ignored(root: Path, ignore: Iterable[Path]) -> list[Path]:
-    return [root / PLANS_DIR, *(Path(p).resolve() for p in ignore)]
+def _ignored(root: Path, ignore: Iterable[Path]) -> list[str]:
+    return [str(root / PLANS_DIR), *(str(Path(p).resolve()) for p in ignore)]
 
 
-def _is_ignored(path: Path, ignored: list[Path]) -> bool:
-    return any(path == p or p in path.parents for p in ignored)
+def _is_ignored(path: str | Path, ignored: list[str]) -> bool:
+    text = os.fspath(path)
+    return any(text == p or text.startswith(p + os.sep) for p in ignored)
