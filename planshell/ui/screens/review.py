@@ -254,14 +254,22 @@ class ReviewScreen(Screen[Review]):
         widget.display = bool(notice)
 
     def _show_receipt(self, receipt: object | None) -> None:
-        """The write-barrier receipt as a green/red chip; hidden when there is none."""
+        """The write-barrier receipt as a chip: green, red, or amber when a cap left parts out.
+
+        The summary names what was not covered; the tooltip adds the receipt's scope.
+        """
         widget = self.query_one("#receipt", Static)
         summary = getattr(receipt, "summary", None)
         clean = getattr(receipt, "clean", None)
         if isinstance(summary, str) and isinstance(clean, bool):
-            mark = "✓" if clean else "✗"
-            widget.update(f"{mark} {strip_terminal_controls(summary)}")
-            widget.set_class(clean, "-clean")
+            partial = clean and bool(getattr(receipt, "not_covered", ()))
+            mark = "⚠" if partial else "✓" if clean else "✗"
+            text = strip_terminal_controls(summary)
+            widget.update(f"{mark} {text}")
+            scope = getattr(receipt, "scope", "")
+            widget.tooltip = f"{text}\n\nThe check {strip_terminal_controls(scope)}." if scope else None
+            widget.set_class(clean and not partial, "-clean")
+            widget.set_class(partial, "-partial")
             widget.set_class(not clean, "-dirty")
             widget.display = True
         else:
