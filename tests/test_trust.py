@@ -267,3 +267,67 @@ def test_harmless_key_is_still_validated(tmp_path: Path) -> None:
     config.write_text('[ui]\ntheme = "[@click=app.quit]x[/]"\n')
     with pytest.raises(ConfigError, match=r"ui\.theme"):
         load_settings(tmp_path)
+
+
+# --- the TUI's start-up question ---------------------------------------------------------
+
+
+def _tui_app(project: Path):  # type: ignore[no-untyped-def]
+    from planshell.llm.scripted import ScriptedProvider
+    from planshell.ui.app import PlanshellApp
+
+    loads: list[int] = []
+
+    def load():  # type: ignore[no-untyped-def]
+        loads.append(1)
+        return load_settings(project), project, None
+
+    app = PlanshellApp(
+        None, project, loader=load, provider=ScriptedProvider([]), persist=False,
+        remember_theme=False,
+    )
+    return app, loads
+
+
+@pytest.mark.parametrize("keys", [["enter"], ["escape"], ["n"]])
+async def test_tui_asks_and_no_is_the_default(project: Path, keys: list[str]) -> None:
+    from textual.widgets import Button
+
+    from planshell.ui.screens.trust import TrustScreen
+    from tests.ui_helpers import until
+
+    config = project / ".planshell" / "config.toml"
+    config.parent.mkdir()
+    config.write_text('[plan]\nsandbox = "off"\n[plan.bash]\nsafe_patterns = [".*"]\n')
+    app, loads = _tui_app(project)
+    async with app.run_test(size=(100, 30)) as pilot:
+        # The first button focused must be "no" (an early Enter must not trust).
+        await until(pilot, lambda: isinstance(app.screen, TrustScreen) and app.screen.focused)
+        screen = app.screen
+        assert isinstance(screen.focused, Button) and screen.focused.id == "no"
+        shown = screen.question
+        assert "plan.sandbox" in shown and "plan.bash.safe_patterns" in shown and shown.endswith("Trust it?")
+        assert 'plan.sandbox = "off"' in screen.detail
+        await pilot.press(*keys)
+        await until(pilot, lambda: app.runtime is not None)
+        assert app.settings.plan.sandbox == "auto" and app.settings.plan.bash.safe_patterns is None
+        assert any("Ignoring security settings" in n.message for n in app._notifications)
+    assert loads == [1] and not trust_file_path().exists()
+
+
+async def test_tui_yes_trusts_and_reloads(project: Path) -> None:
+    from planshell.ui.screens.trust import TrustScreen
+    from tests.ui_helpers import until
+
+    config = project / ".planshell" / "config.toml"
+    config.parent.mkdir()
+    config.write_text('[plan]\nsandbox = "off"\n')
+    app, loads = _tui_app(project)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, TrustScreen))
+        await pilot.press("y")
+        await until(pilot, lambda: app.runtime is not None)
+        assert app.settings.plan.sandbox == "off" and app.settings.untrusted_project is None
+        assert app.runtime.settings.plan.sandbox == "off"
+    assert loads == [1, 1]
+    assert load_settings(project).untrusted_project is None  # recorded for next time
