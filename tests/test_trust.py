@@ -331,3 +331,24 @@ async def test_tui_yes_trusts_and_reloads(project: Path) -> None:
         assert app.runtime.settings.plan.sandbox == "off"
     assert loads == [1, 1]
     assert load_settings(project).untrusted_project is None  # recorded for next time
+
+
+async def test_project_theme_name_is_never_markup(project: Path) -> None:
+    """The first frame peeks at the project's theme before validation: warn in plain text."""
+    from planshell.llm.scripted import ScriptedProvider
+    from planshell.ui.app import PlanshellApp
+    from tests.ui_helpers import until
+
+    config = project / ".planshell" / "config.toml"
+    config.parent.mkdir()
+    config.write_text('[ui]\ntheme = "[@click=app.quit]x[/]"\n')
+
+    def load():  # type: ignore[no-untyped-def]
+        return load_settings(project), project, None
+
+    app = PlanshellApp(None, project, loader=load, provider=ScriptedProvider([]), persist=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: not app.is_running)
+    warned = [n for n in app._notifications if "[@click" in n.message]
+    assert warned and not any(n.markup for n in warned)
+    assert app.startup_error is not None and "ui.theme" in app.startup_error

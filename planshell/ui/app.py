@@ -200,7 +200,7 @@ class PlanshellApp(App[int]):
             except Exception as exc:
                 self.notify(f"Could not load {module}: {exc}", severity="error")
         for warning in self._theme_warnings:
-            self.notify(warning, severity="warning", timeout=8)
+            self.notify(warning, severity="warning", timeout=8, markup=False)
         self.theme_changed_signal.subscribe(self, self._theme_changed)
 
     def initial_mode(self) -> str | None:
