@@ -27,7 +27,8 @@ def _main_parser() -> argparse.ArgumentParser:
             "other commands:\n"
             "  planshell check-command [--json] [CMD ...]   test commands against the plan-mode bash guard\n"
             "  planshell review PATH                         read a plan file in the review screen\n"
-            "  planshell doctor [-C DIR]                     versions, config, provider, sandbox, log file\n\n"
+            "  planshell doctor [-C DIR]                     versions, config, provider, sandbox, log file\n"
+            "  planshell trust [--yes | --revoke | --list]   let this project's config change security settings\n\n"
             "With no API key planshell runs an offline demo model. See README.md and docs/."
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -77,6 +78,8 @@ def main(argv: list[str] | None = None) -> int:
         return _review(argv[1:])
     if argv and argv[0] == "doctor":
         return _doctor(argv[1:])
+    if argv and argv[0] == "trust":
+        return _trust(argv[1:])
     args = _main_parser().parse_args(argv)
     _setup_logs(debug=args.debug, tui=not args.print_mode)
     start = (args.directory or Path.cwd()).resolve()
@@ -98,6 +101,8 @@ def main(argv: list[str] | None = None) -> int:
         settings, root, resume = _load(args, start)
     except (ConfigError, LookupError) as exc:
         return _fail(str(exc))
+    if settings.untrusted_project is not None:
+        print(f"planshell: warning: {settings.untrusted_project.warning()}", file=sys.stderr)
     return _run_headless(settings, root, args, resume)
 
 
@@ -212,3 +217,82 @@ def _doctor(argv: list[str]) -> int:
     from planshell.doctor import run_doctor
 
     return run_doctor(start, sys.stdout)
+
+
+def _trust(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="planshell trust",
+        description="Let this project's .planshell/config.toml change security settings (sandbox, "
+        "bash patterns, tools, provider, base_url, headers, ...). Trust covers the file as it is "
+        "now: after any change it is needed again. See docs/security.md#project-trust.",
+    )
+    action = parser.add_mutually_exclusive_group()
+    action.add_argument("-y", "--yes", action="store_true", help="trust without asking")
+    action.add_argument("--revoke", action="store_true", help="stop trusting this project's config")
+    action.add_argument("--list", action="store_true", help="list trusted project config files")
+    parser.add_argument("-C", "--directory", type=Path, default=None,
+                        help="project directory (default: the current one)")
+    args = parser.parse_args(argv)
+    from planshell import trust
+    from planshell.config import (
+        ConfigError,
+        describe_keys,
+        project_config_path,
+        read_config_file,
+        split_project_data,
+    )
+    from planshell.plan.store import find_project_root
+    from planshell.sanitize import strip_terminal_controls
+
+    try:
+        if args.list:
+            return _trust_list(trust.load_store())
+        path = project_config_path(find_project_root(args.directory or Path.cwd()))
+        shown = strip_terminal_controls(str(path))
+        if args.revoke:
+            done = trust.revoke(path)
+            print(f"No longer trusted: {shown}" if done else f"Was not trusted: {shown}")
+            return 0
+        file = read_config_file(path)
+        if file.digest is None:
+            return _fail(f"no project config at {shown}; nothing to trust")
+        _, keys = split_project_data(file.data)
+        if not keys:
+            print(f"{shown} changes no security settings; nothing to trust.")
+            return 0
+        print(f"{shown} changes these security settings:")
+        for line in describe_keys(file.data, keys):
+            print(f"  {line}")
+        if not args.yes:
+            print("Trust it? [y/N] ", end="", flush=True)
+            answer = sys.stdin.readline().strip().lower()
+            if answer not in ("y", "yes"):
+                print("Not trusted.")
+                return 1
+        where = trust.trust(file)
+    except (ConfigError, OSError) as exc:
+        return _fail(str(exc))
+    print(f"Trusted {shown} (recorded in {where}). Edit the file and it needs trust again.")
+    return 0
+
+
+def _trust_list(store: Any) -> int:
+    from planshell.config import read_config_file
+    from planshell.sanitize import strip_terminal_controls
+
+    if not store.projects:
+        print("No trusted project config files.")
+        return 0
+    for key, entry in sorted(store.projects.items()):
+        try:
+            current = read_config_file(Path(key))
+        except Exception:
+            current = None
+        if current is None or current.digest is None:
+            state = "missing or unreadable"
+        elif current.digest == entry.sha256 and current.target == entry.target:
+            state = "trusted"
+        else:
+            state = "changed since trusted"
+        print(f"{state}\t{strip_terminal_controls(key)}")
+    return 0

@@ -3,6 +3,11 @@
 Order (later wins): defaults < user file < project file < ``PLANSHELL_*``
 environment < command-line flags. A broken file or a bad value raises
 ``ConfigError`` with one sentence naming the file, the key and the problem.
+
+A cloned repository's ``.planshell/config.toml`` is untrusted: only the keys in
+``HARMLESS_PROJECT_KEYS`` apply from it until the user trusts the file
+(``planshell trust``, see ``planshell.trust``). Every other key, including any
+key added later, is security-relevant by default.
 """
 
 from __future__ import annotations
@@ -13,15 +18,46 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    model_validator,
+)
 
 ENV_PREFIX = "PLANSHELL_"
 
 
 class ConfigError(Exception):
     """A configuration problem, with a message fit to show as-is."""
+
+
+def _printable(text: str) -> str:
+    """Shown on screen: one line with no control characters, escapes or bidi overrides."""
+    from planshell.sanitize import strip_terminal_controls
+
+    if "\n" in text or "\t" in text or strip_terminal_controls(text) != text:
+        raise ValueError("must be one line of printable text (no control characters)")
+    return text
+
+
+_NAME_RE = re.compile(r"^[\w.+-]{1,64}$")
+
+
+def _name(text: str) -> str:
+    """A theme name: letters, digits, ``_ . + -`` (no markup, spaces or escapes)."""
+    if not _NAME_RE.match(text):
+        raise ValueError("must be a name of letters, digits, '_', '.', '+' or '-'")
+    return text
+
+
+PrintableText = Annotated[str, AfterValidator(_printable)]
+Name = Annotated[str, AfterValidator(_name)]
 
 
 class _Section(BaseModel):
@@ -48,11 +84,11 @@ NotifyType = Literal["information", "warning", "error"]
 
 
 class PlanLabel(_Section):
-    notify: str
-    widget: str
-    widget_with_title: str
+    notify: PrintableText
+    widget: PrintableText
+    widget_with_title: PrintableText
     notify_type: NotifyType = "information"
-    widget_color: str = "$primary"
+    widget_color: PrintableText = "$primary"
 
 
 def _default_labels() -> dict[str, PlanLabel]:
@@ -130,7 +166,7 @@ class PlanSettings(_Section):
 
 
 class UISettings(_Section):
-    theme: str = Field("planshell-dark", description="Theme name (see themes/).")
+    theme: Name = Field("planshell-dark", description="Theme name (see themes/).")
 
 
 class AgentSettings(_Section):
@@ -155,6 +191,93 @@ class Settings(_Section):
     ui: UISettings = Field(default_factory=UISettings)
     agent: AgentSettings = Field(default_factory=AgentSettings)
 
+    # Set by load_settings when an untrusted project file's security keys were ignored.
+    _untrusted: UntrustedProject | None = PrivateAttr(None)
+
+    @property
+    def untrusted_project(self) -> UntrustedProject | None:
+        """The project file whose security-relevant keys were ignored, if any."""
+        return self._untrusted
+
+
+# --- project trust: which project keys apply without it ----------------------------
+
+# The ONE place that decides what an untrusted repository may set. An allowlist
+# of leaf keys (tuples, so a quoted TOML key "ui.theme" is not ("ui", "theme")):
+# any key not listed here, including every key added to Settings later, is
+# security-relevant and needs `planshell trust`. A project may choose how
+# planshell looks (a theme the user installed); it may not change what runs,
+# where data goes, which keys change the mode, nor how the mode is shown
+# (labels and the chip could make OFF look like PLAN).
+HARMLESS_PROJECT_KEYS: frozenset[tuple[str, ...]] = frozenset({("ui", "theme")})
+
+
+def is_security_relevant(path: tuple[str, ...]) -> bool:
+    """True unless ``path`` is an allowlisted harmless leaf key (exact, case-sensitive)."""
+    return tuple(path) not in HARMLESS_PROJECT_KEYS
+
+
+def settings_keys(model: type[BaseModel] = Settings, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    """Every leaf key of the settings model, e.g. ``("plan", "bash", "safe_patterns")``."""
+    keys: list[tuple[str, ...]] = []
+    for name, info in model.model_fields.items():
+        kind = info.annotation
+        if isinstance(kind, type) and issubclass(kind, BaseModel):
+            keys += settings_keys(kind, (*prefix, name))
+        else:
+            keys.append((*prefix, name))
+    return keys
+
+
+def split_project_data(
+    data: dict[str, Any], prefix: tuple[str, ...] = ()
+) -> tuple[dict[str, Any], list[tuple[str, ...]]]:
+    """(the harmless part of a parsed project file, the security-relevant leaf keys it sets).
+
+    Works on the parsed TOML tree, so dotted keys and inline tables are the
+    same nested tables. Tables are walked down to their leaves (an empty table
+    sets nothing); a harmless key keeps its whole value, for the model to check.
+    """
+    harmless: dict[str, Any] = {}
+    relevant: list[tuple[str, ...]] = []
+    for key, value in data.items():
+        path = (*prefix, key)
+        if not is_security_relevant(path):
+            harmless[key] = value
+        elif isinstance(value, dict):
+            inner, inner_relevant = split_project_data(value, path)
+            if inner:
+                harmless[key] = inner
+            relevant += inner_relevant
+        else:
+            relevant.append(path)
+    return harmless, relevant
+
+
+_PLAIN_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+def format_key(path: tuple[str, ...]) -> str:
+    """``plan.sandbox``; odd segments quoted and escaped (they come from the repository)."""
+    return ".".join(p if _PLAIN_KEY.match(p) else json.dumps(p) for p in path)
+
+
+_VALUE_MAX = 120
+
+
+def describe_keys(data: dict[str, Any], keys: list[tuple[str, ...]]) -> list[str]:
+    """``key = value`` lines for ``keys`` of ``data``: JSON-escaped (ASCII) and shortened."""
+    lines = []
+    for key in keys:
+        value: Any = data
+        for part in key:
+            value = value[part]
+        text = json.dumps(value, ensure_ascii=True, default=str)
+        if len(text) > _VALUE_MAX:
+            text = text[: _VALUE_MAX - 1] + "…"
+        lines.append(f"{format_key(key)} = {text}")
+    return lines
+
 
 # --- locations -------------------------------------------------------------
 
@@ -178,7 +301,12 @@ def data_dir() -> Path:
 
 
 def project_config_path(root: Path) -> Path:
-    return root / ".planshell" / "config.toml"
+    """Where the project file is looked up; the root is resolved, the last two parts are not.
+
+    Not following ``.planshell`` or ``config.toml`` keeps the trust key this
+    project's own: a symlink to another project's trusted file is a new key.
+    """
+    return Path(root).resolve() / ".planshell" / "config.toml"
 
 
 # --- loading ---------------------------------------------------------------
@@ -190,19 +318,72 @@ class _Layer:
     data: dict[str, Any] = field(default_factory=dict)
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
+CONFIG_MAX_BYTES = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class ConfigFile:
+    """A config file as read once: the exact bytes parsed, and their SHA-256."""
+
+    path: Path
+    data: dict[str, Any] = field(default_factory=dict)
+    digest: str | None = None  # None when the file does not exist
+    target: str | None = None  # the real path when it exists (symlinks followed)
+
+
+@dataclass(frozen=True)
+class UntrustedProject:
+    """A project file whose security-relevant keys were ignored (what to show, what to trust)."""
+
+    file: ConfigFile
+    keys: list[tuple[str, ...]]
+
+    @property
+    def key_names(self) -> list[str]:
+        return [format_key(k) for k in self.keys]
+
+    def describe(self) -> list[str]:
+        """``key = value`` per ignored key, safe to print."""
+        return describe_keys(self.file.data, self.keys)
+
+    def warning(self) -> str:
+        from planshell.sanitize import strip_terminal_controls
+
+        where = strip_terminal_controls(str(self.file.path))
+        return (
+            f"Ignoring security settings from untrusted {where}: {', '.join(self.key_names)}. "
+            "Run `planshell trust` to apply them."
+        )
+
+
+def read_config_file(path: Path) -> ConfigFile:
+    """Read and parse ``path`` once; a missing file is empty, anything odd a ``ConfigError``.
+
+    The digest is of the very bytes that were parsed, so trust given to a
+    digest covers exactly what is applied (no gap between hashing and reading).
+    The read is bounded and refuses FIFOs and devices, so a repository cannot
+    hang or flood start-up with a symlink to ``/dev/zero``.
+    """
+    import hashlib
+
+    from planshell.fsutil import ReadRefused, read_capped
+
     try:
-        raw = path.read_bytes()
+        raw = read_capped(path, CONFIG_MAX_BYTES)
     except FileNotFoundError:
-        return {}
+        return ConfigFile(path)
+    except ReadRefused as exc:
+        problem = "not a regular file" if exc.reason == "not-regular" else "larger than 1 MiB"
+        raise ConfigError(f"config error in {path}: the file is {problem}.") from None
     except OSError as exc:
         raise ConfigError(f"config error in {path}: cannot read the file ({exc.strerror}).") from None
     try:
-        return tomllib.loads(raw.decode("utf-8"))
+        data = tomllib.loads(raw.decode("utf-8"))
     except UnicodeDecodeError:
         raise ConfigError(f"config error in {path}: the file is not UTF-8 text.") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"config error in {path}: invalid TOML: {exc}.") from None
+    return ConfigFile(path, data, hashlib.sha256(raw).hexdigest(), os.path.realpath(path))
 
 
 def _env_layer(environ: dict[str, str]) -> _Layer:
@@ -283,14 +464,28 @@ def load_settings(
     cli: dict[str, Any] | None = None,
     environ: dict[str, str] | None = None,
     user_file: Path | None = None,
+    trust_file: Path | None = None,
 ) -> Settings:
-    """Merge every layer into validated ``Settings`` or raise ``ConfigError``."""
+    """Merge every layer into validated ``Settings`` or raise ``ConfigError``.
+
+    Security-relevant keys of an untrusted project file are left out; the
+    result's ``untrusted_project`` then says which (for the one warning).
+    """
+    from planshell.trust import is_trusted
+
     environ = dict(os.environ if environ is None else environ)
-    user_path = user_file if user_file is not None else user_config_path()
-    project_path = project_config_path(root)
+    user = read_config_file(user_file if user_file is not None else user_config_path())
+    project = read_config_file(project_config_path(root))
+    project_data, relevant = split_project_data(project.data)
+    untrusted: UntrustedProject | None = None
+    if relevant:
+        if is_trusted(project, trust_file):
+            project_data = project.data
+        else:
+            untrusted = UntrustedProject(project, relevant)
     layers = [
-        _Layer(str(user_path), _read_toml(user_path)),
-        _Layer(str(project_path), _read_toml(project_path)),
+        _Layer(str(user.path), user.data),
+        _Layer(str(project.path), project_data),
         _env_layer(environ),
         _Layer("command-line flags", {k: v for k, v in (cli or {}).items() if v is not None}),
     ]
@@ -298,9 +493,11 @@ def load_settings(
     for layer in layers:
         merged = _deep_merge(merged, layer.data)
     try:
-        return Settings.model_validate(merged)
+        settings = Settings.model_validate(merged)
     except ValidationError as exc:
         raise _explain(exc, layers) from None
+    settings._untrusted = untrusted
+    return settings
 
 
 _SECTION_RE = re.compile(r"^\s*\[([^\]]+)\]\s*$")

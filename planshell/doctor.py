@@ -43,14 +43,15 @@ CHARS_PER_TOKEN = 4
 
 
 def _ignored_project_keys(root: Path) -> list[str]:
-    """HOOK (project trust): project-config keys that are ignored for this project.
+    """Project-config keys ignored because the user has not trusted that file."""
+    from planshell.config import ConfigError, load_settings
+    from planshell.sanitize import plain_line
 
-    Returns [] until project trust is connected; the lead wires it to the
-    trust decision so that doctor lists, e.g., ``base_url`` and ``api_key``
-    from an untrusted repository's ``.planshell/config.toml``.
-    """
-    del root
-    return []
+    try:
+        untrusted = load_settings(root).untrusted_project
+    except ConfigError:
+        return []
+    return [plain_line(name, 80) for name in untrusted.key_names] if untrusted else []
 
 
 def run_doctor(start: Path, out: TextIO) -> int:
@@ -154,14 +155,17 @@ def _provider(settings: Settings, root: Path) -> Rows:
 
 def _key_source(settings: Settings, root: Path, key_var: str) -> str:
     """Where the key comes from, never the key itself (mirrors ``make_provider``)."""
-    from planshell.config import _read_toml, project_config_path, user_config_path
+    from planshell.config import project_config_path, read_config_file, user_config_path
 
     if settings.api_key:
         if os.environ.get("PLANSHELL_API_KEY"):
             return "from PLANSHELL_API_KEY (value not shown)"
-        for path in (project_config_path(root), user_config_path()):  # the later layer wins
+        untrusted = settings.untrusted_project
+        project_ignored = untrusted is not None and ("api_key",) in untrusted.keys
+        paths = [user_config_path()] if project_ignored else [project_config_path(root), user_config_path()]
+        for path in paths:  # the project layer wins over the user's
             try:
-                if "api_key" in _read_toml(path):
+                if "api_key" in read_config_file(path).data:
                     return f"from api_key in {path} (value not shown)"
             except Exception:
                 continue

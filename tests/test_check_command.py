@@ -38,6 +38,11 @@ def test_uses_the_project_patterns(tmp_path):
     (tmp_path / ".planshell" / "config.toml").write_text(
         '[plan.bash]\nsafe_patterns = ["^cargo tree\\\\b", "("]\ndestructive_patterns = ["^cat\\\\b"]\n'
     )
+    # Pattern lists are security-relevant: they apply from a project file once it is trusted.
+    from planshell.config import project_config_path, read_config_file
+    from planshell.trust import trust
+
+    trust(read_config_file(project_config_path(tmp_path)))
     proc = check(["--json", "cargo tree", "cat README.md", "cargo build"], tmp_path)
     allowed = [json.loads(line)["allowed"] for line in proc.stdout.splitlines()]
     assert allowed == [True, False, False]

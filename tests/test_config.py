@@ -2,13 +2,30 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from planshell.config import ConfigError, Settings, load_settings, remember_user_setting
+from planshell.config import (
+    HARMLESS_PROJECT_KEYS,
+    ConfigError,
+    Settings,
+    UISettings,
+    is_security_relevant,
+    load_settings,
+    project_config_path,
+    read_config_file,
+    remember_user_setting,
+    settings_keys,
+)
+from planshell.trust import trust
+
+
+def _trust_project(root: Path) -> None:
+    trust(read_config_file(project_config_path(root)))
 
 
 def _write(path: Path, text: str) -> Path:
@@ -27,6 +44,7 @@ def test_defaults(tmp_path):
 def test_merge_order(tmp_path):
     user = _write(tmp_path / "user.toml", 'model = "user"\nprovider = "openai"\n[plan]\nsandbox = "off"\n')
     _write(tmp_path / ".planshell" / "config.toml", 'model = "project"\n[tools]\nbash_timeout = 5\n')
+    _trust_project(tmp_path)
     settings = load_settings(tmp_path, environ={}, user_file=user)
     assert (settings.model, settings.provider, settings.plan.sandbox) == ("project", "openai", "off")
     assert settings.tools.bash_timeout == 5
@@ -52,6 +70,9 @@ def test_broken_toml_names_the_file(tmp_path):
 
 def test_invalid_value_names_file_key_and_problem(tmp_path):
     project = _write(tmp_path / ".planshell" / "config.toml", '[plan]\nsandbox = "maybe"\n')
+    # Untrusted, the bad key is ignored (the repository cannot stop planshell with it) ...
+    assert load_settings(tmp_path, environ={}, user_file=tmp_path / "none").plan.sandbox == "auto"
+    _trust_project(tmp_path)  # ... trusted, it applies and is checked.
     with pytest.raises(ConfigError) as err:
         load_settings(tmp_path, environ={}, user_file=tmp_path / "none")
     message = str(err.value)
@@ -124,3 +145,62 @@ def test_every_setting_is_documented():
 
     missing = [k for k in keys(Settings) if documented(k) not in doc]
     assert missing == []
+
+
+# --- which project keys need trust ------------------------------------------------
+
+
+def test_every_settings_key_is_classified_and_only_the_theme_is_harmless():
+    keys = settings_keys()
+    assert ("plan", "sandbox") in keys and ("plan", "bash", "safe_patterns") in keys
+    assert ("plan", "labels", "off", "widget") in keys and ("headers",) in keys
+    harmless = {k for k in keys if not is_security_relevant(k)}
+    # Widening this set is a security decision: update docs/configuration.md and
+    # docs/security.md ("Project trust") together with this line.
+    assert harmless == {("ui", "theme")}
+    assert set(keys) >= HARMLESS_PROJECT_KEYS, "an allowlisted key no longer exists"
+
+
+def test_a_key_added_later_is_security_relevant_by_default():
+    class NewUI(UISettings):
+        font: str = "mono"
+
+    class NewSettings(Settings):
+        ui: NewUI = NewUI()
+        telemetry_url: str | None = None
+
+    new = set(settings_keys(NewSettings)) - set(settings_keys())
+    assert new == {("ui", "font"), ("telemetry_url",)}
+    assert all(is_security_relevant(k) for k in new)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '[plan.labels.plan]\nwidget = "PLAN\\u001b]52;c;ZXZpbA==\\u0007"\n',
+        '[plan.labels.off]\nnotify = "two\\nlines"\n',
+        '[plan.labels.off]\nwidget = "\\u202eNALP"\n',
+        '[ui]\ntheme = "[@click=app.quit]x[/]"\n',
+        '[ui]\ntheme = "dark\\u001b[2J"\n',
+    ],
+)
+def test_text_shown_on_screen_must_be_printable(tmp_path, text):
+    user = _write(tmp_path / "u.toml", text)
+    with pytest.raises(ConfigError, match=r"printable|name of letters"):
+        load_settings(tmp_path, environ={}, user_file=user)
+
+
+def test_config_file_must_be_regular_utf8_text(tmp_path):
+    project = tmp_path / ".planshell" / "config.toml"
+    project.parent.mkdir()
+    project.write_bytes(b'model = "caf\xe9"\n')
+    with pytest.raises(ConfigError, match="not UTF-8"):
+        load_settings(tmp_path, environ={}, user_file=tmp_path / "none")
+    project.unlink()
+    project.symlink_to("/dev/zero")  # would never end with a plain read
+    with pytest.raises(ConfigError, match="not a regular file"):
+        load_settings(tmp_path, environ={}, user_file=tmp_path / "none")
+    project.unlink()
+    os.mkfifo(project)  # would block a plain open
+    with pytest.raises(ConfigError, match="not a regular file"):
+        load_settings(tmp_path, environ={}, user_file=tmp_path / "none")

@@ -216,7 +216,7 @@ def test_doctor_reports_every_section_without_textual_or_the_key(project: Path) 
     )
     done = _planshell(
         "-X", "importtime", "-m", "planshell", "doctor", cwd=project,
-        env={"OPENAI_API_KEY": key, "PLANSHELL_PLAN__SANDBOX": "off"},
+        env={"OPENAI_API_KEY": key, "PLANSHELL_PLAN__SANDBOX": "off", "PLANSHELL_MODEL": "m\x1b[2Jx"},
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     out = done.stdout
@@ -227,8 +227,10 @@ def test_doctor_reports_every_section_without_textual_or_the_key(project: Path) 
         assert re.search(rf"^  {package} +\S", out, re.MULTILINE), package
     assert re.search(r"project file +.*\.planshell/config\.toml \(found\)", out)
     assert re.search(r"user file +.* \(not found\)", out)
-    assert re.search(r"ignored project keys +none", out)
-    assert re.search(r"provider +openai", out) and "http://127.0.0.1:9/v1" in out
+    # Untrusted: the repository's provider settings are listed as ignored, not used.
+    ignored = re.search(r"ignored project keys +(.*)", out)
+    assert ignored and {"provider", "model", "base_url"} <= set(ignored.group(1).replace(",", " ").split())
+    assert re.search(r"provider +openai", out) and "http://127.0.0.1:9/v1" not in out
     assert "from OPENAI_API_KEY (value not shown)" in out and key not in out
     assert "\x1b" not in out and re.search(r"^  model +mx$", out, re.MULTILINE)
     assert re.search(r"^  git +/\S+ \(git version", out, re.MULTILINE)

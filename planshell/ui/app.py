@@ -204,7 +204,7 @@ class PlanshellApp(App[int]):
             except Exception as exc:
                 self.notify(f"Could not load {module}: {exc}", severity="error")
         for warning in self._theme_warnings:
-            self.notify(warning, severity="warning", timeout=8)
+            self.notify(warning, severity="warning", timeout=8, markup=False)
         self.theme_changed_signal.subscribe(self, self._theme_changed)
 
     def initial_mode(self) -> str | None:
@@ -221,7 +221,8 @@ class PlanshellApp(App[int]):
             return True
         assert self._loader is not None
         try:
-            settings, root, resume = await asyncio.to_thread(self._loader)
+            loaded = await asyncio.to_thread(self._loader)
+            settings, root, resume = await self._settle_trust(loaded)
         except Exception as exc:  # ConfigError, SessionNotFound: one sentence for the user
             self.startup_error = str(exc) or type(exc).__name__
             log.error("start-up failed: %s", self.startup_error, exc_info=exc)
@@ -240,6 +241,30 @@ class PlanshellApp(App[int]):
             else:
                 self.notify(f"Unknown theme {wanted!r}; using {self.theme}.", severity="warning")
         return True
+
+    async def _settle_trust(self, loaded: Any) -> Any:
+        """Ask about an untrusted project config; on yes record trust and load again."""
+        untrusted = loaded[0].untrusted_project
+        if untrusted is None:
+            return loaded
+        from planshell.ui.screens.trust import TrustScreen
+
+        if await self.decider.ask(TrustScreen(untrusted)):
+            from planshell.trust import trust
+
+            try:
+                await asyncio.to_thread(trust, untrusted.file)
+            except Exception as exc:  # an unwritable config folder: keep going untrusted
+                self.notify(f"Could not record trust: {exc}", severity="error", markup=False)
+            else:
+                assert self._loader is not None
+                loaded = await asyncio.to_thread(self._loader)
+                untrusted = loaded[0].untrusted_project
+                if untrusted is None:
+                    self.notify("Project config trusted: its settings apply.", timeout=5)
+                    return loaded
+        self.notify(untrusted.warning(), severity="warning", timeout=10, markup=False)
+        return loaded
 
     @property
     def decider(self) -> TuiDecider:

@@ -335,7 +335,11 @@ class PlanModeUI:
             text = label.notify.format(title=title or "the plan")
         except (KeyError, IndexError, ValueError):
             text = label.notify
-        self.screen.notify(text, severity=label.notify_type, timeout=4)
+        from planshell.sanitize import strip_terminal_controls
+
+        # The title is model-authored: plain text, never Textual markup ([@click=...]).
+        text = strip_terminal_controls(text)
+        self.screen.notify(text, severity=label.notify_type, timeout=4, markup=False)
 
     # -- the checklist
 
