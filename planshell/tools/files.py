@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import functools
 import importlib.metadata
 import json
 import os
@@ -674,10 +675,22 @@ class _GrepQuery:
     include_hidden: bool = False
     ignore: IgnoreRules | None = None  # None: ignore files are not honoured
 
-    def rank(self, path: str) -> int:
-        """The rank of a file, from its path relative to the project root."""
+    def rel(self, path: str) -> str:
+        """``path`` relative to the project root (as globs and ranks see it)."""
         p = Path(path)
-        return file_rank(_relative_posix(p, self.root) if p.is_relative_to(self.root) else path)
+        return _relative_posix(p, self.root) if p.is_relative_to(self.root) else path
+
+    def rank(self, path: str) -> int:
+        return file_rank(self.rel(path))
+
+    @functools.cached_property
+    def single_file(self) -> bool:
+        return self.base.is_file()
+
+    def wants(self, path: str) -> bool:
+        """Whether the glob (if any) lets this file be searched; a file named
+        in ``path`` always is."""
+        return self.glob is None or self.single_file or self.glob.wants_file(self.rel(path))
 
 
 def packaged_rg() -> str | None:
@@ -735,14 +748,10 @@ def _python_grep(query: _GrepQuery, stop: threading.Event) -> list[GrepHit]:
         regex = re.compile(query.pattern, flags)
     except re.error as exc:
         raise ToolError(f"invalid regex {query.pattern!r}: {exc}.") from None
-    if query.base.is_file():
+    if query.single_file:
         return _grep_file(query.base, regex, query.want, query.rank(str(query.base)))
     glob = query.glob
-
-    def rel(p: Path) -> str:
-        return _relative_posix(p, query.root) if p.is_relative_to(query.root) else str(p)
-
-    prune = (lambda p: glob.prunes_dir(rel(p))) if glob else None
+    prune = (lambda p: glob.prunes_dir(query.rel(str(p)))) if glob else None
     ranked = RankedHits(query.want)
     walk = walk_files(
         query.base,
@@ -752,7 +761,7 @@ def _python_grep(query: _GrepQuery, stop: threading.Event) -> list[GrepHit]:
         ignore=query.ignore,
     )
     for path in walk:
-        if glob is None or glob.wants_file(rel(path)):
+        if query.wants(str(path)):
             rank = query.rank(str(path))
             if (room := ranked.room(rank)) > 0:
                 ranked.add(_grep_file(path, regex, room, rank))
@@ -766,6 +775,11 @@ def _rg_command(rg: str, query: _GrepQuery) -> list[str]:
     folders pruned (unless asked), ignore files honoured (unless asked), our skip
     list, path order, JSON so paths and lines parse exactly.
 
+    A ``--glob`` that includes files overrides ignore files in rg (``-g '*.md'``
+    brings back an ignored ``notes.md``), so with ignore rules on, such a glob
+    is applied to rg's results instead (:meth:`_GrepQuery.wants`); excluding
+    globs are passed on, and prune folders early.
+
     Only fixed flags: the pattern goes in ``--regexp``, the glob in one
     ``--glob=`` argument, the path after ``--``, and ``--no-config`` keeps
     ``RIPGREP_CONFIG_PATH`` from adding options such as ``--pre``.
@@ -775,7 +789,7 @@ def _rg_command(rg: str, query: _GrepQuery) -> list[str]:
         cmd.append("--no-ignore")
     if query.ignore_case:
         cmd.append("--ignore-case")
-    if query.glob is not None:
+    if query.glob is not None and (query.glob.negated or query.ignore is None):
         cmd.append(f"--glob={query.glob.raw}")
     cmd += [f"--glob=!{name}/" for name in sorted(SKIP_DIRS)]
     if not query.include_hidden:
@@ -805,6 +819,7 @@ class _RgCollector:
         self.ranked = RankedHits(query.want)
         self.pending: list[GrepHit] = []
         self.rank = RANK_TEXT
+        self.wanted = True  # the current file passes the glob
         self.finished = False  # saw rg's summary: the search ran to completion
 
     @property
@@ -814,9 +829,15 @@ class _RgCollector:
     def feed(self, message: dict[str, Any]) -> None:
         kind, data = message.get("type"), message.get("data", {})
         if kind == "begin":
+            path = _json_path(data["path"])
             self.pending = []
-            self.rank = self.query.rank(_json_path(data["path"]))
-        elif kind == "match" and len(self.pending) < self.ranked.room(self.rank):
+            self.rank = self.query.rank(path)
+            self.wanted = self.query.wants(path)
+        elif (
+            kind == "match"
+            and self.wanted
+            and len(self.pending) < self.ranked.room(self.rank)
+        ):
             self.pending.append(
                 GrepHit(
                     _json_path(data["path"]),
