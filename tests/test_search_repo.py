@@ -264,3 +264,26 @@ async def test_demo_answers_from_the_source_file(repo: Path) -> None:
     assert "No file mentions" not in answer
     assert "src/widgets/server.py:2:    # the server answers widget requests" in answer
     assert ".planshell/plans" not in answer and "build/server.js" not in answer
+
+
+async def test_a_repository_inside_an_ignoring_repository(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, engine: str
+) -> None:
+    """A dotfiles repository at $HOME that ignores '*' does not hide a project with its own .git."""
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    subprocess.run(["git", "init", "-q", str(home)], check=True)
+    (home / ".gitignore").write_text("*\n")
+    project = home / "work" / "proj"
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    write(project, ".gitignore", "*.log\n")
+    write(project, "src/server.py", "server = 1\n")
+    write(project, "server.log", "server log\n")
+    ctx = ToolContext(root=project)
+    assert paths(await call(GrepTool(), ctx, pattern="server")) == ["src/server.py"]
+    # a plain folder inside the ignoring repository: named explicitly, so searched whole
+    plain = home / "notes"
+    write(plain, "server.md", "server\n")
+    write(plain, "server.log", "server\n")
+    found = await call(GrepTool(), ToolContext(root=plain), pattern="server")
+    assert paths(found) == ["server.log", "server.md"]

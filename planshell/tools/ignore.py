@@ -163,7 +163,7 @@ class IgnoreRules:
         cached = self._cache.get(directory)
         if cached is not None:
             return cached
-        has_git = os.path.lexists(directory / ".git") and (directory / ".git").exists()
+        has_git = (directory / ".git").exists()
         specs = [load_spec(directory / name) for name in IGNORE_FILES]
         common = _git_common_dir(directory) if has_git else None
         specs.append(load_spec(common / "info" / "exclude") if common else None)
@@ -200,14 +200,18 @@ class IgnoreRules:
         return next((v for v in verdicts if v is not None), False)
 
     def within_ignored(self, path: Path) -> bool:
-        """Whether ``path`` or a folder above it is ignored.
+        """Whether ``path`` or a folder above it, below its repository's top, is ignored.
 
         A search named an ignored folder explicitly: it then searches all of
         it (ripgrep never filters the folder it was given, and pathspec would
-        otherwise match everything below an ignored folder).
+        otherwise match everything below an ignored folder). A repository's
+        top is where the question stops: a project with its own ``.git``
+        inside, say, a home-directory repository ignoring ``*`` is not
+        ignored, as git and ripgrep agree.
         """
-        return any(
-            self.ignored(self.chain(folder.parent), folder, True)
-            for folder in (path, *path.parents)
-            if folder.parent != folder
-        )
+        for folder in (path, *path.parents):
+            if folder.parent == folder or self.rules(folder).has_git:
+                return False
+            if self.ignored(self.chain(folder.parent), folder, True):
+                return True
+        return False
