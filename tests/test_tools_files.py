@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -231,7 +230,7 @@ async def test_find_does_not_follow_symlinks(ctx: ToolContext) -> None:
     (ctx.root / "link").symlink_to(outside)
     (ctx.root / "alias.py").symlink_to(outside / "leak.py")
     result = await call(FindTool(), ctx, pattern="**/*.py")
-    assert result.content == "No files match **/*.py in ."
+    assert result.content.startswith("No files match **/*.py in . (not searched:")
 
 
 async def test_find_caps_results(ctx: ToolContext) -> None:
@@ -289,11 +288,11 @@ def test_grep_glob_filter_is_gitignore_like() -> None:
 
 @pytest.fixture(params=["python", "rg"])
 def engine(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Run a grep test with each engine; rg only where it is installed."""
+    """Run a grep test with each engine (rg ships in the ``ripgrep`` dependency)."""
     if request.param == "python":
         monkeypatch.setattr(files, "find_rg", lambda: None)
-    elif shutil.which("rg") is None:
-        pytest.skip("ripgrep (rg) is not installed; the Python engine is tested instead")
+    else:
+        assert files.find_rg() is not None, "the ripgrep package's rg is missing"
     return str(request.param)
 
 
@@ -312,19 +311,20 @@ def grep_tree(root: Path) -> None:
         put(root, f"{skipped}/s.py", "TODO skipped\n")
         put(root, f"a/{skipped}/s.py", "TODO skipped\n")
     (root / "link.py").symlink_to(root / "a.py")
-    put(root, ".gitignore", "a.py\n")
+    put(root, ".gitignore", "ignored.txt\n")  # honoured: the .git folder makes a work tree
+    put(root, "ignored.txt", "TODO ignored\n")
 
 
 async def test_grep_output_format_and_order(ctx: ToolContext, engine: str) -> None:
     grep_tree(ctx.root)
     result = await call(GrepTool(), ctx, pattern="TODO")
+    # Source files first; .hidden/ and ignored.txt are skipped.
     assert result.content.splitlines() == [
-        ".hidden/h.md:1:TODO hidden",
-        "a/z.txt:1:TODO in a",
-        "a-c/x.txt:1:TODO in a-c",
         "a.py:1:# TODO: first",
         "a.py:4:TODO twice TODO",
         "b.py:2:TODO: b",
+        "a/z.txt:1:TODO in a",
+        "a-c/x.txt:1:TODO in a-c",
         "crlf.txt:1:TODO crlf",
         "long.txt:1:TODO " + "w" * 495 + " [... 205 more characters truncated]",
     ]
@@ -356,7 +356,7 @@ async def test_grep_caps_results_with_note(ctx: ToolContext, engine: str) -> Non
     result = await call(GrepTool(), ctx, pattern="hit", max_results=7)
     lines = result.content.splitlines()
     assert lines[:7] == [f"a.txt:{i}:hit" for i in range(1, 6)] + ["b.txt:1:hit", "b.txt:2:hit"]
-    assert lines[7].startswith("[showing the first 7 matching lines; there are more")
+    assert lines[7].startswith("[showing 7 matching lines, source files first; there are more")
     assert result.data["capped"] is True
 
 
@@ -364,7 +364,10 @@ async def test_grep_no_match_and_errors(ctx: ToolContext, engine: str) -> None:
     put(ctx.root, "a.txt", "hello\n")
     tool = GrepTool()
     none = await call(tool, ctx, pattern="absent")
-    assert none.content == "No matches for 'absent' in ."
+    assert none.content == (
+        "No matches for 'absent' in . (not searched: ignored files (include_ignored) and "
+        "hidden folders (include_hidden))"
+    )
     assert not none.is_error
     with pytest.raises(ToolError, match=r"invalid regex 'foo\('"):
         await call(tool, ctx, pattern="foo(")
@@ -375,8 +378,7 @@ async def test_grep_no_match_and_errors(ctx: ToolContext, engine: str) -> None:
 
 
 async def test_grep_engines_agree(ctx: ToolContext, monkeypatch: pytest.MonkeyPatch) -> None:
-    if shutil.which("rg") is None:
-        pytest.skip("ripgrep (rg) is not installed, so there is no second engine to compare")
+    assert files.find_rg() is not None, "the ripgrep package's rg is missing"
     grep_tree(ctx.root)
     queries: list[dict[str, Any]] = [
         {"pattern": "TODO"},
@@ -385,6 +387,8 @@ async def test_grep_engines_agree(ctx: ToolContext, monkeypatch: pytest.MonkeyPa
         {"pattern": "TODO", "glob": "!*.txt"},
         {"pattern": "TODO", "path": "a", "max_results": 1},
         {"pattern": "e", "max_results": 3},
+        {"pattern": "TODO", "include_hidden": True, "include_ignored": True},
+        {"pattern": "TODO", "path": ".hidden"},
     ]
     tool = GrepTool()
     with_rg = [(await call(tool, ctx, **q)).content for q in queries]

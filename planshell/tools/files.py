@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import functools
+import importlib.metadata
 import json
 import os
 import re
@@ -23,6 +25,7 @@ from pydantic import Field
 
 from planshell.fsutil import BINARY_SNIFF_BYTES, is_binary
 from planshell.tools.base import Effect, Tool, ToolArgs, ToolContext, ToolError, ToolResult
+from planshell.tools.ignore import Chain, IgnoreRules
 
 #: Directories that are never descended into by ``find``/``grep`` (vendored or
 #: generated trees whose matches are noise). Naming one explicitly still works.
@@ -86,21 +89,42 @@ def require_dir(ctx: ToolContext, raw: str) -> tuple[Path, str]:
     return path, rel
 
 
+def is_hidden(name: str) -> bool:
+    """Dot-names are hidden, as in ``ls`` and ripgrep."""
+    return name.startswith(".")
+
+
 def walk_files(
     base: Path,
     *,
     prune: Callable[[Path], bool] | None = None,
     stop: threading.Event | None = None,
+    include_hidden: bool = True,
+    ignore: IgnoreRules | None = None,
 ) -> Iterator[Path]:
     """Regular files below ``base``, depth-first with entries in name order.
 
     This is ripgrep's ``--sort path`` order, which lets ``grep`` stop early and
-    still return the same first N hits with either engine. ``SKIP_DIRS`` and
-    anything ``prune`` rejects are not entered; symlinks are skipped so a link
-    can never lead outside the project.
+    still return the same hits with either engine. ``SKIP_DIRS``, hidden
+    folders (unless ``include_hidden``), entries ``ignore`` rules out and
+    directories ``prune`` rejects are not entered; ``base`` itself is never
+    filtered, so naming a skipped folder searches it. Symlinks are skipped so
+    a link can never lead outside the project.
     """
+    chain = ignore.chain(base) if ignore is not None else ()
+    yield from _walk(base, chain, prune, stop, include_hidden, ignore)
+
+
+def _walk(
+    directory: Path,
+    chain: Chain,
+    prune: Callable[[Path], bool] | None,
+    stop: threading.Event | None,
+    include_hidden: bool,
+    ignore: IgnoreRules | None,
+) -> Iterator[Path]:
     try:
-        with os.scandir(base) as it:
+        with os.scandir(directory) as it:
             entries = sorted(it, key=lambda e: e.name)
     except OSError:
         return
@@ -111,9 +135,18 @@ def walk_files(
             continue
         path = Path(entry.path)
         if entry.is_dir(follow_symlinks=False):
-            if entry.name not in SKIP_DIRS and not (prune and prune(path)):
-                yield from walk_files(path, prune=prune, stop=stop)
-        elif entry.is_file(follow_symlinks=False):
+            if (
+                entry.name in SKIP_DIRS
+                or (not include_hidden and is_hidden(entry.name))
+                or (ignore is not None and ignore.ignored(chain, path, True))
+                or (prune is not None and prune(path))
+            ):
+                continue
+            inner = ignore.descend(chain, path) if ignore is not None else ()
+            yield from _walk(path, inner, prune, stop, include_hidden, ignore)
+        elif entry.is_file(follow_symlinks=False) and (
+            ignore is None or not ignore.ignored(chain, path, False)
+        ):
             yield path
 
 
@@ -368,8 +401,55 @@ class LsTool(Tool):
 
 # --------------------------------------------------------------------------- find
 
+SCOPE_NOTE = (
+    "Leaves out what the repository ignores (.gitignore files at any depth, .ignore, "
+    ".git/info/exclude, the global git excludes file) and hidden folders such as .github or "
+    ".planshell, unless include_ignored / include_hidden say otherwise; naming such a folder "
+    "in `path` searches it."
+)
 
-class FindArgs(ToolArgs):
+
+class ScopeArgs(ToolArgs):
+    """What a recursive search may leave out: shared by ``find`` and ``grep``."""
+
+    include_ignored: bool = Field(
+        False,
+        description=(
+            "Also search files the repository ignores (.gitignore, .ignore, .git/info/exclude, "
+            "global git excludes): build output, caches, vendored code."
+        ),
+    )
+    include_hidden: bool = Field(
+        False,
+        description="Also search hidden folders (names starting with '.'); .git is always skipped.",
+    )
+
+
+def search_ignore(ctx: ToolContext, base: Path, args: ScopeArgs) -> IgnoreRules | None:
+    """The ignore rules for a recursive search of ``base``, or None when off.
+
+    Off as well when ``base`` lies in an ignored folder: naming it asked for it.
+    """
+    if args.include_ignored:
+        return None
+    rules = IgnoreRules(ctx.root.resolve())
+    return None if base.is_dir() and rules.within_ignored(base) else rules
+
+
+def skipped_note(args: ScopeArgs) -> str:
+    """What a search left out and how to bring it back, for empty results."""
+    left_out = [
+        what
+        for what, included in (
+            ("ignored files (include_ignored)", args.include_ignored),
+            ("hidden folders (include_hidden)", args.include_hidden),
+        )
+        if not included
+    ]
+    return f" (not searched: {' and '.join(left_out)})" if left_out else ""
+
+
+class FindArgs(ScopeArgs):
     pattern: str = Field(
         description=(
             "Glob matched against file paths relative to `path`, e.g. '**/*.py' (any depth), "
@@ -389,9 +469,9 @@ class FindTool(Tool):
         "Find files by name with a glob pattern. `*` and `?` match within one path "
         "component, `**` matches any number of directories, `{a,b}` and `[abc]` work too; "
         "the pattern is matched against paths relative to `path`. Results are project-"
-        "relative paths sorted by modification time, newest first (ties by name). Skips "
-        f"{', '.join(sorted(SKIP_DIRS))} and symlinks; returns at most {FIND_MAX_RESULTS} "
-        "files. Use grep to search file contents."
+        "relative paths sorted by modification time, newest first (ties by name). "
+        f"{SCOPE_NOTE} Always skips {', '.join(sorted(SKIP_DIRS))} and symlinks; returns "
+        f"at most {FIND_MAX_RESULTS} files. Use grep to search file contents."
     )
     Args = FindArgs
     effects = frozenset({Effect.READ})
@@ -410,11 +490,17 @@ class FindTool(Tool):
     def _find(self, args: FindArgs, ctx: ToolContext, stop: threading.Event) -> ToolResult:
         base, rel = require_dir(ctx, args.path)
         regex = glob_to_regex(args.pattern.removeprefix("./"))
-        found = [
-            p for p in walk_files(base, stop=stop) if regex.fullmatch(_relative_posix(p, base))
-        ]
+        walk = walk_files(
+            base,
+            stop=stop,
+            include_hidden=args.include_hidden,
+            ignore=search_ignore(ctx, base, args),
+        )
+        found = [p for p in walk if regex.fullmatch(_relative_posix(p, base))]
         if not found:
-            return ToolResult(f"No files match {args.pattern} in {rel}", data={"count": 0})
+            return ToolResult(
+                f"No files match {args.pattern} in {rel}{skipped_note(args)}", data={"count": 0}
+            )
         found.sort(key=lambda p: ctx.display(p))
         found.sort(key=_mtime, reverse=True)
         lines = [ctx.display(p) for p in found[:FIND_MAX_RESULTS]]
@@ -436,7 +522,7 @@ def _mtime(path: Path) -> float:
 # --------------------------------------------------------------------------- grep
 
 
-class GrepArgs(ToolArgs):
+class GrepArgs(ScopeArgs):
     pattern: str = Field(
         description=(
             "Regular expression searched for in each line (syntax common to Python `re` and "
@@ -493,11 +579,89 @@ class GlobFilter:
         return self.negated and self._hits(rel)
 
 
+# What a match is worth: source code first, then other text (docs, config, data),
+# then plans, lock files and generated files, whose matches mostly echo the source.
+RANK_SOURCE, RANK_TEXT, RANK_GENERATED = 0, 1, 2
+
+SOURCE_SUFFIXES: frozenset[str] = frozenset(
+    ".py .pyi .pyx .js .jsx .mjs .cjs .ts .tsx .mts .cts .vue .svelte .go .rs .c .h .cc .cpp "
+    ".cxx .hpp .hh .hxx .m .mm .java .kt .kts .scala .groovy .gradle .swift .cs .fs .vb .rb "
+    ".php .pl .pm .lua .sh .bash .zsh .fish .ps1 .r .jl .ex .exs .erl .hrl .hs .ml .mli .clj "
+    ".cljs .dart .zig .nim .sql .proto .graphql .tf .el .vim .cmake".split()
+)
+SOURCE_NAMES: frozenset[str] = frozenset({"Makefile", "Dockerfile", "CMakeLists.txt"})
+LOCK_NAMES: frozenset[str] = frozenset(
+    {
+        "package-lock.json",
+        "npm-shrinkwrap.json",
+        "pnpm-lock.yaml",
+        "yarn.lock",
+        "go.sum",
+        "Cargo.lock",
+        "poetry.lock",
+        "uv.lock",
+        "Pipfile.lock",
+        "Gemfile.lock",
+        "composer.lock",
+        "flake.lock",
+    }
+)
+GENERATED_SUFFIXES: tuple[str, ...] = (
+    ".lock", ".min.js", ".min.css", ".map", "_pb2.py", "_pb2.pyi", ".pb.go", ".snap", ".svg",
+)  # fmt: skip
+GENERATED_DIRS: frozenset[str] = frozenset(
+    {".planshell", "dist", "build", "generated", "__generated__", "__snapshots__", "vendor"}
+)
+
+
+def file_rank(rel: str) -> int:
+    """How early a file's matches are listed (lower first); ``rel`` is root-relative."""
+    *dirs, name = rel.split("/")
+    if (
+        name in LOCK_NAMES
+        or name.endswith(GENERATED_SUFFIXES)
+        or not GENERATED_DIRS.isdisjoint(dirs)
+    ):
+        return RANK_GENERATED
+    if name in SOURCE_NAMES or os.path.splitext(name)[1].lower() in SOURCE_SUFFIXES:
+        return RANK_SOURCE
+    return RANK_TEXT
+
+
 @dataclass(frozen=True)
 class GrepHit:
     path: str  # absolute, as found on disk
     lineno: int
     line: str  # raw line, terminator included
+    rank: int = RANK_TEXT
+
+
+class RankedHits:
+    """The first ``want`` hits of each rank, in path order.
+
+    Both engines fill it the same way, so the shown lines agree. Once the best
+    rank holds ``want`` hits nothing later can displace them, and the search
+    stops; otherwise it reads the whole tree, keeping ``want`` per rank.
+    """
+
+    def __init__(self, want: int) -> None:
+        self.want = want
+        self.by_rank: dict[int, list[GrepHit]] = {}
+
+    def room(self, rank: int) -> int:
+        return self.want - len(self.by_rank.get(rank, ()))
+
+    def add(self, hits: list[GrepHit]) -> None:
+        for hit in hits:
+            if self.room(hit.rank) > 0:
+                self.by_rank.setdefault(hit.rank, []).append(hit)
+
+    @property
+    def full(self) -> bool:
+        return self.room(RANK_SOURCE) <= 0
+
+    def hits(self) -> list[GrepHit]:
+        return [hit for rank in sorted(self.by_rank) for hit in self.by_rank[rank]]
 
 
 @dataclass
@@ -507,12 +671,46 @@ class _GrepQuery:
     pattern: str
     glob: GlobFilter | None
     ignore_case: bool
-    want: int  # stop after this many hits (max_results + 1, to know it was capped)
+    want: int  # hits kept per rank (max_results + 1, to know it was capped)
+    include_hidden: bool = False
+    ignore: IgnoreRules | None = None  # None: ignore files are not honoured
+
+    def rel(self, path: str) -> str:
+        """``path`` relative to the project root (as globs and ranks see it)."""
+        p = Path(path)
+        return _relative_posix(p, self.root) if p.is_relative_to(self.root) else path
+
+    def rank(self, path: str) -> int:
+        return file_rank(self.rel(path))
+
+    @functools.cached_property
+    def single_file(self) -> bool:
+        return self.base.is_file()
+
+    def wants(self, path: str) -> bool:
+        """Whether the glob (if any) lets this file be searched; a file named
+        in ``path`` always is."""
+        return self.glob is None or self.single_file or self.glob.wants_file(self.rel(path))
+
+
+def packaged_rg() -> str | None:
+    """The ``rg`` that the ``ripgrep`` wheel installed next to this Python's scripts."""
+    try:
+        dist = importlib.metadata.distribution("ripgrep")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    for entry in dist.files or ():
+        if entry.name in ("rg", "rg.exe"):
+            path = Path(str(dist.locate_file(entry))).resolve()
+            if path.is_file() and os.access(path, os.X_OK):
+                return str(path)
+    return None
 
 
 def find_rg() -> str | None:
-    """The ripgrep binary, if installed (a function so tests can swap engines)."""
-    return shutil.which("rg")
+    """The ripgrep binary: the packaged one, else one on ``PATH``; None means the
+    Python engine (a function so tests can swap engines)."""
+    return packaged_rg() or shutil.which("rg")
 
 
 def _is_text_file(path: str) -> bool:
@@ -524,7 +722,7 @@ def _is_text_file(path: str) -> bool:
         return False
 
 
-def _grep_file(path: Path, regex: re.Pattern[str], want: int) -> list[GrepHit]:
+def _grep_file(path: Path, regex: re.Pattern[str], want: int, rank: int) -> list[GrepHit]:
     """Hits in one file; none at all if it is binary (a NUL anywhere, like rg)."""
     if not _is_text_file(str(path)):
         return []
@@ -537,45 +735,65 @@ def _grep_file(path: Path, regex: re.Pattern[str], want: int) -> list[GrepHit]:
                 if len(hits) < want:
                     line = raw.decode("utf-8", "replace")
                     if regex.search(line.removesuffix("\n")):
-                        hits.append(GrepHit(str(path), lineno, line))
+                        hits.append(GrepHit(str(path), lineno, line, rank))
     except OSError:
         return []
     return hits
 
 
 def _python_grep(query: _GrepQuery, stop: threading.Event) -> list[GrepHit]:
-    """The fallback engine: same files, order and binary rules as the rg engine."""
+    """The fallback engine: same files, order, ranks and binary rules as the rg engine."""
     flags = re.IGNORECASE if query.ignore_case else 0
     try:
         regex = re.compile(query.pattern, flags)
     except re.error as exc:
         raise ToolError(f"invalid regex {query.pattern!r}: {exc}.") from None
-    if query.base.is_file():
-        return _grep_file(query.base, regex, query.want)
+    if query.single_file:
+        return _grep_file(query.base, regex, query.want, query.rank(str(query.base)))
     glob = query.glob
-
-    def rel(p: Path) -> str:
-        return _relative_posix(p, query.root) if p.is_relative_to(query.root) else str(p)
-
-    prune = (lambda p: glob.prunes_dir(rel(p))) if glob else None
-    hits: list[GrepHit] = []
-    for path in walk_files(query.base, prune=prune, stop=stop):
-        if glob is None or glob.wants_file(rel(path)):
-            hits += _grep_file(path, regex, query.want - len(hits))
-            if len(hits) >= query.want:
+    prune = (lambda p: glob.prunes_dir(query.rel(str(p)))) if glob else None
+    ranked = RankedHits(query.want)
+    walk = walk_files(
+        query.base,
+        prune=prune,
+        stop=stop,
+        include_hidden=query.include_hidden,
+        ignore=query.ignore,
+    )
+    for path in walk:
+        if query.wants(str(path)):
+            rank = query.rank(str(path))
+            if (room := ranked.room(rank)) > 0:
+                ranked.add(_grep_file(path, regex, room, rank))
+            if ranked.full:
                 break
-    return hits
+    return ranked.hits()
 
 
 def _rg_command(rg: str, query: _GrepQuery) -> list[str]:
-    """ripgrep told to behave like the fallback: no ignore files, hidden files
-    included, our skip list, path order, JSON so paths and lines parse exactly."""
-    cmd = [rg, "--json", "--sort=path", "--no-config", "--hidden", "--no-ignore", "--no-messages"]
+    """ripgrep told to behave like the fallback: hidden files searched but hidden
+    folders pruned (unless asked), ignore files honoured (unless asked), our skip
+    list, path order, JSON so paths and lines parse exactly.
+
+    A ``--glob`` that includes files overrides ignore files in rg (``-g '*.md'``
+    brings back an ignored ``notes.md``), so with ignore rules on, such a glob
+    is applied to rg's results instead (:meth:`_GrepQuery.wants`); excluding
+    globs are passed on, and prune folders early.
+
+    Only fixed flags: the pattern goes in ``--regexp``, the glob in one
+    ``--glob=`` argument, the path after ``--``, and ``--no-config`` keeps
+    ``RIPGREP_CONFIG_PATH`` from adding options such as ``--pre``.
+    """
+    cmd = [rg, "--json", "--sort=path", "--no-config", "--hidden", "--no-messages"]
+    if query.ignore is None:
+        cmd.append("--no-ignore")
     if query.ignore_case:
         cmd.append("--ignore-case")
-    if query.glob is not None:
+    if query.glob is not None and (query.glob.negated or query.ignore is None):
         cmd.append(f"--glob={query.glob.raw}")
     cmd += [f"--glob=!{name}/" for name in sorted(SKIP_DIRS)]
+    if not query.include_hidden:
+        cmd.append("--glob=!.*/")
     return [*cmd, "--regexp", query.pattern, "--", str(query.base)]
 
 
@@ -596,23 +814,37 @@ def _json_path(obj: dict[str, Any]) -> str:
 class _RgCollector:
     """Buffers each file's matches until rg's ``end`` message says it was text."""
 
-    def __init__(self, want: int) -> None:
-        self.want = want
-        self.hits: list[GrepHit] = []
+    def __init__(self, query: _GrepQuery) -> None:
+        self.query = query
+        self.ranked = RankedHits(query.want)
         self.pending: list[GrepHit] = []
+        self.rank = RANK_TEXT
+        self.wanted = True  # the current file passes the glob
         self.finished = False  # saw rg's summary: the search ran to completion
 
     @property
     def full(self) -> bool:
-        return len(self.hits) >= self.want
+        return self.ranked.full
 
     def feed(self, message: dict[str, Any]) -> None:
         kind, data = message.get("type"), message.get("data", {})
         if kind == "begin":
+            path = _json_path(data["path"])
             self.pending = []
-        elif kind == "match" and len(self.pending) < self.want:
+            self.rank = self.query.rank(path)
+            self.wanted = self.query.wants(path)
+        elif (
+            kind == "match"
+            and self.wanted
+            and len(self.pending) < self.ranked.room(self.rank)
+        ):
             self.pending.append(
-                GrepHit(_json_path(data["path"]), data["line_number"], _json_text(data["lines"]))
+                GrepHit(
+                    _json_path(data["path"]),
+                    data["line_number"],
+                    _json_text(data["lines"]),
+                    self.rank,
+                )
             )
         elif kind == "end":
             if (
@@ -620,7 +852,7 @@ class _RgCollector:
                 and data.get("binary_offset") is None
                 and _is_text_file(self.pending[0].path)
             ):
-                self.hits += self.pending[: self.want - len(self.hits)]
+                self.ranked.add(self.pending)
             self.pending = []
         elif kind == "summary":
             self.finished = True
@@ -673,9 +905,9 @@ class _RgProtocol(asyncio.SubprocessProtocol):
 
 
 async def _rg_grep(rg: str, query: _GrepQuery) -> list[GrepHit]:
-    """Run ripgrep from the root (so anchored globs are root-relative) and stream
-    its JSON, stopping it as soon as enough hits are in."""
-    collector = _RgCollector(query.want)
+    """Run ripgrep from the root (so anchored globs and the global excludes are
+    root-relative) and stream its JSON, stopping it once the best rank is full."""
+    collector = _RgCollector(query)
     transport, protocol = await asyncio.get_running_loop().subprocess_exec(
         lambda: _RgProtocol(collector),
         *_rg_command(rg, query),
@@ -691,19 +923,20 @@ async def _rg_grep(rg: str, query: _GrepQuery) -> list[GrepHit]:
     if not collector.full and not collector.finished:
         detail = protocol.stderr.decode("utf-8", "replace").strip()
         raise ToolError(_rg_failure(query.pattern, detail))
-    return collector.hits
+    return collector.ranked.hits()
 
 
 def _rg_failure(pattern: str, detail: str) -> str:
     """rg refuses before searching (bad regex or glob): pass its words on."""
+    detail = detail.removeprefix("rg: ")
     if detail.startswith("regex parse error"):
         return f"invalid regex {pattern!r}: {detail}"
     return f"grep failed: {detail or 'rg stopped without a result'}"
 
 
-def _hit_order(hit: GrepHit) -> tuple[tuple[str, ...], int]:
-    """Path component by component (as ``rg --sort path``), then line."""
-    return Path(hit.path).parts, hit.lineno
+def _hit_order(hit: GrepHit) -> tuple[int, tuple[str, ...], int]:
+    """Rank, then path component by component (as ``rg --sort path``), then line."""
+    return hit.rank, Path(hit.path).parts, hit.lineno
 
 
 def _hit_line(hit: GrepHit, ctx: ToolContext) -> str:
@@ -712,13 +945,13 @@ def _hit_line(hit: GrepHit, ctx: ToolContext) -> str:
 
 
 def format_hits(hits: Iterable[GrepHit], ctx: ToolContext, limit: int) -> tuple[str, int]:
-    """``relpath:lineno:line`` lines, sorted and capped; returns (text, shown)."""
+    """``relpath:lineno:line`` lines, ranked and capped; returns (text, shown)."""
     ordered = sorted(hits, key=_hit_order)
     lines = [_hit_line(h, ctx) for h in ordered[:limit]]
     if len(ordered) > limit:
         lines.append(
-            f"[showing the first {limit} matching lines; there are more — narrow the pattern, "
-            "path or glob, or raise max_results]"
+            f"[showing {limit} matching lines, source files first; there are more — narrow "
+            "the pattern, path or glob, or raise max_results]"
         )
     return "\n".join(lines), min(len(ordered), limit)
 
@@ -727,8 +960,9 @@ class GrepTool(Tool):
     name = "grep"
     description = (
         "Search file contents for a regular expression, line by line. Output lines are "
-        "`path:line_number:line`, sorted by path then line number, paths relative to the "
-        "project root. Searches hidden files and ignores .gitignore; skips "
+        "`path:line_number:line`, paths relative to the project root: matches in source "
+        "code first, then other text (docs, config), then plans, lock files and generated "
+        f"files; within each, by path then line number. {SCOPE_NOTE} Always skips "
         f"{', '.join(sorted(SKIP_DIRS))}, symlinks and binary files. Narrow with `path` and "
         f"`glob`. Lines are cut at {GREP_LINE_CHARS} characters. Use find to search file "
         "names and read to see context around a hit."
@@ -753,22 +987,21 @@ class GrepTool(Tool):
             glob=GlobFilter.parse(args.glob) if args.glob else None,
             ignore_case=args.ignore_case,
             want=args.max_results + 1,
+            include_hidden=args.include_hidden,
+            ignore=await asyncio.to_thread(search_ignore, ctx, base, args),
         )
         rg = find_rg()
         hits = await _rg_grep(rg, query) if rg else await _run_python_grep(query)
+        engine = "rg" if rg else "python"
         if not hits:
             return ToolResult(
-                f"No matches for {args.pattern!r} in {rel}",
-                data={"matches": 0, "engine": "rg" if rg else "python"},
+                f"No matches for {args.pattern!r} in {rel}{skipped_note(args)}",
+                data={"matches": 0, "engine": engine},
             )
         text, shown = format_hits(hits, ctx, args.max_results)
         return ToolResult(
             text,
-            data={
-                "matches": shown,
-                "capped": len(hits) > args.max_results,
-                "engine": "rg" if rg else "python",
-            },
+            data={"matches": shown, "capped": len(hits) > args.max_results, "engine": engine},
         )
 
 
