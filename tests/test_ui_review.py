@@ -12,6 +12,7 @@ from textual.selection import SELECT_ALL
 from planshell.plan.decider import Decision, Review, ReviewRequest
 from planshell.plan.document import parse_plan
 from planshell.ui.review_app import MAX_VIEW_BYTES, run_review
+from planshell.ui.screens.results import push_answering, wait_for_answer
 from planshell.ui.screens.review import ConfirmDiscard, FeedbackArea, ReviewScreen
 from planshell.ui.widgets.gauge import GaugeState, PlanGauge, gauge_text
 from planshell.ui.widgets.plan_view import PlanView
@@ -62,7 +63,7 @@ class ReviewHost(App[None]):
 
     def on_mount(self) -> None:
         self.review_screen = ReviewScreen(self.request, read_only=self.read_only)
-        self.push_screen(self.review_screen, self.results.append)
+        push_answering(self, self.review_screen, self.results.append)
 
 
 def view_of(app: ReviewHost) -> PlanView:
@@ -370,7 +371,22 @@ async def test_app_level_pop_means_keep() -> None:
     assert app.results == [Review(Decision.KEEP)]
 
 
-async def test_push_screen_wait_resolves_keep_on_pop() -> None:
+async def test_switching_screens_away_means_keep_and_exit_answers_nothing() -> None:
+    from textual.screen import Screen
+
+    app = ReviewHost(request_for(SHORT))
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        app.switch_screen(Screen())
+        await pilot.pause()
+        assert app.results == [Review(Decision.KEEP)]
+        push_answering(app, ReviewScreen(request_for(SHORT)), app.results.append)
+        await pilot.pause()
+    # the app shut down with a review open: nobody is left to answer
+    assert app.results == [Review(Decision.KEEP)]
+
+
+async def test_waiting_for_the_answer_resolves_keep_on_pop() -> None:
     class WaitHost(App[None]):
         result: Review | None = None
 
@@ -378,7 +394,7 @@ async def test_push_screen_wait_resolves_keep_on_pop() -> None:
             self.run_worker(self.ask())
 
         async def ask(self) -> None:
-            self.result = await self.push_screen_wait(ReviewScreen(request_for(SHORT)))
+            self.result = await wait_for_answer(self, ReviewScreen(request_for(SHORT)))
 
     app = WaitHost()
     async with app.run_test() as pilot:

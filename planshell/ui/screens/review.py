@@ -45,7 +45,7 @@ from textual.widgets import Static, TextArea
 from planshell.plan.decider import Decision, Review, ReviewRequest
 from planshell.plan.document import changed_sections, parse_plan
 from planshell.sanitize import strip_terminal_controls
-from planshell.ui.screens.results import answer_if_pending
+from planshell.ui.screens.results import AnswersWhenRemoved
 from planshell.ui.widgets.gauge import GaugeState, PlanGauge
 from planshell.ui.widgets.plan_view import PlanView, plain_inline
 from planshell.ui.widgets.review_footer import (
@@ -171,7 +171,7 @@ class FeedbackArea(TextArea):
         self.post_message(self.Cancelled(self))
 
 
-class ReviewScreen(Screen[Review]):
+class ReviewScreen(AnswersWhenRemoved[Review], Screen[Review]):
     """Full-screen plan review; see the module docstring for the decisions."""
 
     CSS_PATH = _CSS_PATH
@@ -426,7 +426,6 @@ class ReviewScreen(Screen[Review]):
             result = Review(Decision.KEEP)
         return super().dismiss(result)
 
-    def _pop_result_callback(self) -> None:
-        """Popped without ``dismiss`` (app.pop_screen etc.): answer KEEP, never hang."""
-        answer_if_pending(self, Review(Decision.KEEP))
-        super()._pop_result_callback()
+    def unanswered_result(self) -> Review:
+        """Removed without ``dismiss`` (app.pop_screen etc.): KEEP, never hang."""
+        return Review(Decision.KEEP)
