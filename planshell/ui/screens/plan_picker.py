@@ -343,13 +343,12 @@ class FilterInput(Input):
             super().__init__()
             self.delta = delta
 
-    async def _on_key(self, event: events.Key) -> None:
+    def on_key(self, event: events.Key) -> None:
+        # Runs before Input's own key handler; prevent_default stops that one.
         if event.key in ("j", "k") and not self.value:
             event.stop()
             event.prevent_default()
             self.post_message(self.Move(1 if event.key == "j" else -1))
-            return
-        await super()._on_key(event)
 
 
 # ---------------------------------------------------------- the create modal

@@ -121,7 +121,7 @@ class ConfirmDiscard(ModalScreen[bool]):
 class FeedbackArea(TextArea):
     """The refine editor: Enter submits, Ctrl+J (or Shift+Enter) inserts a newline, Esc goes back.
 
-    Enter and the newline keys are handled in ``_on_key``, not as bindings:
+    Enter and the newline keys are handled in ``on_key``, not as bindings:
     bindings run after the key has bubbled up the DOM, so with fast typing (or
     a paste) the newline could land after the characters typed next.
     """
@@ -153,7 +153,8 @@ class FeedbackArea(TextArea):
         def control(self) -> FeedbackArea:
             return self.area
 
-    async def _on_key(self, event: events.Key) -> None:
+    def on_key(self, event: events.Key) -> None:
+        # Runs before TextArea's own key handler; prevent_default stops that one.
         if event.key == "enter":
             event.stop()
             event.prevent_default()
@@ -162,10 +163,9 @@ class FeedbackArea(TextArea):
         if event.key in self.NEWLINE_KEYS:
             event.stop()
             event.prevent_default()
-            start, end = self.selection
-            self._replace_via_keyboard("\n", start, end)
-            return
-        await super()._on_key(event)
+            if not self.read_only:
+                start, end = self.selection
+                self.replace("\n", start, end, maintain_selection_offset=False)
 
     def action_cancel(self) -> None:
         self.post_message(self.Cancelled(self))
