@@ -21,6 +21,7 @@ from planshell.ui.screens.plan_picker import (
     matches_filter,
     progress_bar,
 )
+from planshell.ui.screens.results import push_answering
 from planshell.ui.widgets.plan_view import PlanView
 
 NOW = 1_750_000_000.0
@@ -64,7 +65,7 @@ class PickerHost(App[None]):
 
     def on_mount(self) -> None:
         self.picker = PlanPickerScreen(self.store, now=lambda: NOW)
-        self.push_screen(self.picker, self.results.append)
+        push_answering(self, self.picker, self.results.append)
 
 
 class ActionHost(App[None]):
@@ -75,7 +76,7 @@ class ActionHost(App[None]):
         self.results: list[str | None] = []
 
     def on_mount(self) -> None:
-        self.push_screen(PlanActionScreen(self.path, self.text), self.results.append)
+        push_answering(self, PlanActionScreen(self.path, self.text), self.results.append)
 
 
 def picker_of(app: PickerHost) -> PlanPickerScreen:

@@ -7,10 +7,12 @@ from pathlib import Path
 
 import pytest
 from textual.app import App
+from textual.selection import SELECT_ALL
 
 from planshell.plan.decider import Decision, Review, ReviewRequest
 from planshell.plan.document import parse_plan
 from planshell.ui.review_app import MAX_VIEW_BYTES, run_review
+from planshell.ui.screens.results import push_answering, wait_for_answer
 from planshell.ui.screens.review import ConfirmDiscard, FeedbackArea, ReviewScreen
 from planshell.ui.widgets.gauge import GaugeState, PlanGauge, gauge_text
 from planshell.ui.widgets.plan_view import PlanView
@@ -61,7 +63,7 @@ class ReviewHost(App[None]):
 
     def on_mount(self) -> None:
         self.review_screen = ReviewScreen(self.request, read_only=self.read_only)
-        self.push_screen(self.review_screen, self.results.append)
+        push_answering(self, self.review_screen, self.results.append)
 
 
 def view_of(app: ReviewHost) -> PlanView:
@@ -369,7 +371,22 @@ async def test_app_level_pop_means_keep() -> None:
     assert app.results == [Review(Decision.KEEP)]
 
 
-async def test_push_screen_wait_resolves_keep_on_pop() -> None:
+async def test_switching_screens_away_means_keep_and_exit_answers_nothing() -> None:
+    from textual.screen import Screen
+
+    app = ReviewHost(request_for(SHORT))
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        app.switch_screen(Screen())
+        await pilot.pause()
+        assert app.results == [Review(Decision.KEEP)]
+        push_answering(app, ReviewScreen(request_for(SHORT)), app.results.append)
+        await pilot.pause()
+    # the app shut down with a review open: nobody is left to answer
+    assert app.results == [Review(Decision.KEEP)]
+
+
+async def test_waiting_for_the_answer_resolves_keep_on_pop() -> None:
     class WaitHost(App[None]):
         result: Review | None = None
 
@@ -377,7 +394,7 @@ async def test_push_screen_wait_resolves_keep_on_pop() -> None:
             self.run_worker(self.ask())
 
         async def ask(self) -> None:
-            self.result = await self.push_screen_wait(ReviewScreen(request_for(SHORT)))
+            self.result = await wait_for_answer(self, ReviewScreen(request_for(SHORT)))
 
     app = WaitHost()
     async with app.run_test() as pilot:
@@ -547,6 +564,78 @@ async def test_scrollbar_jump_past_the_layout_keeps_rows_exact() -> None:
         await pilot.pause()
         await pilot.press("p", "n")
         assert top_row(view) == view.sections[section + 1].title
+
+
+# -------------------------------------------------------- selection and copy
+
+
+def _row_of(view: PlanView, text: str) -> int:
+    """Screen row (relative to the view) showing ``text``."""
+    rows = screen_rows(view)
+    return next(y for y, row in enumerate(rows) if text in row)
+
+
+async def test_mouse_selection_and_ctrl_c_copy_the_selected_plan_text() -> None:
+    app = ReviewHost(request_for(SHORT))
+    async with app.run_test(size=(100, 30)) as pilot:
+        view = view_of(app)
+        await pilot.pause()
+        rows = screen_rows(view)
+        first = _row_of(view, "A generated plan")
+        last = first + 2
+        start_col = 2 + rows[first][2:].index("generated")  # the gutter is two cells
+        end_col = 2 + len(rows[last][2:])
+        await pilot.mouse_down(view, offset=(start_col, first))
+        await pilot.hover(view, offset=(start_col + 3, first + 1))
+        await pilot.hover(view, offset=(end_col, last))
+        await pilot.mouse_up(view, offset=(end_col, last))
+        await pilot.pause()
+        assert view in app.screen.selections
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+        expected = "\n".join(
+            [rows[first][start_col:].rstrip(), *(r[2:].rstrip() for r in rows[first + 1 : last + 1])]
+        )
+        assert app.clipboard == expected
+        assert expected.startswith("generated plan for the review screen tests.")
+        # the selection is drawn: the selected cells carry the selection style
+        selected = app.screen.get_component_rich_style("screen--selection")
+        strip = view.render_line(first)
+        styles = [seg.style for seg in strip if seg.text.strip()]
+        assert any(s is not None and s.bgcolor == selected.bgcolor for s in styles)
+
+
+async def test_selecting_everything_copies_the_plan_source() -> None:
+    app = ReviewHost(request_for(MEDIUM))
+    async with app.run_test(size=(100, 30)) as pilot:
+        view = view_of(app)
+        await pilot.pause()
+        await pilot.click(view, offset=(10, 5), times=2)  # double-click: the whole plan
+        assert app.screen.selections == {view: SELECT_ALL}
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+    assert app.clipboard == MEDIUM.rstrip("\n")
+
+
+async def test_selection_dragged_below_the_plan_copies_to_its_end() -> None:
+    app = ReviewHost(request_for(MEDIUM))
+    async with app.run_test(size=(100, 30)) as pilot:
+        view = view_of(app)
+        await pilot.pause()
+        first = _row_of(view, "A generated plan")
+        await pilot.mouse_down(view, offset=(2, first))
+        # past the plan view: the footer
+        footer = app.screen.query_one(ReviewFooter)
+        await pilot.hover(footer, offset=(5, 0))
+        await pilot.mouse_up(footer, offset=(5, 0))
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+        from_view = view.get_selection(app.screen.selections[view])
+        assert from_view is not None
+        assert from_view[0].startswith("A generated plan for the review screen tests.")
+        assert from_view[0].rstrip().endswith("LAST LINE OF THE PLAN")
+        # the clipboard has the plan part first, then the widgets below it (gauge, footer)
+        assert app.clipboard.startswith(from_view[0])
 
 
 # --------------------------------------------------------------- sanitising

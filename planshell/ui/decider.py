@@ -7,7 +7,6 @@ works from any task on the app's loop (no worker context needed).
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING, Any
 
 from planshell.plan.decider import Decision, Review, ReviewRequest
@@ -112,11 +111,6 @@ class TuiDecider:
 
     async def ask(self, screen: Screen[Any]) -> Any:
         """Push ``screen`` and wait for its result (None when it goes away unanswered)."""
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        from planshell.ui.screens.results import wait_for_answer
 
-        def done(result: Any) -> None:
-            if not future.done():
-                future.set_result(result)
-
-        self.app.push_screen(screen, callback=done)
-        return await future
+        return await wait_for_answer(self.app, screen)

@@ -75,12 +75,13 @@ class ReviewApp(App[int]):
             self.theme = choice
 
     def on_mount(self) -> None:
+        from planshell.ui.screens.results import push_answering
         from planshell.ui.screens.review import ReviewScreen
 
         def closed(_: Review | None) -> None:
             self.exit(0)
 
-        self.push_screen(ReviewScreen(self.request, read_only=True), closed)
+        push_answering(self, ReviewScreen(self.request, read_only=True), closed)
 
 
 def run_review(path: Path, theme: str | None = None) -> int:

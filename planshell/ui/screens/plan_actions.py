@@ -32,7 +32,7 @@ from textual.widgets import Button, Static
 from planshell.plan.document import parse_plan
 from planshell.sanitize import strip_terminal_controls
 from planshell.ui.screens.confirm import ConfirmScreen
-from planshell.ui.screens.results import answer_if_pending
+from planshell.ui.screens.results import AnswersWhenRemoved
 from planshell.ui.widgets.plan_view import PlanView, plain_inline
 from planshell.ui.widgets.review_footer import Hint, ReviewFooter
 
@@ -64,7 +64,7 @@ ACTION_HINTS: tuple[Hint, ...] = (
 )
 
 
-class PlanActionScreen(Screen[str | None]):
+class PlanActionScreen(AnswersWhenRemoved[str], Screen[str | None]):
     """A saved plan, read-only, with Execute / Refine / Save & Exit / Discard & Exit."""
 
     CSS_PATH = _CSS_PATH
@@ -147,10 +147,6 @@ class PlanActionScreen(Screen[str | None]):
             self.focus_previous(Button)
         else:
             self.focus_next(Button)
-
-    def _pop_result_callback(self) -> None:
-        answer_if_pending(self, None)
-        super()._pop_result_callback()
 
     @on(Button.Pressed)
     def _pressed(self, event: Button.Pressed) -> None:

@@ -47,7 +47,7 @@ from textual.widgets.option_list import Option
 from planshell.plan.store import PlanInfo, PlanStore, PlanStoreError, slugify
 from planshell.sanitize import strip_terminal_controls
 from planshell.ui.screens.plan_actions import PlanActionScreen
-from planshell.ui.screens.results import answer_if_pending
+from planshell.ui.screens.results import AnswersWhenRemoved, push_answering
 from planshell.ui.styling import solid_component_style
 from planshell.ui.widgets.review_footer import Hint, ReviewFooter
 
@@ -343,19 +343,18 @@ class FilterInput(Input):
             super().__init__()
             self.delta = delta
 
-    async def _on_key(self, event: events.Key) -> None:
+    def on_key(self, event: events.Key) -> None:
+        # Runs before Input's own key handler; prevent_default stops that one.
         if event.key in ("j", "k") and not self.value:
             event.stop()
             event.prevent_default()
             self.post_message(self.Move(1 if event.key == "j" else -1))
-            return
-        await super()._on_key(event)
 
 
 # ---------------------------------------------------------- the create modal
 
 
-class CreatePlanScreen(ModalScreen[str | None]):
+class CreatePlanScreen(AnswersWhenRemoved[str], ModalScreen[str | None]):
     """Asks for an optional plan name: Enter answers the text ("" for none), Esc None."""
 
     CSS_PATH = _CSS_PATH
@@ -406,15 +405,11 @@ class CreatePlanScreen(ModalScreen[str | None]):
     def action_cancel(self) -> None:
         self.dismiss(None)
 
-    def _pop_result_callback(self) -> None:
-        answer_if_pending(self, None)
-        super()._pop_result_callback()
-
 
 # ------------------------------------------------------------------ the screen
 
 
-class PlanPickerScreen(Screen[PickerChoice | None]):
+class PlanPickerScreen(AnswersWhenRemoved[PickerChoice], Screen[PickerChoice | None]):
     """Pick a saved plan or create one; see the module docstring for the keys."""
 
     CSS_PATH = _CSS_PATH
@@ -533,7 +528,7 @@ class PlanPickerScreen(Screen[PickerChoice | None]):
                 return
             self.dismiss(PickerChoice("create", name=name or None))
 
-        self.app.push_screen(CreatePlanScreen(self.filter_input.value.strip()), answered)
+        push_answering(self, CreatePlanScreen(self.filter_input.value.strip()), answered)
 
     def _open(self, info: PlanInfo) -> None:
         try:
@@ -550,9 +545,4 @@ class PlanPickerScreen(Screen[PickerChoice | None]):
             self.reload()
             self.filter_input.focus()
 
-        self.app.push_screen(PlanActionScreen(info.path, text), answered)
-
-    def _pop_result_callback(self) -> None:
-        """Popped without ``dismiss`` (``app.pop_screen``…): answer None, never hang a waiter."""
-        answer_if_pending(self, None)
-        super()._pop_result_callback()
+        push_answering(self, PlanActionScreen(info.path, text), answered)

@@ -45,7 +45,7 @@ from textual.widgets import Static, TextArea
 from planshell.plan.decider import Decision, Review, ReviewRequest
 from planshell.plan.document import changed_sections, parse_plan
 from planshell.sanitize import strip_terminal_controls
-from planshell.ui.screens.results import answer_if_pending
+from planshell.ui.screens.results import AnswersWhenRemoved
 from planshell.ui.widgets.gauge import GaugeState, PlanGauge
 from planshell.ui.widgets.plan_view import PlanView, plain_inline
 from planshell.ui.widgets.review_footer import (
@@ -121,7 +121,7 @@ class ConfirmDiscard(ModalScreen[bool]):
 class FeedbackArea(TextArea):
     """The refine editor: Enter submits, Ctrl+J (or Shift+Enter) inserts a newline, Esc goes back.
 
-    Enter and the newline keys are handled in ``_on_key``, not as bindings:
+    Enter and the newline keys are handled in ``on_key``, not as bindings:
     bindings run after the key has bubbled up the DOM, so with fast typing (or
     a paste) the newline could land after the characters typed next.
     """
@@ -153,7 +153,8 @@ class FeedbackArea(TextArea):
         def control(self) -> FeedbackArea:
             return self.area
 
-    async def _on_key(self, event: events.Key) -> None:
+    def on_key(self, event: events.Key) -> None:
+        # Runs before TextArea's own key handler; prevent_default stops that one.
         if event.key == "enter":
             event.stop()
             event.prevent_default()
@@ -162,16 +163,15 @@ class FeedbackArea(TextArea):
         if event.key in self.NEWLINE_KEYS:
             event.stop()
             event.prevent_default()
-            start, end = self.selection
-            self._replace_via_keyboard("\n", start, end)
-            return
-        await super()._on_key(event)
+            if not self.read_only:
+                start, end = self.selection
+                self.replace("\n", start, end, maintain_selection_offset=False)
 
     def action_cancel(self) -> None:
         self.post_message(self.Cancelled(self))
 
 
-class ReviewScreen(Screen[Review]):
+class ReviewScreen(AnswersWhenRemoved[Review], Screen[Review]):
     """Full-screen plan review; see the module docstring for the decisions."""
 
     CSS_PATH = _CSS_PATH
@@ -434,10 +434,9 @@ class ReviewScreen(Screen[Review]):
             result = Review(Decision.KEEP)
         return super().dismiss(result)
 
-    def _pop_result_callback(self) -> None:
-        """Popped without ``dismiss`` (app.pop_screen etc.): answer KEEP, never hang."""
-        answer_if_pending(self, Review(Decision.KEEP))
-        super()._pop_result_callback()
+    def unanswered_result(self) -> Review:
+        """Removed without ``dismiss`` (app.pop_screen etc.): KEEP, never hang."""
+        return Review(Decision.KEEP)
 
 
 def _with_hidden(notice: str, hidden: int) -> str:

@@ -80,7 +80,8 @@ class ChecklistBody(Widget):
     def _style(self, name: str) -> Style:
         return solid_component_style(self, f"checklist--{name}")
 
-    def _console(self) -> Console:
+    def _wrap_console(self) -> Console:
+        # Not ``_console``: that name is Textual's (``Widget._console``).
         try:
             return self.app.console
         except Exception:  # pragma: no cover - not mounted yet
@@ -91,7 +92,7 @@ class ChecklistBody(Widget):
         width = max(4, width)
         if self._cache is not None and self._cache[0] == width:
             return self._cache[1], self._cache[2]
-        console = self._console()
+        console = self._wrap_console()
         rows: list[Text] = []
         active: int | None = None
         last = len(self._items) - 1

@@ -82,14 +82,25 @@ class FrozenAssistantMessage(Static, ReplyEntry):
 
     def __init__(self, text: str) -> None:
         self.full_text = text
-        super().__init__(chat_markdown(text), classes="assistant frozen")
+        super().__init__(classes="assistant frozen")
+        self.update(chat_markdown(text, dark=self._dark_theme()))
+
+    def _dark_theme(self) -> bool:
+        """Whether the app's theme is dark (code colours); dark when built outside an app."""
+        try:
+            return self.app.current_theme.dark
+        except RuntimeError:  # Textual's NoActiveAppError: no app in this context
+            return True
 
 
 _MARKDOWN_CLASS: type | None = None
 
 
-def chat_markdown(text: str) -> object:
-    """A ``rich.markdown.Markdown`` with left-aligned headings (imported lazily)."""
+def chat_markdown(text: str, *, dark: bool = True) -> object:
+    """A ``rich.markdown.Markdown`` with left-aligned headings (imported lazily).
+
+    ``dark`` picks the code-block colours: the caller knows its app's theme.
+    """
     global _MARKDOWN_CLASS
     if _MARKDOWN_CLASS is None:
         from rich.markdown import Heading
@@ -102,12 +113,6 @@ def chat_markdown(text: str) -> object:
             elements: ClassVar[dict[str, Any]] = {**RichMarkdown.elements, "heading_open": LeftHeading}
 
         _MARKDOWN_CLASS = ChatMarkdown
-    try:
-        from textual._context import active_app
-
-        dark = active_app.get().current_theme.dark
-    except Exception:
-        dark = True
     code_theme = "ansi_dark" if dark else "ansi_light"
     return _MARKDOWN_CLASS(text, hyperlinks=False, code_theme=code_theme)
 

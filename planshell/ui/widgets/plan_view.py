@@ -43,6 +43,7 @@ from textual.cache import LRUCache
 from textual.geometry import Region, Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
+from textual.selection import Selection
 from textual.strip import Strip
 from textual.timer import Timer
 
@@ -966,7 +967,62 @@ class PlanView(ScrollView, can_focus=True):
         strip = self._strip_at(row)
         if strip is None:
             return Strip.blank(width, self.rich_style)
-        return strip.crop_extend(0, width, self.rich_style)
+        strip = strip.crop_extend(0, width, self.rich_style)
+        selection = self.text_selection
+        if selection is not None and (span := selection.get_span(row)) is not None:
+            strip = self._highlight(strip, span)
+        # Offsets (character, absolute row) let the screen map the mouse to text.
+        return strip.apply_offsets(0, row)
+
+    # -- selection (mouse drag, then ctrl+c: ``Screen.action_copy_text``)
+
+    def get_selection(self, selection: Selection) -> tuple[str, str] | None:
+        """The selected text: the rows as shown, or the plan's source when all is selected.
+
+        Selection offsets are (character, absolute row), from ``render_line``.
+        A partial selection copies what the user sees highlighted: the rendered
+        rows' text without the gutter and the row padding (wrapped paragraphs
+        keep the view's line breaks). Selecting everything (``text_select_all``)
+        copies the (sanitised) markdown source instead of laying out the plan.
+        """
+        start, end = selection
+        if start is None and end is None:
+            return self._text, "\n"
+        if end is None:
+            self._ensure_rows(None)  # dragged past the bottom: up to the last row
+        total = self._offsets[-1]
+        first = 0 if start is None else max(0, start.y)
+        last = total - 1 if end is None else min(end.y, total - 1)
+        lines: list[str] = []
+        for row in range(first, last + 1):
+            span = selection.get_span(row)
+            if span is None:
+                continue
+            text = self.rendered_line(row)
+            left, right = span
+            right = len(text) if right == -1 else right
+            lines.append(text[max(left, GUTTER) : right].rstrip())
+        return "\n".join(lines), "\n"
+
+    def selection_updated(self, selection: Selection | None) -> None:
+        self.refresh()
+
+    def _highlight(self, strip: Strip, span: tuple[int, int]) -> Strip:
+        """``strip`` with characters ``span`` (end -1: to the end) in the selection style.
+
+        The gutter is never highlighted: it is not copied either.
+        """
+        text = strip.text
+        start, end = span
+        start = max(start, GUTTER)
+        end = len(text) if end == -1 else min(end, len(text))
+        if start >= end:
+            return strip
+        style = self.screen.get_component_rich_style("screen--selection")
+        cuts = [cell_len(text[:start]), cell_len(text[:end]), strip.cell_length]
+        before, inside, after = strip.divide(cuts)
+        inside = Strip(Segment.apply_style(inside, post_style=style), inside.cell_length)
+        return Strip.join([before, inside, after])
 
     # -- layout
 
@@ -1069,7 +1125,8 @@ class PlanView(ScrollView, can_focus=True):
             virtual = max(total, last_heading + height)
         self.virtual_size = Size(self.scrollable_content_region.width, virtual)
 
-    def _render(self, index: int) -> list[RenderedLine]:
+    def _render_section(self, index: int) -> list[RenderedLine]:
+        # Not ``_render``: that name is Textual's (``Widget._render``, used by copy).
         section = self._doc.sections[index]
         return render_section(
             self._lines[section.start : section.end],
@@ -1087,7 +1144,7 @@ class PlanView(ScrollView, can_focus=True):
         if cached is not None:
             return cached
         palette = self._get_palette()
-        rendered = self._render(index)
+        rendered = self._render_section(index)
         start = self._doc.sections[index].start
         changed = index in self._changed
         bar = Segment("▎ ", palette.changed_bar) if changed else Segment("  ", palette.text)
@@ -1114,7 +1171,7 @@ class PlanView(ScrollView, can_focus=True):
         """
         index = layout.frontier
         cached = self._rows.get((index, self._width))
-        height = len(cached.strips) if cached is not None else len(self._render(index))
+        height = len(cached.strips) if cached is not None else len(self._render_section(index))
         layout.heights[index] = height
         layout.exact_total += height
         layout.frontier += 1

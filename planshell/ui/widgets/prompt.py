@@ -76,9 +76,10 @@ class PromptInput(TextArea):
 
     # --- keys ---------------------------------------------------------------------
 
-    async def _on_key(self, event: events.Key) -> None:
+    def on_key(self, event: events.Key) -> None:
         # TextArea inserts a newline for Enter in its own key handler, before
-        # bindings are consulted: claim Enter here (the subclass runs first).
+        # bindings are consulted: claim Enter here (the subclass's handler runs
+        # first; prevent_default keeps TextArea's from running).
         if event.key == "enter":
             event.stop()
             event.prevent_default()
@@ -95,8 +96,9 @@ class PromptInput(TextArea):
         self.post_message(self.Submitted(self, text))
 
     def action_newline(self) -> None:
-        start, end = self.selection
-        self._replace_via_keyboard("\n", start, end)
+        if not self.read_only:
+            start, end = self.selection
+            self.replace("\n", start, end, maintain_selection_offset=False)
 
     def action_complete(self) -> None:
         if not self._suggesting:
