@@ -269,10 +269,11 @@ async def test_cut_before_any_output_is_retried(sse_server: SSEServer) -> None:
 
 async def test_timeout_before_first_byte_is_retried(sse_server: SSEServer) -> None:
     sse_server.add(
-        Response.sse([2.0, chunk({"content": "late"})]),
+        Response.sse([30.0, chunk({"content": "late"})]),
         Response.sse(load_transcript("openai_text.txt")),
     )
-    events = await collect(make(sse_server, idle_timeout=0.3))
+    # 1 s, not less: a stalled test process must not time out the good second reply.
+    events = await collect(make(sse_server, idle_timeout=1.0))
     assert len(sse_server.requests) == 2
     assert text_of(events).startswith("Hello")
 
@@ -375,11 +376,11 @@ async def test_error_object_inside_stream(sse_server: SSEServer) -> None:
 
 
 async def test_idle_timeout_mid_stream(sse_server: SSEServer) -> None:
-    # The server would finish the reply after 3 s; failing first is the timeout.
-    sse_server.add(Response.sse([chunk({"content": "a"}), 3.0, chunk({}, "stop")]))
-    seen, error = await failure(make(sse_server, idle_timeout=0.3))
+    # The server would finish the reply after 30 s; failing first is the timeout.
+    sse_server.add(Response.sse([chunk({"content": "a"}), 30.0, chunk({}, "stop")]))
+    seen, error = await failure(make(sse_server, idle_timeout=1.0))
     assert seen == [TextChunk("a")] and error.partial
-    assert "sent nothing for 0.3 s" in error.message
+    assert "sent nothing for 1 s" in error.message
 
 
 # --- cancellation ------------------------------------------------------------------
@@ -483,7 +484,7 @@ async def test_standalone_server_script(tmp_path: Path) -> None:
     )  # fmt: skip
     try:
         assert process.stdout is not None
-        line = (await asyncio.wait_for(process.stdout.readline(), 10)).decode()
+        line = (await finishes(process.stdout.readline(), "the server's PORT= line")).decode()
         assert line.startswith("PORT=")
         url = f"http://127.0.0.1:{int(line.removeprefix('PORT='))}/v1"
         provider = OpenAICompatProvider(model="m", base_url=url, backoff_base=0.01)
