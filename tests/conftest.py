@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 _KEY_VARS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")
 
@@ -24,6 +25,35 @@ def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     for name in _KEY_VARS:
         monkeypatch.delenv(name, raising=False)
     return home
+
+
+# Hypothesis on a busy 2-core CI box. Its defaults are two wall-clock checks
+# (a 200 ms per-example ``deadline`` and the ``too_slow`` health check on data
+# generation) that fail a correct test when the machine is loaded, and a random
+# seed plus an example database that make one run differ from the next.
+# The "ci" profile (the default) turns the clock checks off and derandomizes:
+# every run tries the same examples (seeded from each test's own source), so a
+# red run is reproducible and a green one stays green until the code changes.
+# Derandomized runs have no use for the example database, so none is kept (a
+# run cannot replay another run's failures). The price is less exploration:
+# HYPOTHESIS_PROFILE=explore searches with fresh random seeds and saves any
+# failure it finds, for a person hunting bugs locally.
+settings.register_profile(
+    "ci",
+    deadline=None,
+    derandomize=True,
+    database=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile(
+    "explore",
+    deadline=None,
+    derandomize=False,
+    max_examples=1000,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 @pytest.fixture

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, TypeVar
 
 from pydantic import Field
 
@@ -13,6 +14,8 @@ from planshell.agent.loop import Agent
 from planshell.llm.scripted import Reply, ScriptedProvider
 from planshell.tools.base import Effect, Tool, ToolArgs, ToolContext, ToolError, ToolResult
 from planshell.tools.registry import ToolRegistry
+
+T = TypeVar("T")
 
 
 class EchoArgs(ToolArgs):
@@ -80,12 +83,25 @@ def make_agent(root: Path, replies: list[Reply], tools: list[Tool] | None = None
     return agent, provider, recorder
 
 
-async def wait_for(predicate, timeout: float = 5.0) -> None:
+# Seconds a test waits for something that should happen at once. Only a guard
+# against a hang on a busy CI machine, never a speed budget (speed is in bench/).
+HANG_GUARD = 30.0
+
+
+async def wait_for(predicate, timeout: float = HANG_GUARD) -> None:
     deadline = asyncio.get_running_loop().time() + timeout
     while not predicate():
         if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError("condition not reached in time")
+            raise AssertionError(f"condition not reached within {timeout:g} s (hang guard)")
         await asyncio.sleep(0.005)
+
+
+async def finishes(awaitable: Awaitable[T], what: str, timeout: float = HANG_GUARD) -> T:
+    """Await ``awaitable``; a hang fails the test with ``what`` rather than stalling it."""
+    try:
+        return await asyncio.wait_for(awaitable, timeout)
+    except TimeoutError:
+        raise AssertionError(f"{what}: still running after {timeout:g} s (hang guard)") from None
 
 
 class ScriptedDecider:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from contextlib import aclosing
 from typing import Any
@@ -49,3 +50,19 @@ def text_of(events: list[StreamEvent]) -> str:
 
 def calls_of(events: list[StreamEvent]) -> list[ToolCall]:
     return [e.call for e in events if isinstance(e, ToolCallReady)]
+
+
+def record_waits(provider: Any) -> list[float]:
+    """The seconds of each retry wait ``provider`` takes, in order.
+
+    The waits still happen (real ``asyncio.sleep``): this records what the retry
+    policy chose, which the tests assert instead of timing the whole call.
+    """
+    waits: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        waits.append(seconds)
+        await asyncio.sleep(seconds)
+
+    provider.retry.sleep = sleep
+    return waits

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from textwrap import dedent
 
 import pytest
@@ -551,27 +550,23 @@ def test_verification_text() -> None:
     assert verification_text(parse_plan(crlf)) == "make test"
 
 
-# ------------------------------------------------------------ performance
+# ------------------------------------------------------------ big inputs
+# Speed (linear scaling) is measured in bench/scaling.py, not asserted here.
 
 
-def test_ten_thousand_lines_parse_quickly() -> None:
+def test_ten_thousand_lines_parse() -> None:
     lines = (PLAN_TEMPLATE_HINT * 600).split("\n")[:10_000]
-    text = "\n".join(lines)
-    best = float("inf")
-    for _ in range(3):
-        start = time.perf_counter()
-        doc = parse_plan(text)
-        best = min(best, time.perf_counter() - start)
+    doc = parse_plan("\n".join(lines))
     assert len(doc.sections) > 1000
-    assert best < 0.04
+    assert doc.sections[-1].end == 10_000  # every line is in a section
 
 
-def test_pathological_input_is_linear() -> None:
+def test_pathological_input_parses() -> None:
     pieces = ["#" * 200_000, "- " * 100_000, "1. " * 100_000, " " * 100_000 + "x", "`" * 200_000]
     text = "## Steps\n" + "\n".join(pieces)
-    start = time.perf_counter()
-    parse_plan(text)
-    assert time.perf_counter() - start < 0.5
+    doc = parse_plan(text)
+    assert [section.title for section in doc.sections] == ["Steps"]  # "###...#" is no heading
+    assert doc.done_count <= doc.total_steps <= MAX_STEPS
 
 
 # ------------------------------------------------------------- properties

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
@@ -123,12 +121,13 @@ def test_code_span_is_verbatim() -> None:
     assert spans[-1] == ("a **b** c", PALETTE.code)
 
 
-def test_pathological_inline_input_stays_fast() -> None:
+def test_pathological_inline_input_is_shown_literally() -> None:
+    # Speed (linear scaling) is measured in bench/scaling.py, not asserted here.
     text = "*a " * 2500 + "`" * 3000 + "_x" * 2000 + "[" * 2000
-    start = time.perf_counter()
     out = render_markdown(text, 80)
-    assert time.perf_counter() - start < 1.0
-    assert out
+    assert max(cell_len(row) for row in out) <= 80
+    # Unclosed markers are text: only the wrapping changed the whitespace.
+    assert "".join("".join(out).split()) == "".join(text.split())
 
 
 # ------------------------------------------------------------------- lists

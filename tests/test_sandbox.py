@@ -21,6 +21,7 @@ from planshell.plan.controller import Mode
 from planshell.plan.gitsafe import git_shim_dir, plan_git_env
 from planshell.tools.base import ExecPolicy, ToolContext, ToolResult
 from planshell.tools.shell import BashArgs, BashTool
+from tests.engine_helpers import HANG_GUARD
 from tests.test_plan_mode import make
 
 
@@ -164,7 +165,7 @@ def _pids_running(marker: str) -> list[int]:
     return pids
 
 
-async def _until(predicate, within: float = 3.0) -> bool:
+async def _until(predicate, within: float = HANG_GUARD) -> bool:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + within
     while loop.time() < deadline:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -127,23 +125,18 @@ def test_idempotent(text: str) -> None:
     assert clean(once) == once
 
 
-def _best_of(func: object, arg: str, runs: int = 3) -> float:
-    best = float("inf")
-    for _ in range(runs):
-        start = time.perf_counter()
-        func(arg)  # type: ignore[operator]
-        best = min(best, time.perf_counter() - start)
-    return best
+# Speed (1 MB against 10 KB) is measured in bench/scaling.py, not asserted here.
 
 
-def test_one_megabyte_plain_text_is_fast() -> None:
+def test_one_megabyte_plain_text_is_unchanged() -> None:
     text = ("hello world 日本 🎉 and some code();\n" * 40_000)[:1_000_000]
-    assert _best_of(clean, text) < 0.05
+    assert clean(text) == text
 
 
-def test_one_megabyte_with_escapes_is_fast() -> None:
-    text = ("log \x1b[32mOK\x1b[0m line with text\n" * 40_000)[:1_000_000]
-    assert _best_of(clean, text) < 0.05 * 4  # generous: ~80k removals, slow CI boxes
+def test_one_megabyte_with_escapes_keeps_only_the_text() -> None:
+    line = "log \x1b[32mOK\x1b[0m line with text\n"
+    text = line * 40_000
+    assert clean(text) == "log OK line with text\n" * 40_000
 
 
 INVISIBLE = [

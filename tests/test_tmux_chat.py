@@ -18,16 +18,16 @@ def test_ask_the_demo_model_and_quit(project: Path, tmp_path: Path) -> None:
     home.mkdir()
     command = [sys.executable, "-m", "planshell", "-C", str(project)]
     with TmuxPane.start(command, env=isolated_env(home), cwd=project, size=(110, 50)) as pane:
-        pane.wait_for("Ask anything", timeout=20)
-        pane.wait_for("demo (offline)", timeout=20)
+        pane.wait_for("Ask anything")
+        pane.wait_for("demo (offline)")
         pane.type("what does the server do?")
         pane.keys("Enter")
-        pane.wait_for("Offline demo model", timeout=30)
-        screen = pane.wait_gone("working", timeout=20)
+        pane.wait_for("Offline demo model")
+        screen = pane.wait_gone("working")
         # The question and the demo's tool rows (it reads the project with real tools).
         assert "› what does the server do?" in screen
         assert "✓ ls" in screen
         pane.type("/quit")
         pane.keys("Enter")
-        assert pane.wait_exit(timeout=15) == 0
-        pane.wait_until(lambda _: pane.pane_dead(), timeout=5, what="the pane to close")
+        assert pane.wait_exit() == 0
+        pane.wait_until(lambda _: pane.pane_dead(), what="the pane to close")

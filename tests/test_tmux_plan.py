@@ -33,19 +33,19 @@ def test_plan_review_approve_execute(project: Path, tmp_path: Path) -> None:
     home.mkdir()
     command = [sys.executable, "-m", "planshell", "--plan", "-C", str(project)]
     with TmuxPane.start(command, env=isolated_env(home), cwd=project, size=(110, 30)) as pane:
-        pane.wait_for("demo (offline)", timeout=20)
+        pane.wait_for("demo (offline)")
         screen = pane.wait_until(
-            lambda s: status_line(s).lstrip().startswith("PLAN"), timeout=10, what="the PLAN chip"
+            lambda s: status_line(s).lstrip().startswith("PLAN"), what="the PLAN chip"
         )
         assert "Plan mode" in screen.splitlines()[-1]  # the footer names the toggle
         pane.type("add rate limiting to the server")
         pane.keys("Enter")
-        screen = pane.wait_for("Review plan", timeout=30)
+        screen = pane.wait_for("Review plan")
         assert "a approve" in screen
         # The plan is longer than the view: the gauge names the section; n jumps on.
-        pane.wait_for("§ Plan: add rate limiting", timeout=10)
+        pane.wait_for("§ Plan: add rate limiting")
         pane.keys("n")
-        pane.wait_for("§ Goal", timeout=10)
+        pane.wait_for("§ Goal")
         pane.keys("a")
         seen: list[tuple[int, int]] = []
 
@@ -57,7 +57,7 @@ def test_plan_review_approve_execute(project: Path, tmp_path: Path) -> None:
                     seen.append(state)
             return "Plan complete" in screen and status_line(screen).lstrip().startswith("OFF")
 
-        screen = pane.wait_until(progress, timeout=30, what="the plan to complete")
+        screen = pane.wait_until(progress, what="the plan to complete")
         # The checklist was shown and only ever moved forward; it is gone at OFF.
         assert seen, "the checklist never showed"
         assert [done for done, _ in seen] == sorted(done for done, _ in seen)
@@ -71,7 +71,7 @@ def test_plan_review_approve_execute(project: Path, tmp_path: Path) -> None:
         # tmux's own encoding of C-S-l (extended keys), and F2.
         def chip(word: str) -> None:
             pane.wait_until(
-                lambda s: status_line(s).lstrip().startswith(word), timeout=10, what=word
+                lambda s: status_line(s).lstrip().startswith(word), what=word
             )
 
         pane.hex("1b", "5b", "31", "30", "38", "3b", "36", "75")
@@ -84,4 +84,4 @@ def test_plan_review_approve_execute(project: Path, tmp_path: Path) -> None:
         chip("OFF")
         pane.type("/quit")
         pane.keys("Enter")
-        assert pane.wait_exit(timeout=15) == 0
+        assert pane.wait_exit() == 0

@@ -12,6 +12,7 @@ from pydantic import ValidationError
 
 from planshell.tools.base import ExecPolicy, ToolContext, ToolError, ToolResult
 from planshell.tools.shell import BashArgs, BashTool, HeadTail, _has_live_member
+from tests.engine_helpers import HANG_GUARD, finishes
 
 
 @pytest.fixture
@@ -36,7 +37,7 @@ def alive(pid: int) -> bool:
     return state not in ("Z", "X")
 
 
-def wait_dead(pids: list[int], within: float = 2.0) -> list[int]:
+def wait_dead(pids: list[int], within: float = HANG_GUARD) -> list[int]:
     """The pids still alive after ``within`` seconds (SIGKILL delivery is asynchronous).
 
     The last pid written by the tests is ``$$``, the group leader: the whole
@@ -51,7 +52,7 @@ def wait_dead(pids: list[int], within: float = 2.0) -> list[int]:
     return living or [pids[-1]]
 
 
-async def wait_for_file(path: Path, within: float = 5.0) -> str:
+async def wait_for_file(path: Path, within: float = HANG_GUARD) -> str:
     deadline = time.monotonic() + within
     while time.monotonic() < deadline:
         if path.exists() and (text := path.read_text()).endswith("\n"):
@@ -121,20 +122,22 @@ def test_head_tail_is_exact_under_the_limit() -> None:
 
 
 async def test_timeout_kills_the_whole_group(ctx: ToolContext) -> None:
-    started = time.monotonic()
-    result = await bash(ctx, "sleep 30 & echo $! $$ > pids; echo started; sleep 30", timeout=0.5)
-    assert time.monotonic() - started < 3
+    # The timeout runs from the spawn; 2 s leaves a loaded machine time to start
+    # bash and print before it (the command itself would run 300 s).
+    command = "sleep 300 & echo $! $$ > pids; echo started; sleep 300"
+    result = await finishes(bash(ctx, command, timeout=2), "bash with timeout=2")
     assert result.is_error
     assert result.content.startswith("started\n")
-    assert "timed out after 0.5 seconds" in result.content
+    assert "timed out after 2 seconds" in result.content
     assert "pass a larger timeout (up to 600 seconds)" in result.content
     assert result.data["timed_out"] is True
     assert wait_dead(pids_in(ctx.root / "pids")) == []
 
 
 async def test_term_ignoring_process_gets_killed(ctx: ToolContext) -> None:
-    command = "trap '' TERM; (trap '' TERM; sleep 30) & echo $! $$ > pids; sleep 30"
-    result = await bash(ctx, command, timeout=0.3)
+    command = "trap '' TERM; (trap '' TERM; sleep 300) & echo $! $$ > pids; sleep 300"
+    # 2 s: time to trap TERM before it comes; then SIGKILL after the grace period.
+    result = await finishes(bash(ctx, command, timeout=2), "bash with timeout=2")
     assert result.data["timed_out"] is True
     assert wait_dead(pids_in(ctx.root / "pids")) == []
 
@@ -149,10 +152,9 @@ async def test_cancel_kills_the_whole_group(ctx: ToolContext) -> None:
 
 
 async def test_background_jobs_do_not_outlive_the_command(ctx: ToolContext) -> None:
-    started = time.monotonic()
-    result = await bash(ctx, "sleep 30 & echo $! $$ > pids; echo done")
+    # Waiting for the background job (or the pipe it holds) would take 300 s.
+    result = await finishes(bash(ctx, "sleep 300 & echo $! $$ > pids; echo done"), "bash")
     assert result.content == "done\nexit code 0"
-    assert time.monotonic() - started < 3
     assert wait_dead(pids_in(ctx.root / "pids")) == []
 
 

@@ -22,6 +22,7 @@ from planshell.ui.screens.help import HelpScreen
 from planshell.ui.widgets.assistant import AssistantMessage
 from planshell.ui.widgets.messages import ErrorRow, NoteRow, UserMessage
 from planshell.ui.widgets.tool_row import ToolRow
+from tests.engine_helpers import HANG_GUARD
 from tests.ui_helpers import until
 
 SIZE = (100, 30)
@@ -262,7 +263,7 @@ async def test_steering_while_busy_is_queued_then_delivered(project: Path) -> No
         queued = next(u for u in screen.query(UserMessage) if u.state == "queued")
         assert queued.text == "also check the tests"
         assert "queued" in str(queued.render())
-        await until(pilot, lambda: queued.state == "delivered", timeout=10)
+        await until(pilot, lambda: queued.state == "delivered")
         await idle(pilot, screen)
         assert "delivered" in str(queued.render())
         # The delivered message sits after the first reply, before the answer to it.
@@ -365,11 +366,11 @@ async def test_confirm_enter_plan_uses_the_modal(project: Path) -> None:
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         assert "plan first" in str(app.screen.query_one("#question").render())
         await pilot.press("y")
-        assert await asyncio.wait_for(task, 2) is True
+        assert await asyncio.wait_for(task, HANG_GUARD) is True
         task = asyncio.ensure_future(app.decider.confirm_enter_plan(""))
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         await pilot.press("escape")
-        assert await asyncio.wait_for(task, 2) is False
+        assert await asyncio.wait_for(task, HANG_GUARD) is False
 
 
 async def test_model_asking_to_leave_plan_mode_gets_a_dialog_that_defaults_to_keep(project: Path) -> None:

@@ -21,6 +21,7 @@ from planshell.ui.widgets.checklist import ChecklistPanel
 from planshell.ui.widgets.plan_view import PlanView
 from tests.test_ui_checklist import ITEMS
 from tests.test_ui_picker import NOW, PickerHost, plan_text, three_plans
+from tests.ui_helpers import until
 
 
 def _themes(app: App[None], theme: str) -> None:
@@ -37,11 +38,8 @@ async def settle(pilot: Pilot[None], *keys: str) -> None:
         widget.cursor_blink = False
     if keys:
         await pilot.press(*keys)
-    for view in pilot.app.screen.query(PlanView):
-        for _ in range(200):
-            if view.layout_complete:
-                break
-            await pilot.pause(0.01)
+    for view in pilot.app.screen.query(PlanView):  # until done: 200 pauses was not enough under load
+        await until(pilot, lambda view=view: view.layout_complete)
     await pilot.pause()
 
 

@@ -35,6 +35,7 @@ from planshell.ui.screens.review import ConfirmDiscard, FeedbackArea, ReviewScre
 from planshell.ui.widgets.messages import ErrorRow, NoteRow, UserMessage
 from planshell.ui.widgets.mode_chip import ModeChip
 from planshell.ui.widgets.tool_row import ToolRow
+from tests.engine_helpers import HANG_GUARD
 from tests.test_ui_chat import idle, ready, send, until
 
 SIZE = (100, 30)
@@ -709,7 +710,7 @@ async def test_dirty_receipt_no_goes_back_to_the_review(project: Path) -> None:
         await pilot.press("escape")  # dismissal is "no" as well
         await screen_of(pilot, ReviewScreen)
         await pilot.press("escape")
-        review = await asyncio.wait_for(task, 2)
+        review = await asyncio.wait_for(task, HANG_GUARD)
         assert review.decision is Decision.KEEP
         # Yes approves.
         task = asyncio.ensure_future(app.decider.review_plan(request))
@@ -717,7 +718,7 @@ async def test_dirty_receipt_no_goes_back_to_the_review(project: Path) -> None:
         await pilot.press("a")
         await screen_of(pilot, ConfirmScreen)
         await pilot.press("y")
-        review = await asyncio.wait_for(task, 2)
+        review = await asyncio.wait_for(task, HANG_GUARD)
         assert review == Review(Decision.APPROVE, reviewed_text=PLAN)
 
 

@@ -41,7 +41,7 @@ async def run_execution(pilot: Pilot) -> None:
     path = runtime.store.write("caching.md", PLAN)
     runtime.plan.execute_existing(path)
     await send_and_settle(pilot, screen, "Go ahead with the plan.")
-    await until(pilot, lambda: screen.checklist_visible, timeout=10.0)
+    await until(pilot, lambda: screen.checklist_visible)
     await clear_toasts(pilot)
 
 

@@ -6,6 +6,7 @@ from textual.pilot import Pilot
 
 from planshell.ui.widgets.plan_view import PlanView
 from tests.test_ui_review import ReviewHost, make_plan, request_for
+from tests.ui_helpers import until
 
 
 class Receipt:
@@ -28,10 +29,7 @@ async def settle(pilot: Pilot[None], *keys: str) -> None:
     app = pilot.app
     assert isinstance(app, ReviewHost) and app.review_screen is not None
     view = app.review_screen.query_one(PlanView)
-    for _ in range(200):
-        if view.layout_complete:
-            break
-        await pilot.pause(0.01)
+    await until(pilot, lambda: view.layout_complete)  # not a count of pauses: load varies
     await pilot.pause()
 
 
