@@ -40,8 +40,10 @@ def test_plan_review_approve_execute(project: Path, tmp_path: Path) -> None:
         assert "Plan mode" in screen.splitlines()[-1]  # the footer names the toggle
         pane.type("add rate limiting to the server")
         pane.keys("Enter")
-        screen = pane.wait_for("Review plan")
-        assert "a approve" in screen
+        # The header and the footer are painted in separate frames: wait for both.
+        pane.wait_until(
+            lambda s: "Review plan" in s and "a approve" in s, what="the review screen's footer"
+        )
         # The plan is longer than the view: the gauge names the section; n jumps on.
         pane.wait_for("§ Plan: add rate limiting")
         pane.keys("n")
