@@ -127,3 +127,12 @@ def read_capped(path: Path, cap: int, *, follow_symlinks: bool = True) -> bytes:
     if len(data) > cap:
         raise ReadRefused("too-large", len(data))
     return data
+
+
+def sorted_entries(directory: str | os.PathLike[str]) -> list[os.DirEntry[str]]:
+    """A directory's entries sorted by name; [] when it cannot be listed (walks skip it)."""
+    try:
+        with os.scandir(directory) as it:
+            return sorted(it, key=lambda e: e.name)
+    except OSError:
+        return []

@@ -58,6 +58,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from planshell.fsutil import sorted_entries
 from planshell.plan.gitsafe import git_command, git_safe_env
 
 TIME_BUDGET = 2.0  # seconds for a walk (or for hashing, in a git work tree)
@@ -501,12 +502,7 @@ class _Scan:
 
     def modules(self, directory: Path, depth: int) -> None:
         """``.git/modules``: submodule git directories, under names that may contain ``/``."""
-        try:
-            with os.scandir(directory) as it:
-                children = sorted(it, key=lambda e: e.name)
-        except OSError:
-            return
-        for entry in children:
+        for entry in sorted_entries(directory):
             path = directory / entry.name
             if not entry.is_dir(follow_symlinks=False):
                 self.record(path, self.key(path), "g", content=True, meta=True)
@@ -599,12 +595,7 @@ def _visit(
     directory: str | Path, prefix: tuple[str, ...], ignored: list[str], skip_dirs: frozenset[str]
 ) -> Iterator[tuple[tuple[str, ...], str, os.DirEntry[str]]]:
     """Entries under ``directory`` in sorted depth-first order (paths as strings: this is hot)."""
-    try:
-        with os.scandir(directory) as it:
-            children = sorted(it, key=lambda e: e.name)
-    except OSError:
-        return
-    for entry in children:
+    for entry in sorted_entries(directory):
         path = entry.path
         if _is_ignored(path, ignored):
             continue

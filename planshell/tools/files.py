@@ -23,7 +23,7 @@ from typing import Any, BinaryIO
 
 from pydantic import Field
 
-from planshell.fsutil import BINARY_SNIFF_BYTES, is_binary
+from planshell.fsutil import BINARY_SNIFF_BYTES, is_binary, sorted_entries
 from planshell.tools.base import Effect, Tool, ToolArgs, ToolContext, ToolError, ToolResult
 from planshell.tools.ignore import Chain, IgnoreRules
 
@@ -123,12 +123,7 @@ def _walk(
     include_hidden: bool,
     ignore: IgnoreRules | None,
 ) -> Iterator[Path]:
-    try:
-        with os.scandir(directory) as it:
-            entries = sorted(it, key=lambda e: e.name)
-    except OSError:
-        return
-    for entry in entries:
+    for entry in sorted_entries(directory):
         if stop is not None and stop.is_set():
             return
         if entry.is_symlink():
