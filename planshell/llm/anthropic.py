@@ -321,7 +321,7 @@ def _thinking_block(block: ThinkingBlock) -> dict[str, Any]:
 
 def _tool_use_block(call: ToolCall) -> dict[str, Any]:
     try:
-        arguments = json.loads(call.arguments) if call.arguments else {}
+        arguments = json.loads(call.arguments, strict=False) if call.arguments else {}
     except ValueError:
         arguments = {}
     if not isinstance(arguments, dict):
