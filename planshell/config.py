@@ -69,6 +69,9 @@ class ToolsSettings(_Section):
     read_max_bytes: int = Field(256 * 1024, gt=0, description="Largest file `read` returns whole.")
     bash_timeout: float = Field(120.0, gt=0, le=3600, description="Default `bash` timeout in seconds.")
     bash_max_output: int = Field(30_000, gt=0, description="Characters of `bash` output kept.")
+    result_max_chars: int = Field(
+        40_000, ge=1000, description="Characters of any one tool result sent to the model."
+    )
 
 
 class PlanBashSettings(_Section):

@@ -67,6 +67,7 @@ def build_runtime(
         read_max_bytes=tools.read_max_bytes,
         bash_timeout=tools.bash_timeout,
         bash_max_output=tools.bash_max_output,
+        result_max_chars=tools.result_max_chars,
     )
     session: SessionLog | None = None
     if persist:
