@@ -69,6 +69,9 @@ class ToolsSettings(_Section):
     read_max_bytes: int = Field(256 * 1024, gt=0, description="Largest file `read` returns whole.")
     bash_timeout: float = Field(120.0, gt=0, le=3600, description="Default `bash` timeout in seconds.")
     bash_max_output: int = Field(30_000, gt=0, description="Characters of `bash` output kept.")
+    result_max_chars: int = Field(
+        40_000, ge=1000, description="Characters of any one tool result sent to the model."
+    )
 
 
 class PlanBashSettings(_Section):
@@ -173,6 +176,39 @@ class AgentSettings(_Section):
     max_steps: int = Field(100, gt=0, description="Model calls per request before stopping.")
 
 
+# Body fields planshell itself builds: extra_body may not replace them.
+RESERVED_BODY_FIELDS = frozenset({"model", "messages", "system", "tools", "stream"})
+
+
+def _extra_body(value: dict[str, Any]) -> dict[str, Any]:
+    taken = sorted(RESERVED_BODY_FIELDS & set(value))
+    if taken:
+        raise ValueError(f"may not set {', '.join(taken)} (planshell builds those fields)")
+    return value
+
+
+class RequestSettings(_Section):
+    """Extra request fields for the provider in use (see docs/providers.md presets).
+
+    Security-relevant (not settable by an untrusted project): they change what
+    is sent to the server and what it does with it (e.g. ``store``).
+    """
+
+    tool_choice: str | dict[str, Any] | None = Field(
+        None,
+        description='Sent with tools: "auto", "required", "none" or an object. '
+        "llama-cpp-python ignores tools without it.",
+    )
+    extra_body: Annotated[dict[str, Any], AfterValidator(_extra_body)] = Field(
+        default_factory=dict,
+        description="Extra top-level JSON body fields, e.g. {cache_prompt = true}.",
+    )
+    stream_options: dict[str, Any] = Field(
+        default_factory=lambda: {"include_usage": True},
+        description="OpenAI-compatible stream_options; an empty table {} leaves the field out.",
+    )
+
+
 ProviderName = Literal["auto", "demo", "openai", "anthropic"]
 
 
@@ -186,6 +222,7 @@ class Settings(_Section):
     connect_timeout: float = Field(10.0, gt=0, description="Seconds to connect.")
     idle_timeout: float = Field(120.0, gt=0, description="Seconds allowed between stream chunks.")
     max_attempts: int = Field(4, ge=1, le=20, description="Tries per request (retries + 1).")
+    request: RequestSettings = Field(default_factory=RequestSettings)
     tools: ToolsSettings = Field(default_factory=ToolsSettings)
     plan: PlanSettings = Field(default_factory=PlanSettings)
     ui: UISettings = Field(default_factory=UISettings)

@@ -1,4 +1,8 @@
-"""``planshell -p``: one request, no UI, the answer on stdout."""
+"""``planshell -p``: one request, no UI, the answer on stdout.
+
+Exit codes: 0 done; 1 an error was shown; 3 a plan awaits approval; 4 a
+plan-mode run ended without writing a plan (the model answered in prose).
+"""
 
 from __future__ import annotations
 
@@ -13,6 +17,7 @@ from planshell.sanitize import plain_line, strip_terminal_controls
 EXIT_OK = 0
 EXIT_ERROR = 1
 EXIT_AWAITING_APPROVAL = 3
+EXIT_NO_PLAN = 4
 
 
 async def run_print(
@@ -59,6 +64,8 @@ async def run_print(
         err.write(f"warning: {strip_terminal_controls(runtime.plan.sandbox_warning)}\n")
     if verbose:
         err.write(f"provider: {runtime.provider.label}\nproject: {runtime.root}\n")
+        # The mode at the start: --plan or a resumed session entered it before we listened.
+        err.write(f"mode: {runtime.plan.mode.value}\n")
         for problem in runtime.problems:
             err.write(f"warning: {problem}\n")
     try:
@@ -74,4 +81,6 @@ async def run_print(
         shown = plain_line(runtime.agent.ctx.display(decider.awaiting), 500)
         out.write(f"Plan awaiting approval: {shown}\n")
         return EXIT_AWAITING_APPROVAL
+    if runtime.plan_turns is not None and runtime.plan_turns.last_turn_without_plan:
+        return EXIT_NO_PLAN  # the Notice already said so on stderr
     return EXIT_OK

@@ -20,6 +20,7 @@ from planshell.plan.controller import Mode, PlanController
 from planshell.plan.decider import Decider
 from planshell.plan.store import PlanStore
 from planshell.plan.tools import plan_tools
+from planshell.plan.turns import PlanTurnWatch
 from planshell.tools.base import ToolContext
 from planshell.tools.builtin import builtin_tools
 from planshell.tools.registry import ToolRegistry
@@ -37,6 +38,7 @@ class Runtime:
     agent: Agent
     plan: PlanController
     problems: list[str] = field(default_factory=list)
+    plan_turns: PlanTurnWatch | None = None
 
     def close(self) -> None:
         if self.agent.session is not None:
@@ -67,6 +69,7 @@ def build_runtime(
         read_max_bytes=tools.read_max_bytes,
         bash_timeout=tools.bash_timeout,
         bash_max_output=tools.bash_max_output,
+        result_max_chars=tools.result_max_chars,
     )
     session: SessionLog | None = None
     if persist:
@@ -99,6 +102,8 @@ def build_runtime(
         )
     )
     runtime = Runtime(root, settings, provider, registry, todos, store, agent, controller)
+    runtime.plan_turns = PlanTurnWatch(agent.emit, lambda: controller.mode)
+    agent.subscribe(runtime.plan_turns)
     if resume is not None:
         agent.load_history(resume.messages)
         controller.restore(resume.mode)

@@ -38,6 +38,16 @@ Gate = Callable[[Tool, ToolArgs], str | None]
 PromptPart = Callable[[], str | None]
 
 CANCELLED_RESULT = "Cancelled by the user before the tool finished."
+REFUSAL_NOTICE = "The model declined this request (a refusal); rephrase it or ask something else."
+
+
+def _cut_off_message(calls: list[ToolCall]) -> str:
+    names = ", ".join(sorted({call.name for call in calls}))
+    return (
+        f"The reply token limit (max_tokens) cut off the model's call to {names} before its "
+        "arguments were complete, so it was not run; raise max_tokens in the settings or ask "
+        "for a smaller step."
+    )
 
 
 @dataclass
@@ -46,6 +56,7 @@ class _Reply:
     calls: list[ToolCall] = field(default_factory=list)
     thinking: list[ThinkingBlock] = field(default_factory=list)
     stop_reason: str = "end_turn"
+    incomplete: list[ToolCall] = field(default_factory=list)  # cut off by max_tokens
 
 
 class Agent:
@@ -160,6 +171,7 @@ class Agent:
             self._record(Message("user", text))
         steps = 0
         stop = "end_turn"
+        budget_raised = False
         pending: list[ToolCall] = []
         try:
             while True:
@@ -179,13 +191,23 @@ class Agent:
                     self.emit(ev.TurnDone("error"))
                     return
                 stop = reply.stop_reason
+                if reply.incomplete and not budget_raised:
+                    budget_raised = True
+                    if self._ask_again_with_larger_budget(reply):
+                        self.emit(ev.AssistantDone(reply.text))
+                        continue
                 self._record(
                     Message("assistant", reply.text, tool_calls=reply.calls, thinking=reply.thinking)
                 )
                 self.emit(ev.AssistantDone(reply.text))
+                if reply.incomplete:
+                    self.emit(ev.ErrorEvent(_cut_off_message(reply.incomplete)))
+                    break
+                if stop == "refusal":
+                    self.emit(ev.Notice(REFUSAL_NOTICE, "warning"))
                 if not reply.calls:
-                    if self._steering:
-                        continue
+                    if self._steering or stop == "pause_turn":
+                        continue  # pause_turn: the server asks us to let it go on
                     break
                 pending = list(reply.calls)
                 while pending:
@@ -221,6 +243,7 @@ class Agent:
                     elif isinstance(event, StreamEnd):
                         reply.stop_reason = event.stop_reason
                         reply.thinking = list(event.thinking)
+                        reply.incomplete = list(event.incomplete_calls)
         except asyncio.CancelledError:
             if reply.text:
                 # Keep what the user already saw, so the history matches the screen.
@@ -238,6 +261,22 @@ class Agent:
             self.emit(ev.ErrorEvent(f"The model provider failed unexpectedly: {exc!r}."))
             return None
         return reply
+
+    def _ask_again_with_larger_budget(self, reply: _Reply) -> bool:
+        """Once per turn: raise the provider's reply token limit and ask again."""
+        raise_budget = getattr(self.provider, "raise_output_budget", None)
+        budget = raise_budget() if callable(raise_budget) else None
+        if not isinstance(budget, int):
+            return False
+        names = ", ".join(sorted({call.name for call in reply.incomplete}))
+        self.emit(
+            ev.Notice(
+                f"The reply token limit cut off a call to {names}, so it was not run; "
+                f"asking again once with max_tokens={budget}.",
+                "warning",
+            )
+        )
+        return True
 
     async def _run_tool(self, call: ToolCall) -> ToolResult:
         tool = self.registry.get(call.name)
@@ -261,17 +300,22 @@ class Agent:
             raise
         except Exception as exc:
             result = ToolResult(f"{call.name} failed: {type(exc).__name__}: {exc}", is_error=True)
+        result = tool.capped(result, self.ctx)
         self.emit(ev.ToolFinished(call.id, call.name, result.content, result.is_error, result.data))
         return result
 
     def _parse_args(self, tool: Tool, call: ToolCall) -> ToolArgs | str:
         try:
-            raw = json.loads(call.arguments) if call.arguments.strip() else {}
+            # strict=False: raw control characters inside strings (llama.cpp grammars
+            # emit literal newlines and tabs) are what the model meant.
+            raw = json.loads(call.arguments, strict=False) if call.arguments.strip() else {}
         except json.JSONDecodeError as exc:
             snippet = call.arguments[:200]
             return (
-                f"The arguments for {tool.name} are not valid JSON ({exc.msg} at position "
-                f"{exc.pos}): {snippet!r}. Send one JSON object that matches the tool's schema."
+                # json's own wording may already end in "at" ("Invalid control character at").
+                f"The arguments for {tool.name} are not valid JSON "
+                f"({exc.msg.removesuffix(' at')} at position {exc.pos}): {snippet!r}. "
+                "Send one JSON object that matches the tool's schema."
             )
         if not isinstance(raw, dict):
             return f"The arguments for {tool.name} must be a JSON object, not {type(raw).__name__}."

@@ -39,6 +39,8 @@ _STOP_REASONS: dict[str, StopReason] = {
     "tool_use": "tool_use",
     "max_tokens": "max_tokens",
     "model_context_window_exceeded": "max_tokens",
+    "refusal": "refusal",
+    "pause_turn": "pause_turn",
 }
 
 
@@ -55,7 +57,7 @@ class AnthropicProvider(StreamingHTTPProvider):
     ) -> StreamRequest:
         body: dict[str, Any] = {
             "model": self.model,
-            "max_tokens": self.max_tokens or DEFAULT_MAX_TOKENS,
+            "max_tokens": self._output_budget() or DEFAULT_MAX_TOKENS,
             "stream": True,
             "messages": to_anthropic_messages(messages),
         }
@@ -63,6 +65,9 @@ class AnthropicProvider(StreamingHTTPProvider):
             body["system"] = system
         if tools:
             body["tools"] = [to_anthropic_tool(tool) for tool in tools]
+            if self.tool_choice is not None:
+                body["tool_choice"] = anthropic_tool_choice(self.tool_choice)
+        body.update(self.extra_body)
         headers = {
             "anthropic-version": ANTHROPIC_VERSION,
             "content-type": "application/json",
@@ -95,10 +100,19 @@ class AnthropicProvider(StreamingHTTPProvider):
                 yield out
         if not state.done and state.stop_reason is None:
             raise self._cut_off()
-        for call in state.flush_tool_calls():
-            yield ToolCallReady(call)
-        yield UsageReport(Usage(state.input_tokens, state.output_tokens))
-        yield StreamEnd(state.final_stop_reason(), thinking=tuple(state.thinking))
+        calls = state.calls + state.flush_tool_calls()
+        stop = state.final_stop_reason()
+        # A reply cut off by the token limit has unfinished arguments: never run them.
+        if stop != "max_tokens":
+            for call in calls:
+                yield ToolCallReady(call)
+        if state.saw_usage:
+            yield UsageReport(Usage(state.input_tokens, state.output_tokens))
+        incomplete = tuple(calls) if stop == "max_tokens" else ()
+        yield StreamEnd(stop, thinking=tuple(state.thinking), incomplete_calls=incomplete)
+
+    def default_output_budget(self) -> int | None:
+        return DEFAULT_MAX_TOKENS
 
 
 @dataclass
@@ -129,10 +143,13 @@ class _MessageState:
 
     blocks: dict[int, _Block] = field(default_factory=dict)
     thinking: list[ThinkingBlock] = field(default_factory=list)
+    calls: list[ToolCall] = field(default_factory=list)
     input_tokens: int = 0
     output_tokens: int = 0
+    saw_usage: bool = False
     stop_reason: str | None = None
     saw_tool_use: bool = False
+    started: bool = False
     done: bool = False
 
     def apply(self, kind: str, payload: dict[str, Any]) -> list[StreamEvent]:
@@ -146,20 +163,29 @@ class _MessageState:
         return handler(payload) if handler else []  # ping and future events
 
     def _message_start(self, payload: dict[str, Any]) -> list[StreamEvent]:
+        if self.started:
+            # The server restarted the message: what the abandoned one built
+            # (thinking with its signature, half-made tool calls) must not
+            # reach the history, where a stale signature would be rejected.
+            self.blocks.clear()
+            self.thinking.clear()
+            self.calls.clear()
+            self.saw_tool_use = False
+            self.stop_reason = None
+        self.started = True
         usage = (payload.get("message") or {}).get("usage") or {}
         self._read_usage(usage)
         return []
 
     def _read_usage(self, usage: dict[str, Any]) -> None:
         # Cached prompt tokens count towards the context the model saw.
-        input_tokens = sum(
-            int(usage.get(key) or 0)
-            for key in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
-        )
-        if input_tokens:
-            self.input_tokens = input_tokens
-        if usage.get("output_tokens"):
+        keys = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+        if any(isinstance(usage.get(key), int) for key in keys):
+            self.input_tokens = sum(int(usage.get(key) or 0) for key in keys)
+            self.saw_usage = True
+        if isinstance(usage.get("output_tokens"), int):  # 0 is a real count
             self.output_tokens = int(usage["output_tokens"])
+            self.saw_usage = True
 
     def _block_start(self, payload: dict[str, Any]) -> list[StreamEvent]:
         start = payload.get("content_block") or {}
@@ -209,7 +235,8 @@ class _MessageState:
         if block is None:
             return []
         if block.type == "tool_use":
-            return [ToolCallReady(block.tool_call())]
+            self.calls.append(block.tool_call())  # handed out at the end: see max_tokens
+            return []
         if block.type in ("thinking", "redacted_thinking"):
             self.thinking.append(block.thinking_block())
         return []
@@ -231,6 +258,14 @@ class _MessageState:
         if self.stop_reason is None:
             return "tool_use" if self.saw_tool_use else "end_turn"
         return _STOP_REASONS.get(self.stop_reason, "end_turn")
+
+
+def anthropic_tool_choice(choice: str | dict[str, Any]) -> dict[str, Any]:
+    """The Messages API's ``tool_choice`` object from a Chat Completions-style setting."""
+    if isinstance(choice, dict):
+        return choice
+    names = {"auto": "auto", "required": "any", "any": "any", "none": "none"}
+    return {"type": names.get(choice, "auto")}
 
 
 def to_anthropic_tool(tool: ToolSpec) -> dict[str, Any]:
@@ -286,7 +321,7 @@ def _thinking_block(block: ThinkingBlock) -> dict[str, Any]:
 
 def _tool_use_block(call: ToolCall) -> dict[str, Any]:
     try:
-        arguments = json.loads(call.arguments) if call.arguments else {}
+        arguments = json.loads(call.arguments, strict=False) if call.arguments else {}
     except ValueError:
         arguments = {}
     if not isinstance(arguments, dict):

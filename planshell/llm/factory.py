@@ -40,6 +40,9 @@ def make_provider(settings: Settings, environ: Mapping[str, str] | None = None) 
         "connect_timeout": settings.connect_timeout,
         "idle_timeout": settings.idle_timeout,
         "max_attempts": settings.max_attempts,
+        "tool_choice": settings.request.tool_choice,
+        "extra_body": settings.request.extra_body,
+        "stream_options": settings.request.stream_options,
     }
     if name == "openai":
         from planshell.llm.openai_compat import OpenAICompatProvider

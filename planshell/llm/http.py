@@ -16,6 +16,7 @@ import logging
 import random
 import re
 import socket
+import ssl
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import aclosing
 from dataclasses import dataclass, field
@@ -45,11 +46,22 @@ TRANSIENT_ERROR_TYPES = frozenset(
 )
 _CONTEXT_LENGTH = re.compile(
     r"context[ _-]?(length|window|size)|maximum context|prompt is too long|too many tokens"
-    r"|input is too long|reduce the length",
+    r"|input is too long|reduce the length"
+    # Gemini: "The input token count (…) exceeds the maximum number of tokens allowed (…)"
+    r"|input token count .{0,40}exceeds the maximum",
+    re.IGNORECASE,
+)
+# A spent quota or balance (OpenAI's insufficient_quota, Gemini's "exceeded your
+# current quota … billing"): waiting a moment cannot help, unlike a rate limit.
+_QUOTA_EXHAUSTED = re.compile(
+    r"exceeded your current quota|check your plan and billing|insufficient[_ ]quota"
+    r"|insufficient (balance|credits?)|credit balance is too low",
     re.IGNORECASE,
 )
 _LOCAL_HOSTS = frozenset({"localhost", "0.0.0.0", "::1", "[::1]"})
-_MAX_SERVER_MESSAGE = 300
+# Shown to the user: long enough for a server's explanation or the line of a
+# traceback that matters; the whole body always goes to the log.
+_MAX_SERVER_MESSAGE = 1000
 
 Sleep = Callable[[float], Awaitable[None]]
 
@@ -57,12 +69,23 @@ Sleep = Callable[[float], Awaitable[None]]
 # --- small helpers -----------------------------------------------------------
 
 
-def build_client(connect_timeout: float, idle_timeout: float) -> httpx.AsyncClient:
-    """An async client whose read timeout bounds the gap between two chunks."""
+def build_client(
+    connect_timeout: float, idle_timeout: float, base_url: str = ""
+) -> httpx.AsyncClient:
+    """An async client whose read timeout bounds the gap between two chunks.
+
+    For a plain ``http://`` base URL the client gets a bare TLS context with no
+    CA certificates: loading the system or certifi bundle costs tens of
+    milliseconds on the first request and is never used, and should a request
+    ever reach an ``https://`` URL, verification against no CAs fails closed.
+    """
     timeout = httpx.Timeout(
         connect=connect_timeout, read=idle_timeout, write=idle_timeout, pool=connect_timeout
     )
-    return httpx.AsyncClient(timeout=timeout, headers={"user-agent": "planshell"})
+    verify: ssl.SSLContext | bool = True
+    if urlsplit(base_url).scheme == "http":
+        verify = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # verifies; trusts nothing
+    return httpx.AsyncClient(timeout=timeout, headers={"user-agent": "planshell"}, verify=verify)
 
 
 def parse_retry_after(headers: Mapping[str, str]) -> float | None:
@@ -103,12 +126,20 @@ def server_message(body: bytes | str | Any) -> str | None:
             payload = json.loads(text)
         except ValueError:
             return _shorten(text)
-        if not isinstance(payload, dict | str):
-            return _shorten(text) if payload else None
+    payload = _unwrap(payload)
+    if not isinstance(payload, dict | str):
+        return _shorten(json.dumps(payload, ensure_ascii=False)) if payload else None
     message = _find_message(payload)
     if message is None and isinstance(payload, dict) and set(payload) - {"error", "type"}:
         return _shorten(json.dumps(payload, ensure_ascii=False))  # unknown shape: show it
     return _shorten(message) if message else None
+
+
+def _unwrap(payload: Any) -> Any:
+    """Gemini wraps its error object in a list: ``[{"error": {…}}]``."""
+    if isinstance(payload, list) and payload and isinstance(payload[0], dict):
+        return payload[0]
+    return payload
 
 
 def _find_message(payload: Any) -> str | None:
@@ -126,13 +157,20 @@ def _find_message(payload: Any) -> str | None:
 
 
 def error_type(payload: Any) -> str | None:
-    """The machine-readable error type/code of an error body, if any."""
+    """The machine-readable error type/code of an error body, if any.
+
+    Nested (``{"error": {"type": …}}``, Gemini's ``status``) or flat (vLLM's
+    ``{"object": "error", "type": …}``).
+    """
+    payload = _unwrap(payload)
     if not isinstance(payload, dict):
         return None
     error = payload.get("error")
-    if isinstance(error, dict):
-        kind = error.get("type") or error.get("code")
-        return str(kind) if kind else None
+    source = error if isinstance(error, dict) else payload
+    for key in ("type", "status", "code"):
+        kind = source.get(key)
+        if isinstance(kind, str) and kind:
+            return kind
     return None
 
 
@@ -166,6 +204,12 @@ def is_local_url(url: str) -> bool:
     return host in _LOCAL_HOSTS or host.startswith("127.") or host.endswith(".localhost")
 
 
+def is_quota_exhausted(message: str | None, kind: str | None = None) -> bool:
+    return bool(
+        (kind and "insufficient_quota" in kind) or (message and _QUOTA_EXHAUSTED.search(message))
+    )
+
+
 def is_context_length_error(message: str | None, kind: str | None = None) -> bool:
     return bool(
         (kind and "context_length" in kind) or (message and _CONTEXT_LENGTH.search(message))
@@ -173,6 +217,10 @@ def is_context_length_error(message: str | None, kind: str | None = None) -> boo
 
 
 # --- error mapping -----------------------------------------------------------
+
+
+class StreamCutOff(ProviderError):
+    """The body ended cleanly before the reply's final event."""
 
 
 class HTTPStatusFailure(ProviderError):
@@ -204,17 +252,25 @@ def status_error(
     status: int, body: bytes, headers: Mapping[str, str], ctx: ErrorContext
 ) -> HTTPStatusFailure:
     """Map an HTTP error answer to a one-sentence ProviderError."""
+    log.warning(
+        "%s answered HTTP %d: %s", ctx.endpoint, status, body.decode("utf-8", errors="replace")
+    )  # whole: the shown message is shortened
     detail = server_message(body)
+    kind = _body_error_type(body)
     retryable = status in RETRYABLE_STATUSES or status >= 500
     should_retry = headers.get("x-should-retry", "").lower()
     if should_retry in ("true", "false"):
         retryable = should_retry == "true"
-    if status < 500 and is_context_length_error(detail, _body_error_type(body)):
+    if status < 500 and is_context_length_error(detail, kind):
         retryable = False
         main, advice = (
             f"The conversation is too long for the context window of model '{ctx.model}'",
             None,
         )
+    elif status in (402, 403, 429) and is_quota_exhausted(detail, kind):
+        retryable = False
+        main = f"The {ctx.provider} account has no quota or credit left"
+        advice = "check the plan and billing of the account behind the API key"
     else:
         main, advice = _status_wording(status, headers, ctx)
     note = f"HTTP {status}: {detail}" if detail else f"HTTP {status}"
@@ -376,6 +432,9 @@ class StreamingHTTPProvider:
         backoff_base: float = DEFAULT_BACKOFF_BASE,
         max_retry_wait: float = DEFAULT_MAX_RETRY_WAIT,
         api_key_env: str | None = None,
+        tool_choice: str | dict[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        stream_options: Mapping[str, Any] | None = None,
     ) -> None:
         self.model = model
         self.base_url = (base_url or self.default_base_url).rstrip("/")
@@ -385,6 +444,15 @@ class StreamingHTTPProvider:
         self.connect_timeout = connect_timeout
         self.idle_timeout = idle_timeout
         self.retry = RetryPolicy(max(1, max_attempts), backoff_base, max_retry_wait)
+        # Request options from settings (``[request]``): what some servers need
+        # to use tools at all (llama-cpp-python ignores ``tools`` without a
+        # ``tool_choice``) or to report usage.
+        self.tool_choice = tool_choice
+        self.extra_body = dict(extra_body or {})
+        self.stream_options = (
+            {"include_usage": True} if stream_options is None else dict(stream_options)
+        )
+        self._next_budget: int | None = None  # one request's raised max_tokens
         if api_key_env:
             self.key_env = api_key_env
         # Whatever a server echoes back or an exception carries, the key stays out of the log.
@@ -412,7 +480,28 @@ class StreamingHTTPProvider:
     def _parse(self, events: AsyncIterator[SSEEvent]) -> AsyncGenerator[StreamEvent, None]:
         raise NotImplementedError
 
+    def default_output_budget(self) -> int | None:
+        """The reply token limit sent when none is configured (None: the server's)."""
+        return None
+
     # --- shared machinery ---
+
+    def _output_budget(self) -> int | None:
+        """``max_tokens`` for the request being built: a one-off raise, else the setting."""
+        return self._next_budget or self.max_tokens
+
+    def raise_output_budget(self) -> int | None:
+        """Double the reply token limit for the next request only.
+
+        Used once when a tool call was cut off by the limit. Returns the new
+        limit, or None when the limit in force is the server's own (unknown),
+        so there is nothing to raise.
+        """
+        current = self.max_tokens or self.default_output_budget()
+        if current is None:
+            return None
+        self._next_budget = current * 2
+        return self._next_budget
 
     def _error_context(self, endpoint: str) -> ErrorContext:
         return ErrorContext(
@@ -440,6 +529,7 @@ class StreamingHTTPProvider:
 
     def _stream_error(self, payload: Any) -> ProviderError:
         """An ``error`` reported inside an otherwise successful stream."""
+        log.warning("%s: error event in the stream: %s", self.name, json.dumps(payload))
         detail = server_message(payload) or "no details"
         kind = error_type(payload)
         if is_context_length_error(detail, kind):
@@ -452,7 +542,7 @@ class StreamingHTTPProvider:
 
     def _cut_off(self) -> ProviderError:
         """The body ended cleanly but before the reply's final event."""
-        return ProviderError(
+        return StreamCutOff(
             f"The stream was cut off before the reply finished: the {self.display_name}"
             " server closed the connection early.",
             retryable=True,
@@ -460,7 +550,7 @@ class StreamingHTTPProvider:
 
     def _get_client(self) -> httpx.AsyncClient:
         if self._client is None or self._client.is_closed:
-            self._client = build_client(self.connect_timeout, self.idle_timeout)
+            self._client = build_client(self.connect_timeout, self.idle_timeout, self.base_url)
         return self._client
 
     async def stream(
@@ -468,24 +558,28 @@ class StreamingHTTPProvider:
     ) -> AsyncGenerator[StreamEvent, None]:
         """Stream one reply, retrying transient failures until output starts."""
         request = self._build_request(system, messages, tools)
+        self._next_budget = None  # a raised limit is for this one request
         ctx = self._error_context(request.url)
         attempt = 0
         while True:
             attempt += 1
             yielded = False
+            received = _Counter()
             try:
                 async with self._get_client().stream(
                     "POST", request.url, json=request.body, headers=request.headers
                 ) as response:
                     await _check_response(response, ctx)
                     async with (
-                        aclosing(aiter_sse(response.aiter_bytes())) as sse,
+                        aclosing(received.count(aiter_sse(response.aiter_bytes()))) as sse,
                         aclosing(self._parse(sse)) as events,
                     ):
                         async for event in events:
                             yielded = True
                             yield event
                 return
+            except StreamCutOff as exc:
+                error = exc if received.events else _sent_nothing(ctx)
             except ProviderError as exc:
                 error = exc
             except (httpx.HTTPError, httpx.InvalidURL) as exc:
@@ -498,6 +592,31 @@ class StreamingHTTPProvider:
             retry_after = getattr(error, "retry_after", None)
             log.info("%s: attempt %d failed (%s); retrying", self.name, attempt, error.message)
             await self.retry.wait(attempt, retry_after)
+
+
+@dataclass
+class _Counter:
+    """Counts the SSE events of one response, to tell "nothing" from "cut off"."""
+
+    events: int = 0
+
+    async def count(self, sse: AsyncIterator[SSEEvent]) -> AsyncGenerator[SSEEvent, None]:
+        async with aclosing(sse):  # type: ignore[type-var]
+            async for event in sse:
+                self.events += 1
+                yield event
+
+
+def _sent_nothing(ctx: ErrorContext) -> ProviderError:
+    """A 200 event stream with no events: the server failed without saying why.
+
+    llama-cpp-python does this for a prompt larger than its context and for
+    some requests it cannot serve; asking again gets the same, so no retry.
+    """
+    return ProviderError(
+        f"The {ctx.provider} server at {ctx.base_url} sent nothing (an empty event stream for"
+        f" model '{ctx.model}'); check its log for the reason."
+    )
 
 
 def _final(error: ProviderError, attempts: int) -> ProviderError:
@@ -519,7 +638,17 @@ async def _check_response(response: httpx.Response, ctx: ErrorContext) -> None:
         except httpx.HTTPError:
             body = b""
         raise status_error(response.status_code, body, response.headers, ctx)
-    content_type = response.headers.get("content-type", "")
+    content_type = response.headers.get("content-type", "").lower()
+    if content_type.startswith(("text/html", "application/xhtml")):
+        body = await response.aread()
+        log.warning("%s answered a web page: %s", ctx.endpoint, body[:4000].decode(errors="replace"))
+        raise ProviderError(
+            f"The server at {ctx.endpoint} answered with a web page, not a stream;"
+            f" check the base URL ({ctx.base_url}): an OpenAI-compatible one usually ends in /v1."
+            if ctx.provider.startswith("OpenAI")
+            else f"The server at {ctx.endpoint} answered with a web page, not a stream;"
+            f" check the base URL ({ctx.base_url})."
+        )
     if content_type.startswith("application/json"):
         body = await response.aread()
         detail = server_message(body)

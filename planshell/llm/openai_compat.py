@@ -2,8 +2,11 @@
 
 Compatible servers differ in small ways, so parsing is lenient: tool-call
 pieces are matched by ``index`` (or position when it is missing), reasoning
-may arrive as ``reasoning_content`` or ``reasoning``, and a stream that has
-sent its ``finish_reason`` is complete even if ``[DONE]`` never comes.
+may arrive as ``reasoning_content`` or ``reasoning``, ``content`` may be a
+string or (Mistral) a list of typed ``text``/``thinking`` parts, a refusal
+arrives as ``delta.refusal``, an error may be vLLM's flat ``{"object":
+"error"}`` chunk, and a stream that has sent its ``finish_reason`` is complete
+even if ``[DONE]`` never comes.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ _FINISH_REASONS: dict[str, StopReason] = {
     "tool_calls": "tool_use",
     "function_call": "tool_use",
     "length": "max_tokens",
+    "content_filter": "refusal",
 }
 
 
@@ -50,16 +54,18 @@ class OpenAICompatProvider(StreamingHTTPProvider):
     def _build_request(
         self, system: str, messages: list[Message], tools: list[ToolSpec]
     ) -> StreamRequest:
-        body: dict[str, Any] = {
-            "model": self.model,
-            "stream": True,
-            "stream_options": {"include_usage": True},
-            "messages": to_openai_messages(system, messages),
-        }
+        body: dict[str, Any] = {"model": self.model, "stream": True}
+        if self.stream_options:
+            body["stream_options"] = dict(self.stream_options)
+        body["messages"] = to_openai_messages(system, messages)
         if tools:
             body["tools"] = [to_openai_tool(tool) for tool in tools]
-        if self.max_tokens is not None:
-            body["max_tokens"] = self.max_tokens
+            if self.tool_choice is not None:
+                body["tool_choice"] = self.tool_choice
+        budget = self._output_budget()
+        if budget is not None:
+            body["max_tokens"] = budget
+        body.update(self.extra_body)
         headers = {"accept": "text/event-stream"}
         if self.api_key:
             headers["authorization"] = f"Bearer {self.api_key}"
@@ -75,17 +81,22 @@ class OpenAICompatProvider(StreamingHTTPProvider):
             chunk = self._event_json(event)
             if not isinstance(chunk, dict):
                 continue
-            if chunk.get("error"):
-                raise self._stream_error(chunk)
+            if chunk.get("error") or chunk.get("object") == "error":
+                raise self._stream_error(chunk)  # vLLM: a flat error object, then [DONE]
             for out in state.apply(chunk):
                 yield out
         if not state.done and state.finish_reason is None:
             raise self._cut_off()
-        for call in state.calls.finish():
-            yield ToolCallReady(call)
+        stop = state.stop_reason()
+        calls = state.calls.finish()
+        # A reply cut off by the token limit has unfinished arguments: never run them.
+        if stop != "max_tokens":
+            for call in calls:
+                yield ToolCallReady(call)
         if state.usage is not None:
             yield UsageReport(state.usage)
-        yield StreamEnd(state.stop_reason(), thinking=state.thinking_blocks())
+        incomplete = tuple(calls) if stop == "max_tokens" else ()
+        yield StreamEnd(stop, thinking=state.thinking_blocks(), incomplete_calls=incomplete)
 
 
 @dataclass
@@ -152,6 +163,7 @@ class _ReplyState:
     reasoning: list[str] = field(default_factory=list)
     finish_reason: str | None = None
     had_tool_calls: bool = False
+    refused: bool = False
     usage: Usage | None = None
     done: bool = False
 
@@ -175,25 +187,58 @@ class _ReplyState:
         if isinstance(reasoning, str) and reasoning:
             self.reasoning.append(reasoning)
             out.append(ThinkingChunk(reasoning))
-        content = delta.get("content")
-        if isinstance(content, str) and content:
-            out.append(TextChunk(content))
+        out.extend(self._content(delta.get("content")))
+        refusal = delta.get("refusal")
+        if isinstance(refusal, str) and refusal:
+            self.refused = True  # OpenAI: the refusal text replaces the content
+            out.append(TextChunk(refusal))
         if isinstance(delta.get("tool_calls"), list):
             self.had_tool_calls = True
             self.calls.add(delta["tool_calls"])
         if choice.get("finish_reason"):
             self.finish_reason = str(choice["finish_reason"])
-            out.extend(ToolCallReady(call) for call in self.calls.finish())
+        return out
+
+    def _content(self, content: Any) -> list[StreamEvent]:
+        """``content`` as a string, or (Mistral) a list of typed text/thinking parts."""
+        if isinstance(content, str):
+            return [TextChunk(content)] if content else []
+        if not isinstance(content, list):
+            return []
+        out: list[StreamEvent] = []
+        for part in content:
+            if not isinstance(part, dict):
+                continue
+            if part.get("type") == "text" and isinstance(part.get("text"), str):
+                out.extend(self._content(part["text"]))
+            elif part.get("type") == "thinking":
+                text = _part_text(part.get("thinking"))
+                if text:
+                    self.reasoning.append(text)
+                    out.append(ThinkingChunk(text))
         return out
 
     def stop_reason(self) -> StopReason:
         reason = _FINISH_REASONS.get(self.finish_reason or "", "end_turn")
+        if self.refused and reason == "end_turn":
+            return "refusal"
         if self.had_tool_calls and reason == "end_turn":
             return "tool_use"  # some servers say "stop" after calling tools
         return reason
 
     def thinking_blocks(self) -> tuple[ThinkingBlock, ...]:
         return (ThinkingBlock("".join(self.reasoning)),) if self.reasoning else ()
+
+
+def _part_text(value: Any) -> str:
+    """The text of a Mistral ``thinking`` part: a string or a list of text parts."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "".join(
+            str(p.get("text", "")) for p in value if isinstance(p, dict) and p.get("type") == "text"
+        )
+    return ""
 
 
 def to_openai_tool(tool: ToolSpec) -> dict[str, Any]:
@@ -227,7 +272,8 @@ def _to_openai_message(message: Message) -> dict[str, Any]:
     if message.role == "assistant" and message.tool_calls:
         return {
             "role": "assistant",
-            "content": message.content or None,
+            # "" not null: llama-cpp-python answers HTTP 500 to a null content.
+            "content": message.content,
             "tool_calls": [
                 {
                     "id": call.id,

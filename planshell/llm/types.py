@@ -11,7 +11,12 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
 Role = Literal["user", "assistant", "tool"]
-StopReason = Literal["end_turn", "tool_use", "max_tokens", "cancelled", "error"]
+StopReason = Literal[
+    "end_turn", "tool_use", "max_tokens", "refusal", "pause_turn", "cancelled", "error"
+]
+"""Why a reply ended. ``refusal``: the model declined (shown to the user as such);
+``pause_turn``: the server paused a long turn and the client should ask again to
+let it continue (Anthropic)."""
 
 
 @dataclass
@@ -123,10 +128,15 @@ class UsageReport:
 
 @dataclass(frozen=True)
 class StreamEnd:
-    """The reply is complete. ``thinking`` holds whole blocks for history."""
+    """The reply is complete. ``thinking`` holds whole blocks for history.
+
+    ``incomplete_calls`` are tool calls the reply token limit cut off: their
+    arguments are unfinished, so they are never run (nor sent back as history).
+    """
 
     stop_reason: StopReason
     thinking: tuple[ThinkingBlock, ...] = ()
+    incomplete_calls: tuple[ToolCall, ...] = ()
 
 
 StreamEvent = TextChunk | ThinkingChunk | ToolCallReady | UsageReport | StreamEnd

@@ -19,6 +19,10 @@ from pydantic import BaseModel, ConfigDict
 
 from planshell.llm.types import ToolSpec
 
+#: Characters of one tool result sent to the model (~10k tokens at 4 chars a
+#: token): one `cat` or read of a big file must not fill the context window.
+RESULT_MAX_CHARS = 40_000
+
 
 class Effect(StrEnum):
     READ = "read"
@@ -79,6 +83,7 @@ class ToolContext:
     read_max_bytes: int = 256 * 1024
     bash_timeout: float = 120.0
     bash_max_output: int = 30_000
+    result_max_chars: int = RESULT_MAX_CHARS
     exec_policy: ExecPolicy = field(default_factory=ExecPolicy)
 
     def resolve(self, raw: str) -> Path:
@@ -114,15 +119,15 @@ class Tool(ABC):
     description: ClassVar[str]
     Args: ClassVar[type[ToolArgs]]
     effects: ClassVar[frozenset[Effect]]
+    #: How to get what a capped result left out (said in the truncation note).
+    more_hint: ClassVar[str] = "ask for a narrower result"
 
     @property
     def read_only(self) -> bool:
         return self.effects <= {Effect.READ}
 
     def spec(self) -> ToolSpec:
-        schema = self.Args.model_json_schema()
-        schema.pop("title", None)
-        return ToolSpec(self.name, self.description, schema)
+        return ToolSpec(self.name, self.description, lean_schema(self.Args.model_json_schema()))
 
     def headline(self, args: ToolArgs) -> str:
         """One line for the transcript, e.g. ``read planshell/config.py``."""
@@ -131,3 +136,70 @@ class Tool(ABC):
 
     @abstractmethod
     async def run(self, args: ToolArgs, ctx: ToolContext) -> ToolResult: ...
+
+    def capped(self, result: ToolResult, ctx: ToolContext) -> ToolResult:
+        """``result`` cut to ``ctx.result_max_chars`` with a note on getting the rest.
+
+        The last line of defence for every tool: the file tools already stop
+        at the budget with a more precise note (a line to continue from).
+        """
+        content = cap_text(result.content, ctx.result_max_chars, self.more_hint)
+        if content is result.content:
+            return result
+        return ToolResult(content, result.is_error, {**result.data, "capped": True})
+
+
+def lean_schema(schema: Any) -> Any:
+    """A JSON schema without pydantic's ``title`` annotations.
+
+    Titles repeat the property names ("path" -> "Path") and are sent with
+    every request: on a small local model the tool list is a large part of
+    the context. Only schema keywords are dropped, never a property that
+    happens to be called ``title``. Optional fields are advertised as their
+    type alone (``anyOf [T, null]`` with a null default becomes ``T``).
+    """
+    if isinstance(schema, list):
+        return [lean_schema(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    options = schema.get("anyOf")
+    if (
+        "default" in schema
+        and schema["default"] is None
+        and isinstance(options, list)
+        and len(options) == 2
+        and {"type": "null"} in options
+    ):
+        # An optional field: the model may simply leave it out (null still validates).
+        other = next(o for o in options if o != {"type": "null"})
+        rest = {k: v for k, v in schema.items() if k not in ("anyOf", "default")}
+        schema = {**other, **rest} if isinstance(other, dict) else schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key == "title" and isinstance(value, str):
+            continue
+        if key in ("properties", "$defs", "definitions") and isinstance(value, dict):
+            out[key] = {name: lean_schema(sub) for name, sub in value.items()}
+        else:
+            out[key] = lean_schema(value)
+    return out
+
+
+def cap_text(text: str, limit: int, hint: str) -> str:
+    """``text`` unchanged when it fits, else its start and a truncation note.
+
+    Cut at a line break when one is near, so the model never sees half a line
+    it could take for the whole.
+    """
+    if len(text) <= limit:
+        return text
+    head = text[:limit]
+    newline = head.rfind("\n")
+    if newline >= limit * 3 // 4:
+        head = head[:newline]
+    dropped = len(text) - len(head)
+    lines = text.count("\n", len(head)) + 1
+    return (
+        f"{head}\n[output truncated: {dropped:,} more characters (about {lines:,} lines) not "
+        f"shown, to keep the context window free; {hint}]"
+    )

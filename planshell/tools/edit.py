@@ -39,16 +39,15 @@ def _diff_lines(text: str) -> list[str]:
 
 
 class WriteArgs(ToolArgs):
-    path: str = Field(description="File to create or overwrite, relative to the project root.")
-    content: str = Field(description="The complete new content of the file.")
+    path: str = Field(description="File path, relative to the project root.")
+    content: str = Field(description="The whole new content.")
 
 
 class WriteTool(Tool):
     name = "write"
     description = (
-        "Create a file, or replace an existing file's entire content. Parent directories "
-        "are created as needed and the write is atomic. To change part of an existing file "
-        "use edit instead: it is cheaper and shows a diff."
+        "Create a file or replace all of its content (parent directories are created). "
+        "To change part of a file, use edit."
     )
     Args = WriteArgs
     effects = frozenset({Effect.WRITE})
@@ -82,18 +81,10 @@ class WriteTool(Tool):
 
 
 class EditArgs(ToolArgs):
-    path: str = Field(description="File to edit, relative to the project root.")
-    old_string: str = Field(
-        description=(
-            "Exact text to replace, including whitespace and indentation, without the line "
-            "numbers that read shows. Must occur exactly once unless replace_all is true; "
-            "include surrounding lines to make it unique."
-        )
-    )
-    new_string: str = Field(description="Text to put in its place (must differ from old_string).")
-    replace_all: bool = Field(
-        False, description="Replace every occurrence instead of requiring exactly one."
-    )
+    path: str = Field(description="File path, relative to the project root.")
+    old_string: str = Field(description="Exact text to replace, unique unless replace_all.")
+    new_string: str = Field(description="Replacement text.")
+    replace_all: bool = Field(False, description="Replace every occurrence.")
 
 
 def _read_text(ctx: ToolContext, raw: str) -> tuple[Path, str, str]:
@@ -173,10 +164,8 @@ def apply_edit(text: str, rel: str, args: EditArgs) -> tuple[str, int]:
 class EditTool(Tool):
     name = "edit"
     description = (
-        "Replace an exact piece of text in an existing file. old_string must match the "
-        "file exactly (whitespace included, without read's line-number prefix) and occur "
-        "exactly once, unless replace_all is true. Read the file first. Returns a unified "
-        "diff of the change. Use write to create files."
+        "Replace exact text in a file (whitespace included, without read's line-number "
+        "prefix); returns a diff. Add surrounding lines to make old_string unique."
     )
     Args = EditArgs
     effects = frozenset({Effect.WRITE})

@@ -220,15 +220,9 @@ def glob_to_regex(glob: str) -> re.Pattern[str]:
 
 
 class ReadArgs(ToolArgs):
-    path: str = Field(description="File to read, relative to the project root.")
-    offset: int | None = Field(
-        None, ge=1, description="1-based line number to start at. Omit to start at line 1."
-    )
-    limit: int | None = Field(
-        None,
-        ge=1,
-        description=f"Maximum number of lines to return (default {READ_DEFAULT_LIMIT}).",
-    )
+    path: str = Field(description="File path, relative to the project root.")
+    offset: int | None = Field(None, ge=1, description="First line (1-based).")
+    limit: int | None = Field(None, ge=1, description=f"Lines to read (default {READ_DEFAULT_LIMIT}).")
 
 
 @dataclass
@@ -290,14 +284,10 @@ def _render_window(window: _Window) -> str:
 class ReadTool(Tool):
     name = "read"
     description = (
-        "Read a text file from the project. Output is `cat -n` style: line number, a tab, "
-        "then the line (the number and tab are not part of the file). Reads up to "
-        f"{READ_DEFAULT_LIMIT} lines from the start by default; use offset/limit to page "
-        f"through long files. Lines longer than {MAX_LINE_CHARS} characters are cut. "
-        "Files larger than the read limit must be read in parts with offset/limit. "
-        "Refuses directories (use ls), binary files, and missing files (use find). "
-        "Read a file before editing it."
+        "Read a text file as numbered lines (`N<tab>text`; the prefix is not in the file). "
+        "A long file is cut with a note giving the offset to read next."
     )
+    more_hint = "read a line range with offset and limit, or grep for what you need"
     Args = ReadArgs
     effects = frozenset({Effect.READ})
 
@@ -329,7 +319,9 @@ class ReadTool(Tool):
                     "text; inspect it with bash (e.g. `file` or `xxd | head`) if you need to."
                 )
         start = args.offset or 1
-        window = _read_window(path, start, args.limit or READ_DEFAULT_LIMIT, ctx.read_max_bytes)
+        # Room for the footer, which says where to go on.
+        budget = min(ctx.read_max_bytes, ctx.result_max_chars - 300)
+        window = _read_window(path, start, args.limit or READ_DEFAULT_LIMIT, budget)
         data: dict[str, Any] = {"path": rel, "start": start, "total": window.total}
         if window.total == 0:
             return ToolResult(f"[{rel} is empty]", data=data)
@@ -345,7 +337,7 @@ class ReadTool(Tool):
 
 
 class LsArgs(ToolArgs):
-    path: str = Field(".", description="Directory to list, relative to the project root.")
+    path: str = Field(".", description="Directory, relative to the project root.")
 
 
 def _ls_line(entry: os.DirEntry[str]) -> str:
@@ -366,10 +358,10 @@ def _ls_line(entry: os.DirEntry[str]) -> str:
 class LsTool(Tool):
     name = "ls"
     description = (
-        "List one directory: subdirectories first (with a trailing /), then files with "
-        f"their sizes, each group sorted by name; symlinks show their target. Shows at most "
-        f"{LS_MAX_ENTRIES} entries. Use find to search recursively."
+        "List one directory: subdirectories (ending in /) first, then files with sizes. "
+        "Use find to search recursively."
     )
+    more_hint = "list a subdirectory, or use find with a pattern"
     Args = LsArgs
     effects = frozenset({Effect.READ})
 
@@ -396,28 +388,11 @@ class LsTool(Tool):
 
 # --------------------------------------------------------------------------- find
 
-SCOPE_NOTE = (
-    "Leaves out what the repository ignores (.gitignore files at any depth, .ignore, "
-    ".git/info/exclude, the global git excludes file) and hidden folders such as .github or "
-    ".planshell, unless include_ignored / include_hidden say otherwise; naming such a folder "
-    "in `path` searches it."
-)
-
-
 class ScopeArgs(ToolArgs):
     """What a recursive search may leave out: shared by ``find`` and ``grep``."""
 
-    include_ignored: bool = Field(
-        False,
-        description=(
-            "Also search files the repository ignores (.gitignore, .ignore, .git/info/exclude, "
-            "global git excludes): build output, caches, vendored code."
-        ),
-    )
-    include_hidden: bool = Field(
-        False,
-        description="Also search hidden folders (names starting with '.'); .git is always skipped.",
-    )
+    include_ignored: bool = Field(False, description="Also search git-ignored files.")
+    include_hidden: bool = Field(False, description="Also search hidden folders (.name).")
 
 
 def search_ignore(ctx: ToolContext, base: Path, args: ScopeArgs) -> IgnoreRules | None:
@@ -445,13 +420,8 @@ def skipped_note(args: ScopeArgs) -> str:
 
 
 class FindArgs(ScopeArgs):
-    pattern: str = Field(
-        description=(
-            "Glob matched against file paths relative to `path`, e.g. '**/*.py' (any depth), "
-            "'*.md' (top level only), 'src/**/test_*.{py,pyi}'."
-        )
-    )
-    path: str = Field(".", description="Directory to search in, relative to the project root.")
+    pattern: str = Field(description="Glob on paths below `path`: '**/*.py', 'src/**/test_*.py'.")
+    path: str = Field(".", description="Directory to search in.")
 
 
 def _relative_posix(path: Path, base: Path) -> str:
@@ -461,13 +431,10 @@ def _relative_posix(path: Path, base: Path) -> str:
 class FindTool(Tool):
     name = "find"
     description = (
-        "Find files by name with a glob pattern. `*` and `?` match within one path "
-        "component, `**` matches any number of directories, `{a,b}` and `[abc]` work too; "
-        "the pattern is matched against paths relative to `path`. Results are project-"
-        "relative paths sorted by modification time, newest first (ties by name). "
-        f"{SCOPE_NOTE} Always skips {', '.join(sorted(SKIP_DIRS))} and symlinks; returns "
-        f"at most {FIND_MAX_RESULTS} files. Use grep to search file contents."
+        "Find files by glob (`**` spans directories, `{a,b}` alternatives), newest first. "
+        "Skips git-ignored files and hidden folders unless asked. Use grep for contents."
     )
+    more_hint = "use a narrower pattern or path"
     Args = FindArgs
     effects = frozenset({Effect.READ})
 
@@ -518,24 +485,13 @@ def _mtime(path: Path) -> float:
 
 
 class GrepArgs(ScopeArgs):
-    pattern: str = Field(
-        description=(
-            "Regular expression searched for in each line (syntax common to Python `re` and "
-            "Rust `regex`: no look-around or backreferences). Escape literal special "
-            r"characters, e.g. 'foo\(\)'."
-        )
-    )
-    path: str = Field(".", description="File or directory to search, relative to the project root.")
+    pattern: str = Field(description="Regex (no look-around or backreferences).")
+    path: str = Field(".", description="File or directory to search.")
     glob: str | None = Field(
-        None,
-        description=(
-            "Only search files matching this glob. Without '/' it matches file names at any "
-            "depth ('*.py', '*.{ts,tsx}'); with '/' it matches the path from the project root "
-            "('src/**/*.py'). A leading '!' excludes matches instead ('!*.min.js')."
-        ),
+        None, description="File filter: '*.py' (any depth), 'src/**/*.ts', '!*.min.js' excludes."
     )
-    ignore_case: bool = Field(False, description="Match letters case-insensitively.")
-    max_results: int = Field(200, ge=1, le=5000, description="Maximum number of matching lines.")
+    ignore_case: bool = Field(False, description="Ignore case.")
+    max_results: int = Field(200, ge=1, le=5000, description="Most lines shown.")
 
 
 @dataclass(frozen=True)
@@ -940,28 +896,41 @@ def _hit_line(hit: GrepHit, ctx: ToolContext) -> str:
 
 
 def format_hits(hits: Iterable[GrepHit], ctx: ToolContext, limit: int) -> tuple[str, int]:
-    """``relpath:lineno:line`` lines, ranked and capped; returns (text, shown)."""
+    """``relpath:lineno:line`` lines, ranked and capped; returns (text, shown).
+
+    Capped at ``limit`` lines and at ``ctx.result_max_chars`` characters,
+    whichever comes first, with a note on how to see the rest.
+    """
     ordered = sorted(hits, key=_hit_order)
-    lines = [_hit_line(h, ctx) for h in ordered[:limit]]
-    if len(ordered) > limit:
-        lines.append(
-            f"[showing {limit} matching lines, source files first; there are more — narrow "
-            "the pattern, path or glob, or raise max_results]"
+    lines: list[str] = []
+    used = 0
+    for hit in ordered[:limit]:
+        line = _hit_line(hit, ctx)
+        if lines and used + len(line) + 1 > ctx.result_max_chars - 200:
+            break
+        lines.append(line)
+        used += len(line) + 1
+    shown = len(lines)
+    if len(ordered) > shown:
+        advice = (
+            "narrow the pattern, path or glob, or raise max_results"
+            if shown == limit
+            else f"one result is limited to {ctx.result_max_chars:,} characters, so narrow the "
+            "pattern, path or glob, or read a file's lines with read"
         )
-    return "\n".join(lines), min(len(ordered), limit)
+        lines.append(
+            f"[showing {shown} matching lines, source files first; there are more — {advice}]"
+        )
+    return "\n".join(lines), shown
 
 
 class GrepTool(Tool):
     name = "grep"
     description = (
-        "Search file contents for a regular expression, line by line. Output lines are "
-        "`path:line_number:line`, paths relative to the project root: matches in source "
-        "code first, then other text (docs, config), then plans, lock files and generated "
-        f"files; within each, by path then line number. {SCOPE_NOTE} Always skips "
-        f"{', '.join(sorted(SKIP_DIRS))}, symlinks and binary files. Narrow with `path` and "
-        f"`glob`. Lines are cut at {GREP_LINE_CHARS} characters. Use find to search file "
-        "names and read to see context around a hit."
+        "Search file contents by regex; prints `path:line:text`, source files first. "
+        "Skips git-ignored files and hidden folders unless asked. Use read for context."
     )
+    more_hint = "narrow the pattern, path or glob, or lower max_results"
     Args = GrepArgs
     effects = frozenset({Effect.READ})
 
@@ -996,7 +965,7 @@ class GrepTool(Tool):
         text, shown = format_hits(hits, ctx, args.max_results)
         return ToolResult(
             text,
-            data={"matches": shown, "capped": len(hits) > args.max_results, "engine": engine},
+            data={"matches": shown, "capped": len(hits) > shown, "engine": engine},
         )
 
 

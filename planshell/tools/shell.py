@@ -26,19 +26,14 @@ _HEADLINE_CHARS = 100
 
 
 class BashArgs(ToolArgs):
-    command: str = Field(description="The command line, run with `bash -c` in the project root.")
+    command: str = Field(description="Command line for `bash -c`.")
     timeout: float | None = Field(
         None,
         gt=0,
         le=MAX_TIMEOUT,
-        description=(
-            f"Seconds before the command is killed (default from settings, at most "
-            f"{MAX_TIMEOUT:g})."
-        ),
+        description=f"Seconds before it is killed (max {MAX_TIMEOUT:g}).",
     )
-    description: str | None = Field(
-        None, description="A few words on what the command is for, shown to the user."
-    )
+    description: str | None = Field(None, description="What it is for, shown to the user.")
 
 
 @dataclass
@@ -87,7 +82,10 @@ class HeadTail:
             return head + tail
         tail = tail[len(tail) - self._tail_limit :]
         dropped = self.total - len(head) - len(tail)
-        return f"{head}\n[... {dropped} characters truncated ...]\n{tail}"
+        return (
+            f"{head}\n[... {dropped} characters truncated; to see them, send the output to a "
+            f"file and read or grep parts of it ...]\n{tail}"
+        )
 
 
 async def _pump(stream: asyncio.StreamReader, sink: HeadTail) -> None:
@@ -192,14 +190,11 @@ def _timeout_message(output: str, timeout: float) -> str:
 class BashTool(Tool):
     name = "bash"
     description = (
-        "Run a shell command with `bash -c` in the project root and return its combined "
-        "stdout and stderr followed by `exit code N`. There is no stdin and no terminal: "
-        "use non-interactive flags (e.g. `git --no-pager`, `-y`). Long output keeps only its "
-        "beginning and end. The command is killed when it exceeds its timeout (default from "
-        f"settings, at most {MAX_TIMEOUT:g} s), and background jobs (`&`) are stopped when "
-        "it finishes. Each call starts a fresh shell in the project root: `cd` and variables "
-        "do not carry over. Prefer read, ls, find, grep, edit and write for file work."
+        "Run a command in a fresh non-interactive shell in the project root (no stdin; `cd` "
+        "does not persist); returns output and exit code. Long output keeps its start and "
+        "end. Prefer the file tools for files."
     )
+    more_hint = "send the output to a file and read or grep parts of it, or pipe it through head, tail or grep"
     Args = BashArgs
     effects = frozenset({Effect.EXEC, Effect.WRITE, Effect.NETWORK})
 
@@ -212,7 +207,7 @@ class BashTool(Tool):
         timeout = args.timeout if args.timeout is not None else ctx.bash_timeout
         proc = await self._spawn(args.command, ctx)
         assert proc.stdout is not None
-        output = HeadTail(ctx.bash_max_output)
+        output = HeadTail(min(ctx.bash_max_output, ctx.result_max_chars - 200))
         pump = asyncio.create_task(_pump(proc.stdout, output))
         timed_out = False
         try:

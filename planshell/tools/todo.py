@@ -79,14 +79,12 @@ class TodoList:
 
 
 class TodoEntry(ToolArgs):
-    content: str = Field(min_length=1, description="The task, in the imperative: 'Add tests'.")
-    status: TodoStatus = Field(description="pending, in_progress or completed.")
+    content: str = Field(min_length=1, description="The task.")
+    status: TodoStatus = Field(description="Its state.")
 
 
 class TodoWriteArgs(ToolArgs):
-    todos: list[TodoEntry] = Field(
-        description="The complete, updated todo list; it replaces the previous one."
-    )
+    todos: list[TodoEntry] = Field(description="The whole list; replaces the previous one.")
 
 
 class TodoWriteTool(Tool):
@@ -99,10 +97,8 @@ class TodoWriteTool(Tool):
 
     name = "todo_write"
     description = (
-        "Keep a todo list for multi-step work so you and the user can see progress. Send "
-        "the whole list every time (it replaces the previous one). Mark a task in_progress "
-        "before starting it and completed as soon as it is done; at most one task may be "
-        "in_progress at a time. Skip it for trivial one-step requests."
+        "Track multi-step work in a todo list the user sees: one task in_progress at a "
+        "time, each completed when done."
     )
     Args = TodoWriteArgs
     effects = frozenset({Effect.READ})

@@ -1,0 +1,60 @@
+"""The tool list is sent with every request: keep it small.
+
+On a 4k-context local model the normal-mode list once cost about 3.4k
+tokens. Measured the way ``planshell doctor`` reports it (characters / 4 of
+the JSON each provider sends); the goal is under 1,500 tokens in normal mode.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from planshell.config import load_settings
+from planshell.doctor import CHARS_PER_TOKEN
+from planshell.llm.anthropic import to_anthropic_tool
+from planshell.llm.demo import DemoProvider
+from planshell.llm.openai_compat import to_openai_tool
+from planshell.plan.decider import HeadlessDecider
+from planshell.runtime import build_runtime
+from planshell.tools.base import lean_schema
+
+GOAL_TOKENS = 1500
+
+
+@pytest.mark.parametrize("wire", [to_openai_tool, to_anthropic_tool])
+def test_normal_mode_tool_schema_is_under_the_goal(tmp_path: Path, wire) -> None:  # type: ignore[no-untyped-def]
+    runtime = build_runtime(
+        load_settings(tmp_path), tmp_path, HeadlessDecider(), provider=DemoProvider(), persist=False
+    )
+    try:
+        specs = runtime.registry.specs()
+        names = [s.name for s in specs]
+        assert "write_plan" not in names and "exit_plan_mode" not in names  # plan tools only in PLAN
+        tokens = len(json.dumps([wire(s) for s in specs], ensure_ascii=False)) // CHARS_PER_TOKEN
+        assert tokens < GOAL_TOKENS, f"{tokens} tokens for {names}"
+    finally:
+        runtime.close()
+
+
+def test_lean_schema_drops_titles_not_properties_named_title() -> None:
+    schema = {
+        "title": "WritePlanArgs",
+        "type": "object",
+        "properties": {
+            "title": {"title": "Title", "type": "string", "description": "Short plan title."},
+            "path": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None,
+                     "title": "Path", "description": "Existing plan."},
+        },
+        "required": ["title"],
+    }
+    assert lean_schema(schema) == {
+        "type": "object",
+        "properties": {
+            "title": {"type": "string", "description": "Short plan title."},
+            "path": {"type": "string", "description": "Existing plan."},
+        },
+        "required": ["title"],
+    }
