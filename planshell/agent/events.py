@@ -9,6 +9,7 @@ from enum import StrEnum
 from typing import Any
 
 from planshell.llm.types import Usage
+from planshell.tools.base import ToolData
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +58,7 @@ class ToolFinished:
     name: str
     content: str
     is_error: bool
-    data: dict[str, Any] = field(default_factory=dict)
+    data: ToolData = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

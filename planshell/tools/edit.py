@@ -43,7 +43,7 @@ class WriteArgs(ToolArgs):
     content: str = Field(description="The complete new content of the file.")
 
 
-class WriteTool(Tool):
+class WriteTool(Tool[WriteArgs]):
     name = "write"
     description = (
         "Create a file, or replace an existing file's entire content. Parent directories "
@@ -170,7 +170,7 @@ def apply_edit(text: str, rel: str, args: EditArgs) -> tuple[str, int]:
     return text.replace(old, new, -1 if args.replace_all else 1), count if args.replace_all else 1
 
 
-class EditTool(Tool):
+class EditTool(Tool[EditArgs]):
     name = "edit"
     description = (
         "Replace an exact piece of text in an existing file. old_string must match the "

@@ -24,7 +24,15 @@ from typing import Any, BinaryIO
 from pydantic import Field
 
 from planshell.fsutil import BINARY_SNIFF_BYTES, is_binary
-from planshell.tools.base import Effect, Tool, ToolArgs, ToolContext, ToolError, ToolResult
+from planshell.tools.base import (
+    Effect,
+    Tool,
+    ToolArgs,
+    ToolContext,
+    ToolData,
+    ToolError,
+    ToolResult,
+)
 from planshell.tools.ignore import Chain, IgnoreRules
 
 #: Directories that are never descended into by ``find``/``grep`` (vendored or
@@ -292,7 +300,7 @@ def _render_window(window: _Window) -> str:
     return f"{body}\n{footer}]"
 
 
-class ReadTool(Tool):
+class ReadTool(Tool[ReadArgs]):
     name = "read"
     description = (
         "Read a text file from the project. Output is `cat -n` style: line number, a tab, "
@@ -335,7 +343,7 @@ class ReadTool(Tool):
                 )
         start = args.offset or 1
         window = _read_window(path, start, args.limit or READ_DEFAULT_LIMIT, ctx.read_max_bytes)
-        data: dict[str, Any] = {"path": rel, "start": start, "total": window.total}
+        data: ToolData = {"path": rel, "start": start, "total": window.total}
         if window.total == 0:
             return ToolResult(f"[{rel} is empty]", data=data)
         if not window.lines:
@@ -368,7 +376,7 @@ def _ls_line(entry: os.DirEntry[str]) -> str:
         return entry.name
 
 
-class LsTool(Tool):
+class LsTool(Tool[LsArgs]):
     name = "ls"
     description = (
         "List one directory: subdirectories first (with a trailing /), then files with "
@@ -463,7 +471,7 @@ def _relative_posix(path: Path, base: Path) -> str:
     return path.relative_to(base).as_posix()
 
 
-class FindTool(Tool):
+class FindTool(Tool[FindArgs]):
     name = "find"
     description = (
         "Find files by name with a glob pattern. `*` and `?` match within one path "
@@ -956,7 +964,7 @@ def format_hits(hits: Iterable[GrepHit], ctx: ToolContext, limit: int) -> tuple[
     return "\n".join(lines), min(len(ordered), limit)
 
 
-class GrepTool(Tool):
+class GrepTool(Tool[GrepArgs]):
     name = "grep"
     description = (
         "Search file contents for a regular expression, line by line. Output lines are "

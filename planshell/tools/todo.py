@@ -89,7 +89,7 @@ class TodoWriteArgs(ToolArgs):
     )
 
 
-class TodoWriteTool(Tool):
+class TodoWriteTool(Tool[TodoWriteArgs]):
     """Replace the agent's todo list.
 
     Its effects are only ``READ``: it changes nothing outside the agent's own
