@@ -6,7 +6,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
 from planshell.llm.types import Usage
 from planshell.tools.base import ToolData
@@ -111,10 +111,14 @@ class TodosChanged:
     items: tuple[tuple[str, str], ...]  # (content, status)
 
 
+# The same three words as Textual's notification severities, so a view passes them on.
+NoticeLevel = Literal["information", "warning", "error"]
+
+
 @dataclass(frozen=True)
 class Notice:
     message: str
-    level: str = "information"
+    level: NoticeLevel = "information"
 
 
 Event = (
