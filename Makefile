@@ -30,6 +30,7 @@ test: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check planshell tests bench
 	$(BIN)/lint-imports
+	$(BIN)/mypy planshell
 
 corpus: $(STAMP)
 	$(BIN)/python ../shared/bash-corpus/score.py planshell.plan.bash_guard:is_read_only ../shared/bash-corpus/public.jsonl

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable
 from pathlib import Path
-from typing import ClassVar, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from pydantic import Field
 
@@ -22,7 +22,7 @@ class EchoArgs(ToolArgs):
     text: str = Field(description="what to echo")
 
 
-class EchoTool(Tool):
+class EchoTool(Tool[EchoArgs]):
     name = "echo"
     description = "Echo text back."
     Args = EchoArgs
@@ -31,8 +31,7 @@ class EchoTool(Tool):
     def __init__(self) -> None:
         self.calls: list[str] = []
 
-    async def run(self, args: ToolArgs, ctx: ToolContext) -> ToolResult:
-        assert isinstance(args, EchoArgs)
+    async def run(self, args: EchoArgs, ctx: ToolContext) -> ToolResult:
         self.calls.append(args.text)
         if args.text == "fail":
             raise ToolError("echo refuses to say fail")
@@ -45,7 +44,7 @@ class SleepArgs(ToolArgs):
     seconds: float = 10.0
 
 
-class SleepTool(Tool):
+class SleepTool(Tool[SleepArgs]):
     name = "sleep"
     description = "Sleep."
     Args = SleepArgs
@@ -55,8 +54,7 @@ class SleepTool(Tool):
         self.started = asyncio.Event()
         self.finished = False
 
-    async def run(self, args: ToolArgs, ctx: ToolContext) -> ToolResult:
-        assert isinstance(args, SleepArgs)
+    async def run(self, args: SleepArgs, ctx: ToolContext) -> ToolResult:
         self.started.set()
         await asyncio.sleep(args.seconds)
         self.finished = True
@@ -74,7 +72,7 @@ class Recorder:
         return [e for e in self.events if isinstance(e, kind)]
 
 
-def make_agent(root: Path, replies: list[Reply], tools: list[Tool] | None = None) -> tuple[Agent, ScriptedProvider, Recorder]:
+def make_agent(root: Path, replies: list[Reply], tools: list[Tool[Any]] | None = None) -> tuple[Agent, ScriptedProvider, Recorder]:
     provider = ScriptedProvider(replies)
     registry = ToolRegistry(tools if tools is not None else [EchoTool(), SleepTool()])
     agent = Agent(provider, registry, ToolContext(root=root))

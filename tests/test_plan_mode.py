@@ -45,7 +45,7 @@ class NoteArgs(ToolArgs):
     text: str = ""
 
 
-class NoteTool(Tool):
+class NoteTool(Tool[NoteArgs]):
     """A custom read-only tool registered after start-up."""
 
     name = "note"
@@ -53,11 +53,11 @@ class NoteTool(Tool):
     Args = NoteArgs
     effects: ClassVar[frozenset[Effect]] = frozenset({Effect.READ})
 
-    async def run(self, args: ToolArgs, ctx: ToolContext) -> ToolResult:
+    async def run(self, args: NoteArgs, ctx: ToolContext) -> ToolResult:
         return ToolResult("noted")
 
 
-class DeployTool(Tool):
+class DeployTool(Tool[NoteArgs]):
     """A custom tool with write effects: must never run in plan mode."""
 
     name = "deploy"
@@ -68,7 +68,7 @@ class DeployTool(Tool):
     def __init__(self) -> None:
         self.ran = False
 
-    async def run(self, args: ToolArgs, ctx: ToolContext) -> ToolResult:
+    async def run(self, args: NoteArgs, ctx: ToolContext) -> ToolResult:
         self.ran = True
         return ToolResult("deployed")
 

@@ -14,7 +14,7 @@ from planshell.tools.registry import ToolRegistry
 from planshell.tools.todo import TodoList
 
 
-class Dummy(Tool):
+class Dummy(Tool[ToolArgs]):
     name = "dummy"
     description = "A test tool."
     Args = ToolArgs
@@ -25,11 +25,11 @@ class Dummy(Tool):
 
 
 @pytest.fixture
-def tools() -> list[Tool]:
+def tools() -> list[Tool[Any]]:
     return builtin_tools(TodoList())
 
 
-def test_register_and_refuse_duplicates(tools: list[Tool]) -> None:
+def test_register_and_refuse_duplicates(tools: list[Tool[Any]]) -> None:
     registry = ToolRegistry(tools)
     assert registry.names() == [t.name for t in tools]
     assert registry.get("read") is tools[0]
@@ -41,7 +41,7 @@ def test_register_and_refuse_duplicates(tools: list[Tool]) -> None:
     assert not registry.is_active("dummy")
 
 
-def test_active_set_swap_returns_previous(tools: list[Tool]) -> None:
+def test_active_set_swap_returns_previous(tools: list[Tool[Any]]) -> None:
     registry = ToolRegistry(tools)
     everything = registry.active
     previous = registry.set_active(["read", "grep", "read"])
@@ -52,7 +52,7 @@ def test_active_set_swap_returns_previous(tools: list[Tool]) -> None:
     assert registry.active == everything
 
 
-def test_unknown_names_are_refused(tools: list[Tool]) -> None:
+def test_unknown_names_are_refused(tools: list[Tool[Any]]) -> None:
     registry = ToolRegistry(tools)
     with pytest.raises(KeyError, match="unknown tools: nope"):
         registry.set_active(["read", "nope"])
@@ -67,7 +67,7 @@ def _properties(schema: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     return found
 
 
-def test_specs_carry_schemas_with_descriptions(tools: list[Tool]) -> None:
+def test_specs_carry_schemas_with_descriptions(tools: list[Tool[Any]]) -> None:
     specs = ToolRegistry(tools).specs()
     assert [s.name for s in specs] == [
         "read",
@@ -89,7 +89,7 @@ def test_specs_carry_schemas_with_descriptions(tools: list[Tool]) -> None:
             assert prop.get("description"), f"{spec.name}.{field} has no description"
 
 
-def test_builtin_tools_declare_effects_and_descriptions(tools: list[Tool]) -> None:
+def test_builtin_tools_declare_effects_and_descriptions(tools: list[Tool[Any]]) -> None:
     assert len({t.name for t in tools}) == len(tools)
     for tool in tools:
         assert tool.effects, tool.name
@@ -98,7 +98,7 @@ def test_builtin_tools_declare_effects_and_descriptions(tools: list[Tool]) -> No
         assert issubclass(tool.Args, ToolArgs)
 
 
-def test_read_only_follows_effects(tools: list[Tool]) -> None:
+def test_read_only_follows_effects(tools: list[Tool[Any]]) -> None:
     read_only = {t.name for t in tools if t.read_only}
     assert read_only == {"read", "ls", "find", "grep", "todo_write"}
     bash = next(t for t in tools if t.name == "bash")

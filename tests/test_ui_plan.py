@@ -9,6 +9,7 @@ on their keys; the review screen is driven with its real keys.
 from __future__ import annotations
 
 import asyncio
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from planshell.llm.scripted import Reply, Request, ScriptedProvider
 from planshell.llm.types import Message
 from planshell.plan.decider import Decision, Review, ReviewRequest
 from planshell.plan.prompts import PLAN_MARKER
+from planshell.plan.receipt import Receipt
 from planshell.ui.app import PlanshellApp
 from planshell.ui.plan_ui import (
     CREATE_HINT,
@@ -683,18 +685,20 @@ async def test_files_changed_while_planning_asks_again(project: Path) -> None:
         assert mode(app) == "execute"
 
 
-class FakeReceipt:
-    clean = False
-    changed = tuple(f"src/f{i}.py" for i in range(8))
-    summary = "8 paths changed while planning"
-    digest = "x"
+DIRTY_RECEIPT = Receipt(
+    clean=False,
+    changed=[f"src/f{i}.py" for i in range(8)],
+    summary="8 paths changed while planning",
+    taken_at=datetime.now(UTC),
+    digest="x",
+)
 
 
 async def test_dirty_receipt_no_goes_back_to_the_review(project: Path) -> None:
     app = make_app(project, [])
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
-        request = ReviewRequest(project / "p.md", PLAN, "Add caching", receipt=FakeReceipt())
+        request = ReviewRequest(project / "p.md", PLAN, "Add caching", receipt=DIRTY_RECEIPT)
         task = asyncio.ensure_future(app.decider.review_plan(request))
         await screen_of(pilot, ReviewScreen)
         await pilot.press("a")

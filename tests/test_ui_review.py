@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ from textual.selection import SELECT_ALL
 
 from planshell.plan.decider import Decision, Review, ReviewRequest
 from planshell.plan.document import parse_plan
+from planshell.plan.receipt import Receipt
 from planshell.ui.review_app import MAX_VIEW_BYTES, run_review
 from planshell.ui.screens.results import push_answering, wait_for_answer
 from planshell.ui.screens.review import ConfirmDiscard, FeedbackArea, ReviewScreen
@@ -437,15 +439,13 @@ async def test_no_changes_header_and_notice_shown_when_set() -> None:
         assert notice.display and "changed while you were reviewing" in str(notice.render())
 
 
-class Receipt:
-    def __init__(self, summary: str, clean: bool) -> None:
-        self.summary = summary
-        self.clean = clean
+def receipt_of(summary: str, clean: bool) -> Receipt:
+    return Receipt(clean, [] if clean else ["src/a.py"], summary, datetime.now(UTC))
 
 
 @pytest.mark.parametrize(("clean", "css_class"), [(True, "-clean"), (False, "-dirty")])
 async def test_receipt_chip(clean: bool, css_class: str) -> None:
-    receipt = Receipt("write barrier: 0 files changed", clean)
+    receipt = receipt_of("write barrier: 0 files changed", clean)
     app = ReviewHost(request_for(SHORT, receipt=receipt))
     async with app.run_test(size=(100, 30)):
         chip = app.screen.query_one("#receipt")
@@ -454,7 +454,7 @@ async def test_receipt_chip(clean: bool, css_class: str) -> None:
 
 
 async def test_receipt_slot_hidden_without_a_receipt() -> None:
-    app = ReviewHost(request_for(SHORT, receipt=object()))
+    app = ReviewHost(request_for(SHORT, receipt=None))
     async with app.run_test(size=(100, 30)):
         assert not app.screen.query_one("#receipt").display
 

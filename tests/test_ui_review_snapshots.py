@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 from textual.pilot import Pilot
 
+from planshell.plan.receipt import Receipt
 from planshell.ui.widgets.plan_view import PlanView
 from tests.test_ui_review import ReviewHost, make_plan, request_for
 from tests.ui_helpers import until
 
-
-class Receipt:
-    summary = "write barrier: nothing written outside the plan"
-    clean = True
+RECEIPT = Receipt(
+    True, [], "write barrier: nothing written outside the plan", datetime(2025, 1, 1, tzinfo=UTC)
+)
 
 
 PLAN = make_plan(300)
@@ -34,7 +36,7 @@ async def settle(pilot: Pilot[None], *keys: str) -> None:
 
 
 def test_review_top(snap_compare) -> None:  # type: ignore[no-untyped-def]
-    app = host(changed_sections=frozenset({1}), previous_text="old", receipt=Receipt())
+    app = host(changed_sections=frozenset({1}), previous_text="old", receipt=RECEIPT)
     assert snap_compare(app, terminal_size=(80, 24), run_before=settle)
 
 

@@ -6,9 +6,10 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
 from planshell.llm.types import Usage
+from planshell.tools.base import ToolData
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +58,7 @@ class ToolFinished:
     name: str
     content: str
     is_error: bool
-    data: dict[str, Any] = field(default_factory=dict)
+    data: ToolData = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -110,10 +111,14 @@ class TodosChanged:
     items: tuple[tuple[str, str], ...]  # (content, status)
 
 
+# The same three words as Textual's notification severities, so a view passes them on.
+NoticeLevel = Literal["information", "warning", "error"]
+
+
 @dataclass(frozen=True)
 class Notice:
     message: str
-    level: str = "information"
+    level: NoticeLevel = "information"
 
 
 Event = (

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from planshell.config import ConfigError, Settings
 from planshell.llm.types import Provider
+
+if TYPE_CHECKING:
+    from planshell.llm.http import StreamingHTTPProvider
 
 DEFAULT_MODELS = {"openai": "gpt-4.1-mini", "anthropic": "claude-sonnet-4-5"}
 DEFAULT_URLS = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
@@ -31,25 +35,27 @@ def make_provider(settings: Settings, environ: Mapping[str, str] | None = None) 
         from planshell.llm.demo import DemoProvider
 
         return DemoProvider()
-    kwargs = {
-        "model": settings.model or DEFAULT_MODELS[name],
-        "base_url": (settings.base_url or DEFAULT_URLS[name]).rstrip("/"),
-        "api_key": settings.api_key or environ.get(KEY_VARS[name]),
-        "headers": dict(settings.headers),
-        "max_tokens": settings.max_tokens,
-        "connect_timeout": settings.connect_timeout,
-        "idle_timeout": settings.idle_timeout,
-        "max_attempts": settings.max_attempts,
-        "tool_choice": settings.request.tool_choice,
-        "extra_body": settings.request.extra_body,
-        "stream_options": settings.request.stream_options,
-    }
+    provider_class: type[StreamingHTTPProvider]
     if name == "openai":
         from planshell.llm.openai_compat import OpenAICompatProvider
 
-        return OpenAICompatProvider(**kwargs)
-    if name == "anthropic":
+        provider_class = OpenAICompatProvider
+    elif name == "anthropic":
         from planshell.llm.anthropic import AnthropicProvider
 
-        return AnthropicProvider(**kwargs)
-    raise ConfigError(f"unknown provider {name!r}")
+        provider_class = AnthropicProvider
+    else:
+        raise ConfigError(f"unknown provider {name!r}")
+    return provider_class(
+        model=settings.model or DEFAULT_MODELS[name],
+        base_url=(settings.base_url or DEFAULT_URLS[name]).rstrip("/"),
+        api_key=settings.api_key or environ.get(KEY_VARS[name]),
+        headers=dict(settings.headers),
+        max_tokens=settings.max_tokens,
+        connect_timeout=settings.connect_timeout,
+        idle_timeout=settings.idle_timeout,
+        max_attempts=settings.max_attempts,
+        tool_choice=settings.request.tool_choice,
+        extra_body=settings.request.extra_body,
+        stream_options=settings.request.stream_options,
+    )

@@ -234,12 +234,13 @@ class _Walker:
         items = list(node.list)
         segment = self.text(node)
         pairs = {"(": ")", "{": "}"}
-        first, last = (items[0], items[-1]) if items else (None, None)
-        if first is not None and first.kind in ("if", "for", "while", "until"):
+        if not items:
+            raise _refuse(segment, "this compound command is not allowed", _FIX_STRUCTURE)
+        first, last = items[0], items[-1]
+        if first.kind in ("if", "for", "while", "until"):
             self.node(first)
         if (
-            first is None
-            or first.kind != "reservedword"
+            first.kind != "reservedword"
             or first.word not in pairs
             or last.kind != "reservedword"
             or last.word != pairs[first.word]
@@ -649,7 +650,7 @@ def _scan_word(src: str, node: Any) -> _Scan:
 def _heredoc_spans(node: Any, out: list[tuple[int, int]]) -> None:
     """Collect the source spans of here-document bodies (they sit outside their command)."""
     if getattr(node, "kind", None) == "heredoc":
-        out.append(tuple(node.pos))  # type: ignore[arg-type]
+        out.append(tuple(node.pos))
     for attr in ("parts", "list", "redirects"):
         for child in getattr(node, attr, None) or []:
             _heredoc_spans(child, out)
@@ -661,7 +662,7 @@ def _heredoc_spans(node: Any, out: list[tuple[int, int]]) -> None:
 
 def _uncovered_text(src: str, trees: list[Any]) -> str | None:
     """Return source text that no parsed node covers (other than blanks and comments)."""
-    spans: list[tuple[int, int]] = [tuple(t.pos) for t in trees]  # type: ignore[misc]
+    spans: list[tuple[int, int]] = [tuple(t.pos) for t in trees]
     for tree in trees:
         _heredoc_spans(tree, spans)
     spans.sort()

@@ -45,6 +45,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Literal
 
@@ -273,19 +274,17 @@ def guard_only_notice(status: SandboxStatus) -> str:
 def plan_exec_policy(settings: PlanSettings, root: Path) -> PlanExecPolicy:
     """How plan-mode bash runs under ``settings.sandbox`` (probes bubblewrap once)."""
     status = sandbox_status(settings.sandbox)
-    common = {"root": root.resolve(), "env_deny": tuple(settings.env_deny), "status": status}
+    policy = partial(
+        PlanExecPolicy, root=root.resolve(), env_deny=tuple(settings.env_deny), status=status
+    )
     env = git_safe_env()
     if status.state == "refused":
-        return PlanExecPolicy(
-            extra_env=env, label="refused", refusal=refusal_message(status), **common
-        )
+        return policy(extra_env=env, label="refused", refusal=refusal_message(status))
     if status.state == "sandboxed" and status.bwrap is not None:
         env["TMPDIR"] = "/tmp"  # a TMPDIR elsewhere would be read-only or hidden inside
-        return PlanExecPolicy(
-            wrap=bwrap_command(status.bwrap, root), extra_env=env, label="sandboxed", **common
-        )
+        return policy(wrap=bwrap_command(status.bwrap, root), extra_env=env, label="sandboxed")
     notice = guard_only_notice(status) if settings.sandbox == "auto" else None
-    return PlanExecPolicy(extra_env=env, label="guarded", notice=notice, **common)
+    return policy(extra_env=env, label="guarded", notice=notice)
 
 
 def _git_top(root: Path) -> Path | None:

@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from planshell.plan.controller import Mode, PlanController
-from planshell.tools.base import Effect, Tool, ToolArgs, ToolContext, ToolError, ToolResult
+from planshell.tools.base import (
+    ArgsT,
+    Effect,
+    Tool,
+    ToolArgs,
+    ToolContext,
+    ToolError,
+    ToolResult,
+)
 
 
-class _PlanTool(Tool):
+class _PlanTool(Tool[ArgsT]):
     def __init__(self, controller: PlanController) -> None:
         self.controller = controller
 
@@ -19,7 +27,7 @@ class EnterPlanArgs(ToolArgs):
     reason: str = Field("", description="Why planning first would help (shown to the user).")
 
 
-class EnterPlanModeTool(_PlanTool):
+class EnterPlanModeTool(_PlanTool[EnterPlanArgs]):
     name = "enter_plan_mode"
     description = (
         "Ask the user to switch to plan mode: read-only exploration, then a written plan for "
@@ -28,8 +36,7 @@ class EnterPlanModeTool(_PlanTool):
     Args = EnterPlanArgs
     effects: ClassVar[frozenset[Effect]] = frozenset({Effect.READ})
 
-    async def run(self, args: ToolArgs, ctx: ToolContext) -> ToolResult:
-        assert isinstance(args, EnterPlanArgs)
+    async def run(self, args: EnterPlanArgs, ctx: ToolContext) -> ToolResult:
         if self.controller.mode is Mode.PLAN:
             raise ToolError("Plan mode is already active.")
         if not await self.controller.decider.confirm_enter_plan(args.reason):
@@ -49,7 +56,7 @@ class WritePlanArgs(ToolArgs):
     )
 
 
-class WritePlanTool(_PlanTool):
+class WritePlanTool(_PlanTool[WritePlanArgs]):
     name = "write_plan"
     description = (
         "Create or overwrite (refine) the plan file under .planshell/plans/. The only write "
@@ -58,12 +65,10 @@ class WritePlanTool(_PlanTool):
     Args = WritePlanArgs
     effects: ClassVar[frozenset[Effect]] = frozenset({Effect.WRITE})
 
-    def headline(self, args: ToolArgs) -> str:
-        assert isinstance(args, WritePlanArgs)
+    def headline(self, args: WritePlanArgs) -> str:
         return f"write_plan {args.title}"
 
-    async def run(self, args: ToolArgs, ctx: ToolContext) -> ToolResult:
-        assert isinstance(args, WritePlanArgs)
+    async def run(self, args: WritePlanArgs, ctx: ToolContext) -> ToolResult:
         path = self.controller.write_plan(args.title, args.content, args.plan_path)
         size = path.stat().st_size
         shown = ctx.display(path)
@@ -78,7 +83,7 @@ class ExitPlanArgs(ToolArgs):
     plan_path: str = Field(description="The plan file returned by write_plan.")
 
 
-class ExitPlanModeTool(_PlanTool):
+class ExitPlanModeTool(_PlanTool[ExitPlanArgs]):
     name = "exit_plan_mode"
     description = (
         "Present the written plan to the user for review. The result says whether it was "
@@ -87,8 +92,7 @@ class ExitPlanModeTool(_PlanTool):
     Args = ExitPlanArgs
     effects: ClassVar[frozenset[Effect]] = frozenset({Effect.READ})
 
-    async def run(self, args: ToolArgs, ctx: ToolContext) -> ToolResult:
-        assert isinstance(args, ExitPlanArgs)
+    async def run(self, args: ExitPlanArgs, ctx: ToolContext) -> ToolResult:
         return ToolResult(await self.controller.review(args.plan_path))
 
 
@@ -100,7 +104,7 @@ class CancelPlanArgs(ToolArgs):
     reason: str = Field("", description="Why planning should stop (shown to the user).")
 
 
-class CancelPlanModeTool(_PlanTool):
+class CancelPlanModeTool(_PlanTool[CancelPlanArgs]):
     name = "cancel_plan_mode"
     description = (
         "Ask the user to leave plan mode without a plan review (for example when no change "
@@ -109,11 +113,10 @@ class CancelPlanModeTool(_PlanTool):
     Args = CancelPlanArgs
     effects: ClassVar[frozenset[Effect]] = frozenset({Effect.READ})
 
-    def headline(self, args: ToolArgs) -> str:
+    def headline(self, args: CancelPlanArgs) -> str:
         return self.name
 
-    async def run(self, args: ToolArgs, ctx: ToolContext) -> ToolResult:
-        assert isinstance(args, CancelPlanArgs)
+    async def run(self, args: CancelPlanArgs, ctx: ToolContext) -> ToolResult:
         return ToolResult(await self.controller.request_leave(args.reason))
 
 
@@ -128,7 +131,7 @@ class SetStepsArgs(ToolArgs):
     updates: list[StepUpdate] = Field(min_length=1, description="Steps to tick or untick.")
 
 
-class SetPlanStepsTool(_PlanTool):
+class SetPlanStepsTool(_PlanTool[SetStepsArgs]):
     name = "set_plan_steps"
     description = (
         "Tick or untick numbered steps of the approved plan (all-or-nothing). Pass each "
@@ -137,31 +140,29 @@ class SetPlanStepsTool(_PlanTool):
     Args = SetStepsArgs
     effects: ClassVar[frozenset[Effect]] = frozenset({Effect.WRITE})
 
-    def headline(self, args: ToolArgs) -> str:
-        assert isinstance(args, SetStepsArgs)
+    def headline(self, args: SetStepsArgs) -> str:
         marks = ", ".join(f"{u.step}{'✓' if u.status == 'done' else '○'}" for u in args.updates)
         return f"set_plan_steps {marks}"
 
-    async def run(self, args: ToolArgs, ctx: ToolContext) -> ToolResult:
-        assert isinstance(args, SetStepsArgs)
+    async def run(self, args: SetStepsArgs, ctx: ToolContext) -> ToolResult:
         updates = [(u.step, u.status == "done", u.expected) for u in args.updates]
         return ToolResult(self.controller.set_steps(updates))
 
 
-class PlanCompleteTool(_PlanTool):
+class PlanCompleteTool(_PlanTool[NoArgs]):
     name = "plan_complete"
     description = "Finish executing the approved plan and return to normal mode."
     Args = NoArgs
     effects: ClassVar[frozenset[Effect]] = frozenset({Effect.WRITE})  # may delete the plan
 
-    def headline(self, args: ToolArgs) -> str:
+    def headline(self, args: NoArgs) -> str:
         return self.name
 
-    async def run(self, args: ToolArgs, ctx: ToolContext) -> ToolResult:
+    async def run(self, args: NoArgs, ctx: ToolContext) -> ToolResult:
         return ToolResult(self.controller.complete())
 
 
-def plan_tools(controller: PlanController) -> list[Tool]:
+def plan_tools(controller: PlanController) -> list[Tool[Any]]:
     return [
         cls(controller)
         for cls in (

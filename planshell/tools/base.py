@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeAlias, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -37,6 +37,14 @@ class ToolArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+ArgsT = TypeVar("ArgsT", bound=ToolArgs)
+
+# A tool's structured extras: flat JSON scalars, so they can be logged, compared in
+# tests and shown by a view without knowing the tool.
+ToolDataValue: TypeAlias = str | int | float | bool | None
+ToolData: TypeAlias = dict[str, ToolDataValue]
+
+
 class ToolError(Exception):
     """A refusal or failure whose message is shown to the model as the result."""
 
@@ -47,7 +55,7 @@ class ToolResult:
 
     content: str
     is_error: bool = False
-    data: dict[str, Any] = field(default_factory=dict)
+    data: ToolData = field(default_factory=dict)
 
 
 @dataclass
@@ -112,12 +120,17 @@ class ToolContext:
             return str(path)
 
 
-class Tool(ABC):
-    """A tool the model can call. Subclasses set the class attributes."""
+class Tool(ABC, Generic[ArgsT]):
+    """A tool the model can call. Subclasses set the class attributes.
+
+    Generic over its argument model (``class EchoTool(Tool[EchoArgs])``), so ``run``
+    and ``headline`` receive the validated model with its own type; the registry
+    and the loop hold ``Tool[Any]`` and validate with ``Args`` before calling.
+    """
 
     name: ClassVar[str]
     description: ClassVar[str]
-    Args: ClassVar[type[ToolArgs]]
+    Args: type[ArgsT]  # a class attribute; ClassVar cannot hold a type variable
     effects: ClassVar[frozenset[Effect]]
     #: How to get what a capped result left out (said in the truncation note).
     more_hint: ClassVar[str] = "ask for a narrower result"
@@ -129,13 +142,13 @@ class Tool(ABC):
     def spec(self) -> ToolSpec:
         return ToolSpec(self.name, self.description, lean_schema(self.Args.model_json_schema()))
 
-    def headline(self, args: ToolArgs) -> str:
+    def headline(self, args: ArgsT) -> str:
         """One line for the transcript, e.g. ``read planshell/config.py``."""
         first = next(iter(args.model_dump().values()), "")
         return f"{self.name} {first}".strip()
 
     @abstractmethod
-    async def run(self, args: ToolArgs, ctx: ToolContext) -> ToolResult: ...
+    async def run(self, args: ArgsT, ctx: ToolContext) -> ToolResult: ...
 
     def capped(self, result: ToolResult, ctx: ToolContext) -> ToolResult:
         """``result`` cut to ``ctx.result_max_chars`` with a note on getting the rest.

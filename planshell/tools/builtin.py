@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from planshell.tools.base import Tool
 from planshell.tools.edit import EditTool, WriteTool
 from planshell.tools.files import FindTool, GrepTool, LsTool, ReadTool
@@ -9,7 +11,7 @@ from planshell.tools.shell import BashTool
 from planshell.tools.todo import TodoList, TodoWriteTool
 
 
-def builtin_tools(todos: TodoList) -> list[Tool]:
+def builtin_tools(todos: TodoList) -> list[Tool[Any]]:
     """All built-in tools: looking around first, then changing, then running."""
     return [
         ReadTool(),

@@ -43,7 +43,7 @@ class WriteArgs(ToolArgs):
     content: str = Field(description="The whole new content.")
 
 
-class WriteTool(Tool):
+class WriteTool(Tool[WriteArgs]):
     name = "write"
     description = (
         "Create a file or replace all of its content (parent directories are created). "
@@ -161,7 +161,7 @@ def apply_edit(text: str, rel: str, args: EditArgs) -> tuple[str, int]:
     return text.replace(old, new, -1 if args.replace_all else 1), count if args.replace_all else 1
 
 
-class EditTool(Tool):
+class EditTool(Tool[EditArgs]):
     name = "edit"
     description = (
         "Replace exact text in a file (whitespace included, without read's line-number "

@@ -24,7 +24,15 @@ from typing import Any, BinaryIO
 from pydantic import Field
 
 from planshell.fsutil import BINARY_SNIFF_BYTES, is_binary, sorted_entries
-from planshell.tools.base import Effect, Tool, ToolArgs, ToolContext, ToolError, ToolResult
+from planshell.tools.base import (
+    Effect,
+    Tool,
+    ToolArgs,
+    ToolContext,
+    ToolData,
+    ToolError,
+    ToolResult,
+)
 from planshell.tools.ignore import Chain, IgnoreRules
 
 #: Directories that are never descended into by ``find``/``grep`` (vendored or
@@ -281,7 +289,7 @@ def _render_window(window: _Window) -> str:
     return f"{body}\n{footer}]"
 
 
-class ReadTool(Tool):
+class ReadTool(Tool[ReadArgs]):
     name = "read"
     description = (
         "Read a text file as numbered lines (`N<tab>text`; the prefix is not in the file). "
@@ -322,7 +330,7 @@ class ReadTool(Tool):
         # Room for the footer, which says where to go on.
         budget = min(ctx.read_max_bytes, ctx.result_max_chars - 300)
         window = _read_window(path, start, args.limit or READ_DEFAULT_LIMIT, budget)
-        data: dict[str, Any] = {"path": rel, "start": start, "total": window.total}
+        data: ToolData = {"path": rel, "start": start, "total": window.total}
         if window.total == 0:
             return ToolResult(f"[{rel} is empty]", data=data)
         if not window.lines:
@@ -355,7 +363,7 @@ def _ls_line(entry: os.DirEntry[str]) -> str:
         return entry.name
 
 
-class LsTool(Tool):
+class LsTool(Tool[LsArgs]):
     name = "ls"
     description = (
         "List one directory: subdirectories (ending in /) first, then files with sizes. "
@@ -428,7 +436,7 @@ def _relative_posix(path: Path, base: Path) -> str:
     return path.relative_to(base).as_posix()
 
 
-class FindTool(Tool):
+class FindTool(Tool[FindArgs]):
     name = "find"
     description = (
         "Find files by glob (`**` spans directories, `{a,b}` alternatives), newest first. "
@@ -924,7 +932,7 @@ def format_hits(hits: Iterable[GrepHit], ctx: ToolContext, limit: int) -> tuple[
     return "\n".join(lines), shown
 
 
-class GrepTool(Tool):
+class GrepTool(Tool[GrepArgs]):
     name = "grep"
     description = (
         "Search file contents by regex; prints `path:line:text`, source files first. "

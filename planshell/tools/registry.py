@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from planshell.llm.types import ToolSpec
 from planshell.tools.base import Tool
@@ -15,23 +16,23 @@ class ToolRegistry:
     has no notion of modes.
     """
 
-    def __init__(self, tools: Iterable[Tool] = ()) -> None:
-        self._tools: dict[str, Tool] = {}
+    def __init__(self, tools: Iterable[Tool[Any]] = ()) -> None:
+        self._tools: dict[str, Tool[Any]] = {}
         self._active: list[str] = []
         for tool in tools:
             self.register(tool)
 
-    def register(self, tool: Tool, *, active: bool = True) -> None:
+    def register(self, tool: Tool[Any], *, active: bool = True) -> None:
         if tool.name in self._tools:
             raise ValueError(f"a tool named {tool.name!r} is already registered")
         self._tools[tool.name] = tool
         if active:
             self._active.append(tool.name)
 
-    def get(self, name: str) -> Tool | None:
+    def get(self, name: str) -> Tool[Any] | None:
         return self._tools.get(name)
 
-    def all(self) -> list[Tool]:
+    def all(self) -> list[Tool[Any]]:
         return list(self._tools.values())
 
     def names(self) -> list[str]:

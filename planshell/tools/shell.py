@@ -16,7 +16,15 @@ from dataclasses import dataclass, field
 
 from pydantic import Field
 
-from planshell.tools.base import Effect, Tool, ToolArgs, ToolContext, ToolError, ToolResult
+from planshell.tools.base import (
+    Effect,
+    Tool,
+    ToolArgs,
+    ToolContext,
+    ToolData,
+    ToolError,
+    ToolResult,
+)
 
 MAX_TIMEOUT = 600.0
 KILL_GRACE = 1.0  # seconds between SIGTERM and SIGKILL
@@ -187,7 +195,7 @@ def _timeout_message(output: str, timeout: float) -> str:
     )
 
 
-class BashTool(Tool):
+class BashTool(Tool[BashArgs]):
     name = "bash"
     description = (
         "Run a command in a fresh non-interactive shell in the project root (no stdin; `cd` "
@@ -221,7 +229,7 @@ class BashTool(Tool):
             finally:
                 pump.cancel()  # no-op once it has drained; else don't leave it pending
         text = output.render() or "(no output)"
-        data = {
+        data: ToolData = {
             "exit_code": proc.returncode,
             "timed_out": timed_out,
             "truncated": output.truncated,

@@ -87,7 +87,7 @@ class TodoWriteArgs(ToolArgs):
     todos: list[TodoEntry] = Field(description="The whole list; replaces the previous one.")
 
 
-class TodoWriteTool(Tool):
+class TodoWriteTool(Tool[TodoWriteArgs]):
     """Replace the agent's todo list.
 
     Its effects are only ``READ``: it changes nothing outside the agent's own

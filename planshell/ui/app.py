@@ -17,7 +17,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from textual.app import App, SystemCommand
+from textual.app import App, CSSPathType, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
@@ -42,7 +42,7 @@ log = logging.getLogger(__name__)
 class PlanshellApp(App[int]):
     TITLE = "planshell"
     # dialogs.tcss is loaded by the dialog screens themselves, on first use.
-    CSS_PATH: ClassVar[list[Path]] = [STYLES / "app.tcss", STYLES / "chat.tcss"]
+    CSS_PATH: ClassVar[CSSPathType | None] = [STYLES / "app.tcss", STYLES / "chat.tcss"]
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("f1", "show_help", "Help", id="help", tooltip="Keys and commands (this screen)"),
         Binding(

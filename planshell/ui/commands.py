@@ -110,12 +110,12 @@ class CommandRegistry:
         if " " not in body:
             prefix = body.lower()
             out: list[Suggestion] = []
-            for command in self:
-                names = (command.name, *command.aliases)
+            for candidate in self:
+                names = (candidate.name, *candidate.aliases)
                 if any(n.startswith(prefix) for n in names):
-                    tail = " " if command.argument else ""
+                    tail = " " if candidate.argument else ""
                     out.append(
-                        Suggestion(f"/{command.name}{tail}", command.usage, command.summary)
+                        Suggestion(f"/{candidate.name}{tail}", candidate.usage, candidate.summary)
                     )
             return out
         name, _, arg = body.partition(" ")

@@ -15,23 +15,20 @@ if TYPE_CHECKING:
     from textual.app import App
     from textual.screen import Screen
 
+    from planshell.plan.receipt import Receipt
+
 ENTER_PLAN_QUESTION = "The agent asks to plan first: read-only until you approve a plan"
 LEAVE_PLAN_QUESTION = "The agent wants to leave plan mode without a plan review"
 MAX_PATHS_SHOWN = 6
 
 
-def receipt_is_clean(receipt: object | None) -> bool:
-    """No receipt (outside PLAN, or none computed) counts as clean."""
-    return receipt is None or getattr(receipt, "clean", True) is not False
-
-
-def changed_question(receipt: object | None) -> str:
+def changed_question(receipt: Receipt) -> str:
     """ "Files changed while planning: a, b. Approve anyway?" (long lists shortened)."""
     from planshell.sanitize import strip_terminal_controls
 
-    paths = [strip_terminal_controls(str(p)) for p in (getattr(receipt, "changed", None) or [])]
+    paths = [strip_terminal_controls(path) for path in receipt.changed]
     if not paths:
-        summary = strip_terminal_controls(str(getattr(receipt, "summary", "") or "files changed"))
+        summary = strip_terminal_controls(receipt.summary or "files changed")
         return f"Files changed while planning ({summary}). Approve anyway?"
     shown = ", ".join(paths[:MAX_PATHS_SHOWN])
     if len(paths) > MAX_PATHS_SHOWN:
@@ -97,10 +94,12 @@ class TuiDecider:
             review = await self.ask(ReviewScreen(request))
             if not isinstance(review, Review):
                 return Review(Decision.KEEP)
-            if review.decision is not Decision.APPROVE or receipt_is_clean(request.receipt):
+            receipt = request.receipt
+            # No receipt (outside PLAN, or none computed) counts as clean.
+            if review.decision is not Decision.APPROVE or receipt is None or receipt.clean:
                 return review
             question = ConfirmScreen(
-                changed_question(request.receipt),
+                changed_question(receipt),
                 detail="Planning should not change files. Approving runs the plan on top of "
                 "these changes; No goes back to the review.",
                 yes="Approve anyway",

@@ -156,7 +156,7 @@ def theme_from_dict(data: dict[str, object]) -> Theme:
     extra = sorted(set(data) - {"name", "dark", "colors", "variables", "description"})
     if extra:
         raise ThemeFileError(f"unknown key {extra[0]!r}.")
-    return Theme(name=name, dark=dark, variables=dict(variables), **colors)  # type: ignore[arg-type]
+    return Theme(name=name, dark=dark, variables=dict(variables), **colors)
 
 
 def _check_color(key: str, value: object) -> None:

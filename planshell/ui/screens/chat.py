@@ -84,7 +84,7 @@ class ChatScreen(Screen[None]):
     ]
     AUTO_FOCUS = "#prompt"
 
-    app: PlanshellApp  # type: ignore[assignment]
+    app: PlanshellApp
 
     def __init__(self) -> None:
         super().__init__(id="chat")
@@ -243,12 +243,10 @@ class ChatScreen(Screen[None]):
             case ev.ModeChanged() | ev.PlanUpdated() | ev.TodosChanged() as event:
                 await self.plan_ui.on_engine_event(event)
             case ev.Notice() as event:
-                level = event.level
-                severity = level if level in ("information", "warning", "error") else "information"
                 # Notices can quote file names and model text: plain text, no markup.
                 # The event bus logged it already (planshell/agent/events.py).
                 self.app.notify(
-                    strip_terminal_controls(event.message), severity=severity, markup=False,
+                    strip_terminal_controls(event.message), severity=event.level, markup=False,
                     logged=True,
                 )
             case _:

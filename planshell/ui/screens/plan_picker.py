@@ -204,9 +204,8 @@ class PlanList(OptionList, can_focus=False):
     @property
     def highlighted_path(self) -> Path | None:
         option = self.highlighted_option
-        if option is None or not (option.id or "").startswith(_PLAN_PREFIX):
-            return None
-        return self._shown[int(option.id[len(_PLAN_PREFIX) :])].path  # type: ignore[index]
+        info = self.plan_for(option.id) if option is not None else None
+        return info.path if info is not None else None
 
     def plan_for(self, option_id: str | None) -> PlanInfo | None:
         if option_id is None or not option_id.startswith(_PLAN_PREFIX):
@@ -540,6 +539,7 @@ class PlanPickerScreen(AnswersWhenRemoved[PickerChoice], Screen[PickerChoice | N
 
         def answered(action: str | None) -> None:
             if action in ("execute", "refine", "exit", "discard"):
+                # Checked just above; mypy cannot narrow a str to the Literal with `in`.
                 self.dismiss(PickerChoice(action, path=info.path))  # type: ignore[arg-type]
                 return
             self.reload()

@@ -57,12 +57,13 @@ class AnswersWhenRemoved(Generic[ResultT]):
 
     def dismiss(self, result: ResultT | None = None) -> AwaitComplete:
         self._give_answer(result)
-        return super().dismiss(result)  # type: ignore[misc, no-any-return]
+        # A mixin: mypy cannot know Screen.dismiss comes next in the MRO.
+        return super().dismiss(result)  # type: ignore[misc]
 
     def on_unmount(self) -> None:
         # Removed while the app keeps running: popped or switched away. When the
         # whole app shuts down nobody is left to act on an answer: give none.
-        if self.app.is_running:  # type: ignore[attr-defined]
+        if self.app.is_running:  # type: ignore[attr-defined]  # a mixin: self is the Screen
             self._give_answer(self.unanswered_result())
 
     def _give_answer(self, result: ResultT | None) -> None:
@@ -74,7 +75,7 @@ class AnswersWhenRemoved(Generic[ResultT]):
 
 
 def push_answering(
-    pusher: MessagePump, screen: Screen[ResultT], callback: Callable[[ResultT | None], object]
+    pusher: MessagePump, screen: Screen[ResultT], callback: Callable[[ResultT | None], None]
 ) -> None:
     """``pusher.app.push_screen(screen, callback)``, but ``callback`` also runs on removal.
 

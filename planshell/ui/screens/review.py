@@ -30,7 +30,7 @@ import shlex
 import subprocess
 import tempfile
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual import events, on
@@ -54,6 +54,9 @@ from planshell.ui.widgets.review_footer import (
     READ_ONLY_HINTS,
     ReviewFooter,
 )
+
+if TYPE_CHECKING:
+    from planshell.plan.receipt import Receipt
 
 __all__ = ["ConfirmDiscard", "FeedbackArea", "ReviewScreen", "edit_feedback"]
 
@@ -253,27 +256,26 @@ class ReviewScreen(AnswersWhenRemoved[Review], Screen[Review]):
             widget.update(f"⚠ {notice}")
         widget.display = bool(notice)
 
-    def _show_receipt(self, receipt: object | None) -> None:
+    def _show_receipt(self, receipt: Receipt | None) -> None:
         """The write-barrier receipt as a chip: green, red, or amber when a cap left parts out.
 
         The summary names what was not covered; the tooltip adds the receipt's scope.
         """
         widget = self.query_one("#receipt", Static)
-        summary = getattr(receipt, "summary", None)
-        clean = getattr(receipt, "clean", None)
-        if isinstance(summary, str) and isinstance(clean, bool):
-            partial = clean and bool(getattr(receipt, "not_covered", ()))
-            mark = "⚠" if partial else "✓" if clean else "✗"
-            text = strip_terminal_controls(summary)
-            widget.update(f"{mark} {text}")
-            scope = getattr(receipt, "scope", "")
-            widget.tooltip = f"{text}\n\nThe check {strip_terminal_controls(scope)}." if scope else None
-            widget.set_class(clean and not partial, "-clean")
-            widget.set_class(partial, "-partial")
-            widget.set_class(not clean, "-dirty")
-            widget.display = True
-        else:
+        if receipt is None:
             widget.display = False
+            return
+        clean = receipt.clean
+        partial = clean and bool(receipt.not_covered)
+        mark = "⚠" if partial else "✓" if clean else "✗"
+        text = strip_terminal_controls(receipt.summary)
+        widget.update(f"{mark} {text}")
+        scope = receipt.scope
+        widget.tooltip = f"{text}\n\nThe check {strip_terminal_controls(scope)}." if scope else None
+        widget.set_class(clean and not partial, "-clean")
+        widget.set_class(partial, "-partial")
+        widget.set_class(not clean, "-dirty")
+        widget.display = True
 
     # -- gauge
 

@@ -7,7 +7,7 @@ as plain ``Content``/``Text`` (never parsed as markup).
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -17,6 +17,9 @@ from textual.reactive import reactive
 from textual.widgets import Static
 
 from planshell.sanitize import strip_terminal_controls
+
+if TYPE_CHECKING:
+    from rich.markdown import Markdown as RichMarkdown
 
 
 def clean(text: str) -> str:
@@ -30,7 +33,10 @@ class Entry:
 class ReplyEntry(Entry):
     """Marker for assistant replies (live or frozen), importable without Markdown."""
 
-    full_text: str
+    @property
+    def full_text(self) -> str:
+        """The reply's whole markdown source."""
+        raise NotImplementedError
 
 
 class WelcomeBanner(Static, Entry):
@@ -81,9 +87,13 @@ class FrozenAssistantMessage(Static, ReplyEntry):
     """
 
     def __init__(self, text: str) -> None:
-        self.full_text = text
+        self._reply_text = text
         super().__init__(classes="assistant frozen")
         self.update(chat_markdown(text, dark=self._dark_theme()))
+
+    @property
+    def full_text(self) -> str:
+        return self._reply_text
 
     def _dark_theme(self) -> bool:
         """Whether the app's theme is dark (code colours); dark when built outside an app."""
@@ -93,10 +103,10 @@ class FrozenAssistantMessage(Static, ReplyEntry):
             return True
 
 
-_MARKDOWN_CLASS: type | None = None
+_MARKDOWN_CLASS: type[RichMarkdown] | None = None
 
 
-def chat_markdown(text: str, *, dark: bool = True) -> object:
+def chat_markdown(text: str, *, dark: bool = True) -> RichMarkdown:
     """A ``rich.markdown.Markdown`` with left-aligned headings (imported lazily).
 
     ``dark`` picks the code-block colours: the caller knows its app's theme.

@@ -391,8 +391,8 @@ class _SectionRenderer:
             source = start + 1 + offset
             for number, piece in enumerate(_chop(line.expandtabs(_TAB), inner)):
                 mark = Segment("↪" if number else " ", p.fence_info)
-                fill = " " * (inner - _cells(piece) + 1)
-                self.emit([*self.pad(indent), mark, Segment(piece + fill, p.code_block)], source)
+                gap = " " * (inner - _cells(piece) + 1)
+                self.emit([*self.pad(indent), mark, Segment(piece + gap, p.code_block)], source)
 
     def verbatim(self, source: int, text: str, indent: int, style: Style) -> None:
         """A row that must not be reflowed (table rows): hard-wrapped."""

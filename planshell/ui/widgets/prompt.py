@@ -87,7 +87,8 @@ class PromptInput(TextArea):
 
     def action_submit(self) -> None:
         text = self.text
-        choice = self.suggestions.current if self._suggesting else None
+        open_list = self.suggestions if self._suggesting else None
+        choice = open_list.current if open_list is not None else None
         if choice is not None and choice.completion.strip() != text.strip():
             text = choice.completion.strip()
         if not text.strip():
