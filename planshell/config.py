@@ -43,6 +43,8 @@ from pydantic_settings import (
     SettingsError,
 )
 
+from planshell.provider_names import PROVIDER_CHOICES
+
 ENV_PREFIX = "PLANSHELL_"
 ENV_NESTED_DELIMITER = "__"
 
@@ -187,7 +189,14 @@ class AgentSettings(_Section):
     max_steps: int = Field(100, gt=0, description="Model calls per request before stopping.")
 
 
-ProviderName = Literal["auto", "demo", "openai", "anthropic"]
+def _provider_name(text: str) -> str:
+    """One of ``PROVIDER_CHOICES`` (the registry in ``llm/factory.py`` has one entry per name)."""
+    if text not in PROVIDER_CHOICES:
+        raise ValueError(f"must be one of {', '.join(PROVIDER_CHOICES)}")
+    return text
+
+
+ProviderName = Annotated[str, AfterValidator(_provider_name)]
 
 
 class Settings(BaseSettings):

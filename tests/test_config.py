@@ -286,3 +286,68 @@ def test_config_file_must_be_regular_utf8_text(tmp_path):
     with pytest.raises(ConfigError, match="not a regular file"):
         load_settings(tmp_path, environ={}, user_file=tmp_path / "none")
 
+
+# --- provider names: one registry --------------------------------------------------
+
+
+def test_provider_setting_is_checked_at_load_naming_the_file(tmp_path):
+    from planshell.llm.factory import PROVIDER_CHOICES
+
+    for name in PROVIDER_CHOICES:
+        assert Settings(provider=name).provider == name
+    user = _write(tmp_path / "u.toml", 'provider = "ollama"\n')
+    with pytest.raises(ConfigError) as err:
+        load_settings(tmp_path, environ={}, user_file=user)
+    message = str(err.value)
+    assert str(user) in message and "provider" in message and "'ollama'" in message
+    assert ", ".join(PROVIDER_CHOICES) in message
+
+
+def test_factory_refuses_a_name_that_skipped_validation():
+    from planshell.llm.factory import make_provider
+
+    unchecked = Settings().model_copy(update={"provider": "ollama"})  # as /provider builds it
+    with pytest.raises(ConfigError, match=r"unknown provider 'ollama': choose one of auto, demo"):
+        make_provider(unchecked, environ={})
+
+
+def test_every_provider_list_is_the_registry():
+    import argparse
+
+    from planshell import provider_names
+    from planshell.cli import _main_parser
+    from planshell.llm.factory import DEFAULT_MODELS, KEY_VARS, PROVIDER_CHOICES, PROVIDERS
+    from planshell.ui.commands import _provider_names
+
+    assert PROVIDER_CHOICES == ("auto", *PROVIDERS) == provider_names.PROVIDER_CHOICES
+    flag = next(a for a in _main_parser()._actions if "--provider" in a.option_strings)
+    assert isinstance(flag, argparse.Action) and tuple(flag.choices or ()) == PROVIDER_CHOICES
+    assert tuple(_provider_names(None, "")) == PROVIDER_CHOICES  # type: ignore[arg-type]
+    with pytest.raises(Exception, match="must be one of auto, demo, openai, anthropic"):
+        Settings(provider="nope")
+    assert set(KEY_VARS) | set(DEFAULT_MODELS) <= set(PROVIDERS)
+
+
+def test_no_module_hard_codes_provider_names():
+    """Any list, tuple, set, Literal or dict naming two providers outside the registry fails."""
+    import ast
+
+    from planshell.llm.factory import PROVIDER_CHOICES
+
+    package = Path(__file__).resolve().parents[1] / "planshell"
+    allowed = {package / "provider_names.py", package / "llm" / "factory.py"}
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        if path in allowed:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.List | ast.Tuple | ast.Set):
+                items = node.elts
+            elif isinstance(node, ast.Dict):
+                items = [k for k in node.keys if k is not None]
+            else:
+                continue
+            names = {i.value for i in items if isinstance(i, ast.Constant)} & set(PROVIDER_CHOICES)
+            if len(names) >= 2:
+                found.append(f"{path.relative_to(package)}:{node.lineno}")
+    assert found == []
