@@ -539,7 +539,7 @@ def _explain(exc: ValidationError, layers: list[_Layer]) -> ConfigError:
         if _has_path(layer.data, loc):
             source = layer.source
             break
-    msg = err["msg"]
+    msg = err["msg"].removeprefix("Value error, ")  # our validators' own sentence
     if err["type"] == "extra_forbidden":
         msg = "unknown key (see docs/configuration.md for the valid keys)"
     elif "input" in err and not isinstance(err["input"], dict):

@@ -300,7 +300,7 @@ def test_provider_setting_is_checked_at_load_naming_the_file(tmp_path):
         load_settings(tmp_path, environ={}, user_file=user)
     message = str(err.value)
     assert str(user) in message and "provider" in message and "'ollama'" in message
-    assert ", ".join(PROVIDER_CHOICES) in message
+    assert f"provider: must be one of {', '.join(PROVIDER_CHOICES)} (got 'ollama')." in message
 
 
 def test_factory_refuses_a_name_that_skipped_validation():
