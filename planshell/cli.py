@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from planshell import __version__
+from planshell.provider_names import PROVIDER_CHOICES
 
 EXIT_USAGE = 2
 
@@ -42,7 +43,7 @@ def _main_parser() -> argparse.ArgumentParser:
     parser.add_argument("-c", "--continue", dest="continue_", action="store_true",
                         help="resume the newest conversation of this project")
     parser.add_argument("-r", "--resume", metavar="ID", help="resume the conversation with this id")
-    parser.add_argument("--provider", choices=["auto", "demo", "openai", "anthropic"])
+    parser.add_argument("--provider", choices=PROVIDER_CHOICES)
     parser.add_argument("--model", help="model name")
     parser.add_argument("--base-url", help="API base URL (OpenAI-compatible servers end in /v1)")
     parser.add_argument("--theme", help="UI theme name")

@@ -1,7 +1,9 @@
 """Every setting as a pydantic model, merged from files, environment and flags.
 
 Order (later wins): defaults < user file < project file < ``PLANSHELL_*``
-environment < command-line flags. A broken file or a bad value raises
+environment < command-line flags. pydantic-settings reads the environment
+(prefix, ``__`` nesting, JSON values) and merges the layers; each file is a
+settings source of its parsed table. A broken file or a bad value raises
 ``ConfigError`` with one sentence naming the file, the key and the problem.
 
 A cloned repository's ``.planshell/config.toml`` is untrusted: only the keys in
@@ -16,6 +18,9 @@ import json
 import os
 import re
 import tomllib
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -29,8 +34,19 @@ from pydantic import (
     ValidationError,
     model_validator,
 )
+from pydantic.fields import FieldInfo
+from pydantic_settings import (
+    BaseSettings,
+    EnvSettingsSource,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    SettingsError,
+)
+
+from planshell.provider_names import PROVIDER_CHOICES
 
 ENV_PREFIX = "PLANSHELL_"
+ENV_NESTED_DELIMITER = "__"
 
 
 class ConfigError(Exception):
@@ -209,10 +225,28 @@ class RequestSettings(_Section):
     )
 
 
-ProviderName = Literal["auto", "demo", "openai", "anthropic"]
+
+def _provider_name(text: str) -> str:
+    """One of ``PROVIDER_CHOICES`` (the registry in ``llm/factory.py`` has one entry per name)."""
+    if text not in PROVIDER_CHOICES:
+        raise ValueError(f"must be one of {', '.join(PROVIDER_CHOICES)}")
+    return text
 
 
-class Settings(_Section):
+ProviderName = Annotated[str, AfterValidator(_provider_name)]
+
+
+class Settings(BaseSettings):
+    """Every setting. ``Settings(...)`` in code is its arguments over the defaults;
+    ``load_settings`` adds the files and the environment as settings sources."""
+
+    model_config = SettingsConfigDict(
+        extra="forbid",
+        validate_assignment=True,
+        env_prefix=ENV_PREFIX,
+        env_nested_delimiter=ENV_NESTED_DELIMITER,
+    )
+
     provider: ProviderName = Field("auto", description="auto picks from API keys, else demo.")
     model: str | None = Field(None, description="Model name; each provider has a default.")
     base_url: str | None = Field(None, description="API base URL (OpenAI-compatible: …/v1).")
@@ -235,6 +269,23 @@ class Settings(_Section):
     def untrusted_project(self) -> UntrustedProject | None:
         """The project file whose security-relevant keys were ignored, if any."""
         return self._untrusted
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """The layers of the ``load_settings`` call in progress (highest first), else none.
+
+        Outside ``load_settings`` a ``Settings()`` never reads the process
+        environment, a ``.env`` file or a secrets directory: code and tests
+        that build one get exactly the defaults and their arguments.
+        """
+        return (init_settings, *_LOADING.get())
 
 
 # --- project trust: which project keys apply without it ----------------------------
@@ -423,49 +474,89 @@ def read_config_file(path: Path) -> ConfigFile:
     return ConfigFile(path, data, hashlib.sha256(raw).hexdigest(), os.path.realpath(path))
 
 
-def _env_layer(environ: dict[str, str]) -> _Layer:
-    """``PLANSHELL_PLAN__SANDBOX=off`` sets ``plan.sandbox``; JSON values allowed."""
-    layer = _Layer("environment")
-    for name, value in sorted(environ.items()):
-        if not name.startswith(ENV_PREFIX) or name in _ENV_NOT_SETTINGS:
-            continue
-        path = [p.lower() for p in name[len(ENV_PREFIX) :].split("__") if p]
-        if not path:
-            continue
-        _set_path(layer.data, path, _parse_env_value(value))
-    return layer
+class _TableSource(PydanticBaseSettingsSource):
+    """A parsed TOML table (or the flags) as a settings source, its keys exactly as written.
+
+    Not pydantic-settings' ``TomlConfigSettingsSource``: that reads the file
+    itself (unbounded, so a FIFO would hang start-up, and with no digest for
+    trust) and matches keys case-insensitively, so a trusted ``PROVIDER = ...``
+    or ``[PLAN]`` would apply as ``provider`` or ``plan`` instead of being an
+    unknown key. The project's table arrives here already trust-filtered.
+    """
+
+    def __init__(self, settings_cls: type[BaseSettings], label: str, data: dict[str, Any]) -> None:
+        super().__init__(settings_cls)
+        self.label = label
+        self.data = data
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        return self.data.get(field_name), field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        return self.data
+
+
+class _EnvSource(EnvSettingsSource):
+    """pydantic-settings' environment layer over a given mapping (tests pass ``environ``)."""
+
+    label = "environment"
+
+    def __init__(self, settings_cls: type[BaseSettings], environ: Mapping[str, str]) -> None:
+        self._environ = {k: v for k, v in environ.items() if k.upper() not in _ENV_NOT_SETTINGS}
+        super().__init__(settings_cls)
+
+    def prepare_field_value(
+        self, field_name: str, field: FieldInfo, value: Any, value_is_complex: bool
+    ) -> Any:
+        """The library's JSON decoding, with a ``ConfigError`` naming the variable on failure."""
+        try:
+            return super().prepare_field_value(field_name, field, value, value_is_complex)
+        except ValueError as exc:
+            name = f"{ENV_PREFIX}{field_name.upper()}"
+            raise ConfigError(
+                f"config error in environment: {field_name}: {name} (or a {name}__* variable) "
+                f"is not valid JSON ({exc})."
+            ) from None
+
+    def _load_env_vars(self) -> Mapping[str, str | None]:
+        from pydantic_settings.sources.utils import parse_env_vars
+
+        return parse_env_vars(
+            self._environ, self.case_sensitive, self.env_ignore_empty, self.env_parse_none_str
+        )
 
 
 # Variables read elsewhere that are not settings.
 _ENV_NOT_SETTINGS = {"PLANSHELL_BASH_CORPUS", "PLANSHELL_DATA_DIR", "PLANSHELL_LOG_LEVEL"}
 
-
-def _parse_env_value(value: str) -> Any:
-    stripped = value.strip()
-    if stripped[:1] in "[{":
-        try:
-            return json.loads(stripped)
-        except json.JSONDecodeError:
-            return value
-    return value
+# The sources of the load_settings call in progress (in this thread or task), highest first.
+_LOADING: ContextVar[tuple[PydanticBaseSettingsSource, ...]] = ContextVar("_LOADING", default=())
 
 
-def _set_path(data: dict[str, Any], path: list[str], value: Any) -> None:
-    for key in path[:-1]:
-        data = data.setdefault(key, {})
-        if not isinstance(data, dict):
-            return
-    data[path[-1]] = value
+@contextmanager
+def _loading(sources: tuple[PydanticBaseSettingsSource, ...]) -> Iterator[None]:
+    token = _LOADING.set(sources)
+    try:
+        yield
+    finally:
+        _LOADING.reset(token)
 
 
-def _deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
-    merged = dict(base)
-    for key, value in over.items():
-        if isinstance(value, dict) and isinstance(merged.get(key), dict):
-            merged[key] = _deep_merge(merged[key], value)
-        else:
-            merged[key] = value
-    return merged
+def _unknown_env_names(environ: Mapping[str, str]) -> list[str]:
+    """``PLANSHELL_*`` variables that name no setting: a typo must not be silently ignored.
+
+    pydantic-settings only looks up the names of fields; a misspelt nested key
+    (``PLANSHELL_PLAN__SANDBOXX``) is already an unknown key of its table.
+    """
+    unknown = []
+    for name in environ:
+        upper = name.upper()
+        if not upper.startswith(ENV_PREFIX) or upper in _ENV_NOT_SETTINGS:
+            continue
+        head = upper[len(ENV_PREFIX) :].split(ENV_NESTED_DELIMITER)[0].lower()
+        if head and head not in Settings.model_fields:
+            unknown.append(name)
+    return sorted(unknown)
 
 
 def _has_path(data: dict[str, Any], path: tuple[Any, ...]) -> bool:
@@ -486,7 +577,7 @@ def _explain(exc: ValidationError, layers: list[_Layer]) -> ConfigError:
         if _has_path(layer.data, loc):
             source = layer.source
             break
-    msg = err["msg"]
+    msg = err["msg"].removeprefix("Value error, ")  # our validators' own sentence
     if err["type"] == "extra_forbidden":
         msg = "unknown key (see docs/configuration.md for the valid keys)"
     elif "input" in err and not isinstance(err["input"], dict):
@@ -513,6 +604,8 @@ def load_settings(
     environ = dict(os.environ if environ is None else environ)
     user = read_config_file(user_file if user_file is not None else user_config_path())
     project = read_config_file(project_config_path(root))
+    # Trust is decided on the parsed table, before it becomes a source: an
+    # untrusted file contributes only its allowlisted leaves.
     project_data, relevant = split_project_data(project.data)
     untrusted: UntrustedProject | None = None
     if relevant:
@@ -520,60 +613,65 @@ def load_settings(
             project_data = project.data
         else:
             untrusted = UntrustedProject(project, relevant)
-    layers = [
-        _Layer(str(user.path), user.data),
-        _Layer(str(project.path), project_data),
-        _env_layer(environ),
-        _Layer("command-line flags", {k: v for k, v in (cli or {}).items() if v is not None}),
-    ]
-    merged: dict[str, Any] = {}
-    for layer in layers:
-        merged = _deep_merge(merged, layer.data)
+    unknown = _unknown_env_names(environ)
+    if unknown:
+        raise ConfigError(
+            f"config error in environment: {unknown[0]}: unknown setting "
+            "(see docs/configuration.md for the valid keys)."
+        )
+    flags = {k: v for k, v in (cli or {}).items() if v is not None}
+    sources: tuple[_TableSource | _EnvSource, ...] = (  # highest first, as pydantic-settings wants
+        _TableSource(Settings, "command-line flags", flags),
+        _EnvSource(Settings, environ),
+        _TableSource(Settings, str(project.path), project_data),
+        _TableSource(Settings, str(user.path), user.data),
+    )
     try:
-        settings = Settings.model_validate(merged)
+        with _loading(sources):
+            settings = Settings()
     except ValidationError as exc:
-        raise _explain(exc, layers) from None
+        raise _explain(exc, [_Layer(s.label, s()) for s in reversed(sources)]) from None
+    except SettingsError as exc:  # only the environment source raises it
+        raise ConfigError(f"config error in environment: {exc}.") from None
     settings._untrusted = untrusted
     return settings
 
 
-_SECTION_RE = re.compile(r"^\s*\[([^\]]+)\]\s*$")
-
-
 def remember_user_setting(section: str, key: str, value: str, path: Path | None = None) -> Path:
-    """Set ``[section] key = "value"`` in the user file, keeping comments and order.
+    """Set ``[section] key = "value"`` in the user file, keeping its comments and layout.
 
     Used for small preferences (the theme) so that a hand-edited file is not
-    rewritten from scratch.
+    rewritten from scratch: tomlkit edits the document in place (a dotted
+    ``section`` such as ``plan.ui`` is a nested table; a dotted key or inline
+    table already holding it is updated where it is). A file that is not valid
+    TOML, or where ``section`` is not a table, is left alone (``ConfigError``).
     """
-    from planshell.fsutil import atomic_write_text
+    import tomlkit
+    from tomlkit.exceptions import TOMLKitError
+
+    from planshell.fsutil import ReadRefused, atomic_write_text, read_capped
 
     path = path or user_config_path()
-    line = f"{key} = {json.dumps(value)}"
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        raw = read_capped(path, CONFIG_MAX_BYTES)
     except FileNotFoundError:
-        lines = []
-    current: str | None = None
-    section_end: int | None = None
-    for i, text in enumerate(lines):
-        match = _SECTION_RE.match(text)
-        if match:
-            current = match.group(1).strip()
-            if current == section:
-                section_end = i + 1
-            continue
-        if current == section:
-            if re.match(rf"^\s*{re.escape(key)}\s*=", text):
-                lines[i] = line
-                break
-            if text.strip():
-                section_end = i + 1
-    else:
-        if section_end is None:
-            lines += (["", f"[{section}]"] if lines else [f"[{section}]"]) + [line]
-        else:
-            lines.insert(section_end, line)
+        raw = b""
+    except ReadRefused:
+        raise ConfigError(f"config error in {path}: not a regular file of at most 1 MiB.") from None
+    try:
+        document = tomlkit.parse(raw.decode("utf-8"))
+        table: Any = document
+        for part in section.split("."):
+            if part not in table:
+                table[part] = tomlkit.table()
+            table = table[part]
+            if not isinstance(table, dict):  # tomlkit tables are dicts; `ui = "x"` is not
+                raise ConfigError(f"config error in {path}: {section} is not a table; not changed.")
+        table[key] = value
+    except UnicodeDecodeError:
+        raise ConfigError(f"config error in {path}: the file is not UTF-8 text; not changed.") from None
+    except TOMLKitError as exc:
+        raise ConfigError(f"config error in {path}: invalid TOML: {exc}; not changed.") from None
     path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(path, "\n".join(lines) + "\n")
+    atomic_write_text(path, tomlkit.dumps(document))
     return path

@@ -132,7 +132,7 @@ def _found(path: Path) -> str:
 
 
 def _provider(settings: Settings, root: Path) -> Rows:
-    from planshell.llm.factory import KEY_VARS, choose_provider, make_provider
+    from planshell.llm.factory import choose_provider, make_provider, provider_spec
 
     name = choose_provider(settings, os.environ)
     why = ""
@@ -140,13 +140,14 @@ def _provider(settings: Settings, root: Path) -> Rows:
         why = " (auto: no API key or base URL found)" if name == "demo" else " (auto)"
     provider = make_provider(settings)  # builds a client lazily: no request is made
     rows: Rows = [("provider", f"{name}{why}")]
-    if name == "demo":
+    key_var = provider_spec(name).key_var
+    if key_var is None:
         rows.append(("model", "offline demo model (no network, no key)"))
         return rows
     rows += [
         ("model", str(getattr(provider, "model", "?"))),
         ("base URL", str(getattr(provider, "base_url", "?"))),
-        ("API key", _key_source(settings, root, KEY_VARS[name])),
+        ("API key", _key_source(settings, root, key_var)),
     ]
     if settings.headers:
         rows.append(("extra headers", ", ".join(sorted(settings.headers)) + " (values not shown)"))

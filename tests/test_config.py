@@ -106,6 +106,87 @@ def test_remember_user_setting_keeps_comments(tmp_path):
     assert (loaded.ui.theme, loaded.tools.bash_timeout) == ("y", 3)
 
 
+def test_remember_user_setting_keeps_layout_spacing_and_other_sections(tmp_path):
+    original = (
+        "# planshell, edited by hand\n"
+        "model   =   \"m\"   # my model\n"
+        "\n"
+        "[tools]\n"
+        "  bash_timeout=3     # seconds\n"
+        "\n"
+        "[ui]\n"
+        "# theme below\n"
+        "theme='old'   # was old\n"
+        "\n"
+        "[plan]   # plan mode\n"
+        "env_deny = [ \"CORP_*\",   \"X\" ]\n"
+        "[plan.labels.plan]\n"
+        "widget = \"P\"\n"
+    )
+    path = _write(tmp_path / "c.toml", original)
+    remember_user_setting("ui", "theme", "planshell-light", path)
+    # Exactly one line changed: the theme's value; its comment and every other byte stay.
+    assert path.read_text() == original.replace("theme='old'", 'theme="planshell-light"')
+    loaded = load_settings(tmp_path, environ={}, user_file=path)
+    assert (loaded.ui.theme, loaded.tools.bash_timeout, loaded.plan.env_deny) == (
+        "planshell-light", 3, ["CORP_*", "X"])
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        ('ui.theme = "old"\nmodel = "m"\n', 'ui.theme = "new"\nmodel = "m"\n'),  # dotted key
+        ('ui = { theme = "old" }\n', 'ui = { theme = "new" }\n'),  # inline table
+        ("[ui.extra]\n", '[ui]\ntheme = "new"\n\n[ui.extra]\n'),  # super-table appears once
+    ],
+)
+def test_remember_user_setting_edits_where_the_key_is(tmp_path, before, after):
+    path = _write(tmp_path / "c.toml", before)
+    remember_user_setting("ui", "theme", "new", path)
+    assert path.read_text() == after
+
+
+@pytest.mark.parametrize("text", ["ui = \n", 'ui = "dark"\n'])
+def test_remember_user_setting_leaves_a_broken_file_alone(tmp_path, text):
+    path = _write(tmp_path / "c.toml", text)
+    with pytest.raises(ConfigError, match="not changed"):
+        remember_user_setting("ui", "theme", "new", path)
+    assert path.read_text() == text
+
+
+def test_settings_in_code_never_read_the_process_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv("PLANSHELL_MODEL", "from-env")
+    monkeypatch.setenv("PLANSHELL_PLAN__SANDBOX", "off")
+    assert Settings() == Settings.model_validate({})  # defaults, whatever the environment
+    loaded = load_settings(tmp_path, user_file=tmp_path / "none")  # environ=None: os.environ
+    assert (loaded.model, loaded.plan.sandbox) == ("from-env", "off")
+
+
+def test_env_names_that_are_not_settings(tmp_path):
+    ignored = {"PLANSHELL_DATA_DIR": "/x", "PLANSHELL_LOG_LEVEL": "DEBUG", "PLANSHELL_BASH_CORPUS": "1"}
+    assert load_settings(tmp_path, environ=ignored, user_file=tmp_path / "x") == Settings()
+    with pytest.raises(ConfigError, match=r"environment: PLANSHELL_MODLE: unknown setting"):
+        load_settings(tmp_path, environ={"PLANSHELL_MODLE": "x"}, user_file=tmp_path / "x")
+    with pytest.raises(ConfigError, match=r"environment: plan\.sandboxx: unknown key"):
+        load_settings(tmp_path, environ={"PLANSHELL_PLAN__SANDBOXX": "off"}, user_file=tmp_path / "x")
+
+
+def test_env_tables_as_json_and_nested_names_merge(tmp_path):
+    env = {"PLANSHELL_PLAN": '{"sandbox": "off"}', "PLANSHELL_PLAN__ENV_DENY": '["CORP_*"]'}
+    plan = load_settings(tmp_path, environ=env, user_file=tmp_path / "x").plan
+    assert (plan.sandbox, plan.env_deny) == ("off", ["CORP_*"])
+    with pytest.raises(ConfigError, match=r"environment: plan: PLANSHELL_PLAN .*not valid JSON"):
+        load_settings(tmp_path, environ={"PLANSHELL_PLAN": "{oops"}, user_file=tmp_path / "x")
+
+
+@pytest.mark.parametrize("text", ['plan__sandbox = "off"\n', 'PROVIDER = "openai"\n', '[PLAN]\nsandbox = "off"\n'])
+def test_file_keys_are_exact(tmp_path, text):
+    """A file's keys are never split on ``__`` nor case-folded as environment names are."""
+    user = _write(tmp_path / "u.toml", text)
+    with pytest.raises(ConfigError, match="unknown key"):
+        load_settings(tmp_path, environ={}, user_file=user)
+
+
 def test_cli_reports_config_error_without_traceback(tmp_path, isolated_env):
     _write(tmp_path / ".planshell" / "config.toml", "[plan\n")
     proc = subprocess.run(
@@ -204,3 +285,69 @@ def test_config_file_must_be_regular_utf8_text(tmp_path):
     os.mkfifo(project)  # would block a plain open
     with pytest.raises(ConfigError, match="not a regular file"):
         load_settings(tmp_path, environ={}, user_file=tmp_path / "none")
+
+
+# --- provider names: one registry --------------------------------------------------
+
+
+def test_provider_setting_is_checked_at_load_naming_the_file(tmp_path):
+    from planshell.llm.factory import PROVIDER_CHOICES
+
+    for name in PROVIDER_CHOICES:
+        assert Settings(provider=name).provider == name
+    user = _write(tmp_path / "u.toml", 'provider = "ollama"\n')
+    with pytest.raises(ConfigError) as err:
+        load_settings(tmp_path, environ={}, user_file=user)
+    message = str(err.value)
+    assert str(user) in message and "provider" in message and "'ollama'" in message
+    assert f"provider: must be one of {', '.join(PROVIDER_CHOICES)} (got 'ollama')." in message
+
+
+def test_factory_refuses_a_name_that_skipped_validation():
+    from planshell.llm.factory import make_provider
+
+    unchecked = Settings().model_copy(update={"provider": "ollama"})  # as /provider builds it
+    with pytest.raises(ConfigError, match=r"unknown provider 'ollama': choose one of auto, demo"):
+        make_provider(unchecked, environ={})
+
+
+def test_every_provider_list_is_the_registry():
+    import argparse
+
+    from planshell import provider_names
+    from planshell.cli import _main_parser
+    from planshell.llm.factory import DEFAULT_MODELS, KEY_VARS, PROVIDER_CHOICES, PROVIDERS
+    from planshell.ui.commands import _provider_names
+
+    assert PROVIDER_CHOICES == ("auto", *PROVIDERS) == provider_names.PROVIDER_CHOICES
+    flag = next(a for a in _main_parser()._actions if "--provider" in a.option_strings)
+    assert isinstance(flag, argparse.Action) and tuple(flag.choices or ()) == PROVIDER_CHOICES
+    assert tuple(_provider_names(None, "")) == PROVIDER_CHOICES  # type: ignore[arg-type]
+    with pytest.raises(Exception, match="must be one of auto, demo, openai, anthropic"):
+        Settings(provider="nope")
+    assert set(KEY_VARS) | set(DEFAULT_MODELS) <= set(PROVIDERS)
+
+
+def test_no_module_hard_codes_provider_names():
+    """Any list, tuple, set, Literal or dict naming two providers outside the registry fails."""
+    import ast
+
+    from planshell.llm.factory import PROVIDER_CHOICES
+
+    package = Path(__file__).resolve().parents[1] / "planshell"
+    allowed = {package / "provider_names.py", package / "llm" / "factory.py"}
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        if path in allowed:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.List | ast.Tuple | ast.Set):
+                items = node.elts
+            elif isinstance(node, ast.Dict):
+                items = [k for k in node.keys if k is not None]
+            else:
+                continue
+            names = {i.value for i in items if isinstance(i, ast.Constant)} & set(PROVIDER_CHOICES)
+            if len(names) >= 2:
+                found.append(f"{path.relative_to(package)}:{node.lineno}")
+    assert found == []

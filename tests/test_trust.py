@@ -238,6 +238,11 @@ SMUGGLE = [
     '[plan.shortcuts]\ntoggle_mode = "escape"\n',  # Esc would silently leave plan mode
     '[plan.ui]\nhide_widget = true\n',
     '[headers]\n"X-\\u001b[2J" = "1"\n',
+    # The environment's `__` nesting is never applied to a file's keys, trusted or not.
+    'plan__sandbox = "off"\n',
+    '[ui]\ntheme = "planshell-dark"\n[plan__bash]\nsafe_patterns = [".*"]\n',
+    'ui__theme = "planshell-dark"\nPLAN__SANDBOX = "off"\n',
+    '[ui]\ntheme__sandbox = "off"\n',
 ]
 
 

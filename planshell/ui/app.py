@@ -174,11 +174,11 @@ class PlanshellApp(App[int]):
             return  # applied from the settings, not chosen by the user
         if not self._remember_theme:
             return
-        try:
-            from planshell.config import remember_user_setting
+        from planshell.config import ConfigError, remember_user_setting
 
+        try:
             remember_user_setting("ui", "theme", name)
-        except OSError as exc:
+        except (OSError, ConfigError) as exc:  # unwritable, or a broken file left as it is
             self.notify(f"Could not remember the theme: {exc}", severity="warning")
 
     def switch_theme(self, name: str | None) -> None:

@@ -176,7 +176,9 @@ def _model(ctx: CommandContext, arg: str) -> None:
 
 
 def _provider_names(ctx: CommandContext, arg: str) -> list[str]:
-    return ["auto", "demo", "openai", "anthropic"]
+    from planshell.llm.factory import PROVIDER_CHOICES
+
+    return list(PROVIDER_CHOICES)
 
 
 @command("provider", "Show the provider, or switch it for this session",

@@ -498,7 +498,8 @@ class ChatScreen(Screen[None]):
         assert runtime is not None
         update: dict[str, Any] = {}
         if provider is not None:
-            choices = ("auto", "demo", "openai", "anthropic")
+            from planshell.llm.factory import PROVIDER_CHOICES as choices
+
             if provider not in choices:
                 self.notify(
                     f"Unknown provider {provider!r}: choose one of {', '.join(choices)}.",
