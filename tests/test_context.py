@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -47,7 +46,7 @@ async def test_retry_after_a_finished_turn_replaces_the_reply(tmp_path):
 
 
 async def test_retry_after_an_error_sends_the_same_request(tmp_path):
-    agent, provider, rec = make_agent(
+    agent, _provider, rec = make_agent(
         tmp_path, [Reply(error=ProviderError("down", retryable=True)), Reply(text="ok")]
     )
     await agent.submit("q")
@@ -57,7 +56,7 @@ async def test_retry_after_an_error_sends_the_same_request(tmp_path):
 
 
 async def test_esc_before_the_first_token_marks_the_request_unanswered(tmp_path):
-    agent, provider, rec = make_agent(tmp_path, [Reply(text="late", delay=300), Reply(text="B")])
+    agent, provider, _rec = make_agent(tmp_path, [Reply(text="late", delay=300), Reply(text="B")])
     task = asyncio.create_task(agent.submit("first question"))
     await wait_for(lambda: provider.requests)
     assert agent.cancel()
@@ -192,7 +191,7 @@ async def test_an_overflow_error_compacts_once_and_sends_again(tmp_path):
         "The conversation is too long for the context window of model 'm' "
         "(HTTP 400: This model's maximum context length is 4096 tokens)."
     )
-    agent, provider, rec = make_agent(
+    agent, _provider, rec = make_agent(
         tmp_path, [Reply(error=too_long), Reply(text="short summary"), Reply(text="answer")]
     )
     agent.load_history(long_history(6))
@@ -216,7 +215,7 @@ def small_server(window: int):
 
 @pytest.mark.parametrize("known_window", [True, False])
 async def test_an_oversized_message_never_leaves_the_conversation_stuck(tmp_path, known_window):
-    agent, provider, rec = make_agent(tmp_path, [small_server(4096)] * 20)
+    agent, _provider, rec = make_agent(tmp_path, [small_server(4096)] * 20)
     if known_window:
 
         async def window() -> int:
