@@ -18,6 +18,7 @@ from planshell.llm.factory import make_provider
 from planshell.llm.types import Provider
 from planshell.plan.controller import Mode, PlanController
 from planshell.plan.decider import Decider
+from planshell.plan.pins import plan_pins
 from planshell.plan.store import PlanStore
 from planshell.plan.tools import plan_tools
 from planshell.tools.base import ToolContext
@@ -41,6 +42,35 @@ class Runtime:
     def close(self) -> None:
         if self.agent.session is not None:
             self.agent.session.close()
+
+
+def configure_context(agent: Agent, settings: Settings) -> None:
+    """Window lookup, compaction policy and price for the agent's current provider.
+
+    Called again by ``/model`` after a switch: the window and price follow the model.
+    """
+    from planshell.agent.compaction import CompactionPolicy
+    from planshell.llm.factory import DEFAULT_URLS
+    from planshell.llm.models import find_window
+    from planshell.llm.types import Usage
+
+    compaction = settings.compaction
+    agent.compaction = CompactionPolicy(
+        compaction.auto, compaction.threshold, compaction.keep_fraction
+    )
+
+    async def window() -> int | None:
+        return await find_window(agent.provider, settings.context_window, default_urls=DEFAULT_URLS)
+
+    agent.window_source = window
+    price = settings.prices.get(getattr(agent.provider, "model", ""))
+
+    def cost(usage: Usage) -> float | None:
+        if price is None:
+            return None
+        return (usage.input_tokens * price.input + usage.output_tokens * price.output) / 1e6
+
+    agent.price = cost if price is not None else None
 
 
 def build_runtime(
@@ -91,6 +121,8 @@ def build_runtime(
     )
     for tool in plan_tools(controller):
         registry.register(tool)
+    configure_context(agent, settings)
+    agent.pin_parts.append(lambda: plan_pins(controller))
     controller.shape_tools()
     # The checklist is engine state; views learn about it through the event bus.
     todos.subscribe(

@@ -165,6 +165,8 @@ async def test_auto_compaction_keeps_recent_turns_and_pins_live_state(tmp_path):
         return 8000
 
     agent.window_source = window
+    await agent.submit("hello")  # the window is looked up after the first call
+    assert not rec.of(ev.Compacted) and rec.of(ev.ContextUpdated)[-1].window == 8000
     await agent.submit("the newest request")
     assert summary_seen  # (in chunks: the older part is larger than half the window)
     assert provider.requests[-1].tools  # the real request has its tools

@@ -255,7 +255,6 @@ class Agent:
         pending: list[ToolCall] = []
         overflow_tried = False
         try:
-            await self._ensure_window()
             while True:
                 self._deliver_steering()
                 if steps >= self.max_steps:
@@ -270,6 +269,8 @@ class Agent:
                 steps += 1
                 await self._before_call()
                 reply = await self._stream_reply(overflow_ok=not overflow_tried)
+                # After the first call, never before it: a request never waits for lookups.
+                await self._ensure_window()
                 if reply is None:
                     if self._overflowed and not overflow_tried:
                         # Once per request: compact and send again, so an oversized
@@ -361,7 +362,11 @@ class Agent:
     # --- context accounting and compaction ----------------------------------------
 
     async def _ensure_window(self) -> None:
-        """Look the context window up once per provider (short timeouts; None: unknown)."""
+        """Look the context window up once per provider (short timeouts; None: unknown).
+
+        Done after the first model call (or before a compaction), so the first
+        request of a session never waits for the server's lookups.
+        """
         if self._window_checked:
             return
         self._window_checked = True
@@ -436,6 +441,7 @@ class Agent:
         summary leaves the conversation as it was (a failed one still shrinks it,
         so an overflow cannot repeat forever).
         """
+        await self._ensure_window()
         window = self.meter.window
         keep = self.compaction.keep_tokens(window)
         older, recent = cp.split_history(self.messages, keep)
