@@ -73,6 +73,33 @@ def configure_context(agent: Agent, settings: Settings) -> None:
     agent.price = cost if price is not None else None
 
 
+def _offer_handoff(agent: Agent, decider: Decider, root: Path) -> None:
+    """On PLAN -> EXECUTE, ask the decider how to carry the context over (remembered).
+
+    Asked before the next model call (the engine never drops context unasked);
+    the choice is remembered per project in the user data dir, not the repo.
+    """
+    from planshell.plan.handoff import remember_handoff, remembered_handoff
+
+    async def choose(tokens: dict[str, int]) -> str:
+        chooser = getattr(decider, "choose_handoff", None)
+        if chooser is None:
+            return "keep"
+        choice = await chooser(tokens, remembered_handoff(root))
+        remember_handoff(root, choice)
+        return choice if choice in ("keep", "compact", "fresh") else "keep"
+
+    def on_event(event: ev.Event) -> None:
+        if (
+            isinstance(event, ev.ModeChanged)
+            and event.mode is Mode.EXECUTE
+            and event.previous is Mode.PLAN
+        ):
+            agent.ask_handoff(choose)
+
+    agent.subscribe(on_event)
+
+
 def build_runtime(
     settings: Settings,
     root: Path,
@@ -123,6 +150,7 @@ def build_runtime(
         registry.register(tool)
     configure_context(agent, settings)
     agent.pin_parts.append(lambda: plan_pins(controller))
+    _offer_handoff(agent, decider, root)
     controller.shape_tools()
     # The checklist is engine state; views learn about it through the event bus.
     todos.subscribe(

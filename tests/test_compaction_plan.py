@@ -108,3 +108,46 @@ def test_a_hostile_summary_cannot_approve_a_pending_review_or_leave_plan(project
     assert runtime.plan.state() == before and runtime.plan.mode is Mode.PLAN
     assert not runtime.plan.review_pending and decider.requests == []
     assert runtime.registry.is_active("write") is False
+
+
+class HandoffDecider(ScriptedDecider):
+    def __init__(self, choice: str) -> None:
+        super().__init__([lambda r: Review(Decision.APPROVE, reviewed_text=r.text)])
+        self.choice = choice
+        self.asked: list[tuple[dict[str, int], str]] = []
+
+    async def choose_handoff(self, tokens: dict[str, int], default: str) -> str:
+        self.asked.append((tokens, default))
+        return self.choice
+
+
+def test_approval_offers_the_handoff_and_fresh_keeps_only_the_plan(project):
+    import asyncio
+
+    from planshell.llm.scripted import ScriptedProvider
+    from planshell.plan.handoff import remembered_handoff
+    from tests.test_plan_mode import write_and_review
+
+    decider = HandoffDecider("fresh")
+    provider = ScriptedProvider([*write_and_review(), Reply(text="executing now")])
+    runtime = build_runtime(Settings(), project, decider, provider=provider, plan=True)
+    asyncio.run(runtime.agent.submit("plan rate limiting"))
+    assert runtime.plan.mode is Mode.EXECUTE
+    tokens, default = decider.asked[0]
+    assert default == "keep" and set(tokens) == {"keep", "compact", "fresh"}
+    assert tokens["fresh"] <= tokens["keep"]
+    after = provider.requests[-1]
+    assert len(after.messages) == 1 and cp.is_compacted_block(after.messages[0])
+    assert "Mode: EXECUTE" in after.messages[0].content
+    assert PLAN.strip() in after.system  # the approved plan rides in the system prompt
+    assert "plan rate limiting" in after.messages[0].content
+    assert remembered_handoff(project) == "fresh"  # per project, in the data dir
+    assert not (project / ".planshell" / "handoff.json").exists()
+
+
+def test_headless_decider_keeps_the_context():
+    import asyncio
+
+    from planshell.plan.decider import HeadlessDecider
+
+    assert asyncio.run(HeadlessDecider().choose_handoff({"keep": 1}, "fresh")) == "keep"

@@ -100,6 +100,7 @@ class Agent:
         self._window_checked = False
         self._overflowed = False
         self._pending_handoff: str | None = None
+        self._handoff_chooser: Callable[[dict[str, int]], Awaitable[str]] | None = None
         self._compacted_len: int | None = None  # history length right after a compaction
         self._last_system = base_prompt  # the system prompt of the last model call
 
@@ -176,6 +177,10 @@ class Agent:
     def request_handoff(self, choice: str) -> None:
         """After approval: "compact" or "fresh", applied before the next model call."""
         self._pending_handoff = choice if choice in ("compact", "fresh") else None
+
+    def ask_handoff(self, chooser: Callable[[dict[str, int]], Awaitable[str]]) -> None:
+        """A plan was approved: before the next model call, ``chooser`` picks the handoff."""
+        self._handoff_chooser = chooser
 
     def handoff_estimates(self) -> dict[str, int]:
         """Tokens each approval handoff would leave in the context (for the choice)."""
@@ -403,6 +408,9 @@ class Agent:
 
     async def _before_call(self) -> None:
         """Apply an approval handoff, or compact when the context is nearly full."""
+        chooser, self._handoff_chooser = self._handoff_chooser, None
+        if chooser is not None:
+            self.request_handoff(await chooser(self.handoff_estimates()))
         handoff, self._pending_handoff = self._pending_handoff, None
         if handoff == "fresh":
             self._replace_history(
