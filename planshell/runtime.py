@@ -73,6 +73,10 @@ def configure_context(agent: Agent, settings: Settings) -> None:
     agent.price = cost if price is not None else None
 
 
+HANDOFF_ASK_FRACTION = 0.25  # ask only when keeping would fill this much of the window
+HANDOFF_ASK_TOKENS = 16_000  # ... or this many tokens when the window is unknown
+
+
 def _offer_handoff(agent: Agent, decider: Decider, root: Path) -> None:
     """On PLAN -> EXECUTE, ask the decider how to carry the context over (remembered).
 
@@ -83,8 +87,10 @@ def _offer_handoff(agent: Agent, decider: Decider, root: Path) -> None:
 
     async def choose(tokens: dict[str, int]) -> str:
         chooser = getattr(decider, "choose_handoff", None)
-        if chooser is None:
-            return "keep"
+        window = agent.meter.window
+        small = window * HANDOFF_ASK_FRACTION if window else HANDOFF_ASK_TOKENS
+        if chooser is None or tokens.get("keep", 0) < small:
+            return "keep"  # nothing worth dropping: approval goes straight on
         choice = await chooser(tokens, remembered_handoff(root))
         remember_handoff(root, choice)
         return choice if choice in ("keep", "compact", "fresh") else "keep"

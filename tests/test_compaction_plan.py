@@ -130,7 +130,9 @@ def test_approval_offers_the_handoff_and_fresh_keeps_only_the_plan(project):
 
     decider = HandoffDecider("fresh")
     provider = ScriptedProvider([*write_and_review(), Reply(text="executing now")])
-    runtime = build_runtime(Settings(), project, decider, provider=provider, plan=True)
+    # A small window: the context is worth asking about (small contexts are kept unasked).
+    settings = Settings(context_window=2000, compaction={"auto": False})
+    runtime = build_runtime(settings, project, decider, provider=provider, plan=True)
     asyncio.run(runtime.agent.submit("plan rate limiting"))
     assert runtime.plan.mode is Mode.EXECUTE
     tokens, default = decider.asked[0]
@@ -151,3 +153,18 @@ def test_headless_decider_keeps_the_context():
     from planshell.plan.decider import HeadlessDecider
 
     assert asyncio.run(HeadlessDecider().choose_handoff({"keep": 1}, "fresh")) == "keep"
+
+
+def test_a_small_context_is_kept_without_asking(project):
+    import asyncio
+
+    from planshell.llm.scripted import ScriptedProvider
+    from tests.test_plan_mode import write_and_review
+
+    decider = HandoffDecider("fresh")
+    provider = ScriptedProvider([*write_and_review(), Reply(text="executing now")])
+    runtime = build_runtime(Settings(context_window=200_000), project, decider,
+                            provider=provider, plan=True)
+    asyncio.run(runtime.agent.submit("plan rate limiting"))
+    assert runtime.plan.mode is Mode.EXECUTE and decider.asked == []
+    assert not cp.is_compacted_block(provider.requests[-1].messages[0])
