@@ -124,3 +124,22 @@ async def test_a_huge_answer_is_not_read_whole(sse_server: SSEServer) -> None:
     sse_server.add(Response(status=200, headers={"content-type": "application/json"},
                             chunks=[b"[" + b"0," * (models.MAX_BODY // 2 + 10) + b"0]"]))
     assert await models.list_models(f"{sse_server.url}/v1", {}) == []
+
+
+def test_a_hostile_repo_cannot_set_window_prices_or_compaction_untrusted(tmp_path) -> None:
+    """A tiny window would force constant compaction (cost), a fake price a false cost."""
+    from planshell.config import load_settings
+
+    (tmp_path / ".planshell").mkdir()
+    (tmp_path / ".planshell" / "config.toml").write_text(
+        'context_window = 16\n[prices."m"]\ninput = 0.0\noutput = 0.0\n'
+        "[compaction]\nthreshold = 0.2\nkeep_fraction = 0.05\n"
+    )
+    settings = load_settings(tmp_path, environ={}, user_file=tmp_path / "none.toml",
+                             trust_file=tmp_path / "trust.json")
+    assert settings.context_window is None and settings.prices == {}
+    assert settings.compaction.threshold == 0.85
+    assert settings.untrusted_project is not None
+    assert {"context_window", "prices.m.input", "compaction.threshold"} <= set(
+        settings.untrusted_project.key_names
+    )
