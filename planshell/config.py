@@ -192,6 +192,23 @@ class AgentSettings(_Section):
     max_steps: int = Field(100, gt=0, description="Model calls per request before stopping.")
 
 
+class CompactionSettings(_Section):
+    auto: bool = Field(True, description="Compact automatically when the context is nearly full.")
+    threshold: float = Field(
+        0.85, ge=0.2, le=1.0, description="Fraction of the context window that triggers it."
+    )
+    keep_fraction: float = Field(
+        0.3, ge=0.05, le=0.8, description="Fraction of the window kept verbatim (recent turns)."
+    )
+
+
+class ModelPrice(_Section):
+    """US dollars per million tokens."""
+
+    input: float = Field(ge=0, description="Per million input (prompt) tokens.")
+    output: float = Field(ge=0, description="Per million output tokens.")
+
+
 # Body fields planshell itself builds: extra_body may not replace them.
 RESERVED_BODY_FIELDS = frozenset({"model", "messages", "system", "tools", "stream"})
 
@@ -257,6 +274,13 @@ class Settings(BaseSettings):
     idle_timeout: float = Field(120.0, gt=0, description="Seconds allowed between stream chunks.")
     max_attempts: int = Field(4, ge=1, le=20, description="Tries per request (retries + 1).")
     request: RequestSettings = Field(default_factory=RequestSettings)
+    context_window: int | None = Field(
+        None, gt=0, description="The model's context window in tokens; else asked of the server."
+    )
+    prices: dict[str, ModelPrice] = Field(
+        default_factory=dict, description="Per-model prices (USD per million tokens) for the cost."
+    )
+    compaction: CompactionSettings = Field(default_factory=CompactionSettings)
     tools: ToolsSettings = Field(default_factory=ToolsSettings)
     plan: PlanSettings = Field(default_factory=PlanSettings)
     ui: UISettings = Field(default_factory=UISettings)

@@ -18,6 +18,7 @@ from planshell.llm.factory import make_provider
 from planshell.llm.types import Provider
 from planshell.plan.controller import Mode, PlanController
 from planshell.plan.decider import Decider
+from planshell.plan.pins import plan_pins
 from planshell.plan.store import PlanStore
 from planshell.plan.tools import plan_tools
 from planshell.plan.turns import PlanTurnWatch
@@ -43,6 +44,68 @@ class Runtime:
     def close(self) -> None:
         if self.agent.session is not None:
             self.agent.session.close()
+
+
+def configure_context(agent: Agent, settings: Settings) -> None:
+    """Window lookup, compaction policy and price for the agent's current provider.
+
+    Called again by ``/model`` after a switch: the window and price follow the model.
+    """
+    from planshell.agent.compaction import CompactionPolicy
+    from planshell.llm.factory import DEFAULT_URLS
+    from planshell.llm.models import find_window
+    from planshell.llm.types import Usage
+
+    compaction = settings.compaction
+    agent.compaction = CompactionPolicy(
+        compaction.auto, compaction.threshold, compaction.keep_fraction
+    )
+
+    async def window() -> int | None:
+        return await find_window(agent.provider, settings.context_window, default_urls=DEFAULT_URLS)
+
+    agent.window_source = window
+    price = settings.prices.get(getattr(agent.provider, "model", ""))
+
+    def cost(usage: Usage) -> float | None:
+        if price is None:
+            return None
+        return (usage.input_tokens * price.input + usage.output_tokens * price.output) / 1e6
+
+    agent.price = cost if price is not None else None
+
+
+HANDOFF_ASK_FRACTION = 0.25  # ask only when keeping would fill this much of the window
+HANDOFF_ASK_TOKENS = 16_000  # ... or this many tokens when the window is unknown
+
+
+def _offer_handoff(agent: Agent, decider: Decider, root: Path) -> None:
+    """On PLAN -> EXECUTE, ask the decider how to carry the context over (remembered).
+
+    Asked before the next model call (the engine never drops context unasked);
+    the choice is remembered per project in the user data dir, not the repo.
+    """
+    from planshell.plan.handoff import remember_handoff, remembered_handoff
+
+    async def choose(tokens: dict[str, int]) -> str:
+        chooser = getattr(decider, "choose_handoff", None)
+        window = agent.meter.window
+        small = window * HANDOFF_ASK_FRACTION if window else HANDOFF_ASK_TOKENS
+        if chooser is None or tokens.get("keep", 0) < small:
+            return "keep"  # nothing worth dropping: approval goes straight on
+        choice = await chooser(tokens, remembered_handoff(root))
+        remember_handoff(root, choice)
+        return choice if choice in ("keep", "compact", "fresh") else "keep"
+
+    def on_event(event: ev.Event) -> None:
+        if (
+            isinstance(event, ev.ModeChanged)
+            and event.mode is Mode.EXECUTE
+            and event.previous is Mode.PLAN
+        ):
+            agent.ask_handoff(choose)
+
+    agent.subscribe(on_event)
 
 
 def build_runtime(
@@ -94,6 +157,9 @@ def build_runtime(
     )
     for tool in plan_tools(controller):
         registry.register(tool)
+    configure_context(agent, settings)
+    agent.pin_parts.append(lambda: plan_pins(controller))
+    _offer_handoff(agent, decider, root)
     controller.shape_tools()
     # The checklist is engine state; views learn about it through the event bus.
     todos.subscribe(

@@ -116,6 +116,33 @@ NoticeLevel = Literal["information", "warning", "error"]
 
 
 @dataclass(frozen=True)
+class RetryStarted:
+    """``/retry`` started a new reply for the last request (no new user message)."""
+
+    dropped: int = 0  # messages of the previous reply taken out of the history
+
+
+@dataclass(frozen=True)
+class ContextUpdated:
+    """How full the context window is, and what the session cost so far (if priced)."""
+
+    used: int
+    window: int | None = None
+    cost: float | None = None
+
+
+@dataclass(frozen=True)
+class Compacted:
+    """The older history was replaced by a summary; the mode and plan were not touched."""
+
+    summary: str
+    reason: str  # "manual" | "auto" | "overflow" | "handoff"
+    before_tokens: int
+    after_tokens: int
+    replaced: int
+
+
+@dataclass(frozen=True)
 class Notice:
     message: str
     level: NoticeLevel = "information"
@@ -137,6 +164,9 @@ Event = (
     | PlanUpdated
     | TodosChanged
     | Notice
+    | RetryStarted
+    | ContextUpdated
+    | Compacted
 )
 
 Subscriber = Callable[[Event], None]

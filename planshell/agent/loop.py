@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from contextlib import aclosing
 from dataclasses import dataclass, field
 
 from pydantic import ValidationError
 
+from planshell.agent import compaction as cp
 from planshell.agent import events as ev
 from planshell.agent.session import SessionLog
+from planshell.llm.http import is_context_length_error
 from planshell.llm.types import (
     Message,
     Provider,
@@ -27,6 +29,7 @@ from planshell.llm.types import (
     ThinkingChunk,
     ToolCall,
     ToolCallReady,
+    Usage,
     UsageReport,
 )
 from planshell.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolResult
@@ -36,9 +39,15 @@ Gate = Callable[[Tool, ToolArgs], str | None]
 """Returns a refusal message for the model, or None to let the call run."""
 
 PromptPart = Callable[[], str | None]
+WindowSource = Callable[[], Awaitable[int | None]]
+"""Finds the model's context window (settings, the server, a table); None: unknown."""
+PriceFn = Callable[[Usage], float | None]
+"""The cost of one reply's usage, or None when no price is configured."""
 
 CANCELLED_RESULT = "Cancelled by the user before the tool finished."
 REFUSAL_NOTICE = "The model declined this request (a refusal); rephrase it or ask something else."
+UNANSWERED_MARK = "[no reply: the user interrupted before the model answered]"
+INTERRUPTED_MARK = "[interrupted by the user]"
 
 
 def _cut_off_message(calls: list[ToolCall]) -> str:
@@ -57,6 +66,7 @@ class _Reply:
     thinking: list[ThinkingBlock] = field(default_factory=list)
     stop_reason: str = "end_turn"
     incomplete: list[ToolCall] = field(default_factory=list)  # cut off by max_tokens
+    usage: Usage | None = None
 
 
 class Agent:
@@ -91,6 +101,19 @@ class Agent:
         self.context_tokens = 0
         self._steering: list[str] = []
         self._task: asyncio.Task[None] | None = None
+        # Context accounting and compaction (planshell/agent/compaction.py).
+        self.pin_parts: list[PromptPart] = []  # live state re-injected after a compaction
+        self.meter = cp.ContextMeter()
+        self.compaction = cp.CompactionPolicy()
+        self.window_source: WindowSource | None = None
+        self.price: PriceFn | None = None
+        self.cost: float | None = None
+        self._window_checked = False
+        self._overflowed = False
+        self._pending_handoff: str | None = None
+        self._handoff_chooser: Callable[[dict[str, int]], Awaitable[str]] | None = None
+        self._compacted_len: int | None = None  # history length right after a compaction
+        self._last_system = base_prompt  # the system prompt of the last model call
 
     # --- public API ---------------------------------------------------------
 
@@ -113,10 +136,82 @@ class Agent:
         await self._start(text)
 
     async def retry(self) -> None:
-        """Ask the model again from the current history (after an error)."""
+        """Regenerate the reply to the last request: its previous reply is dropped first.
+
+        After an error there is no reply to drop and the request is simply sent
+        again; after a finished or interrupted turn the assistant messages and tool
+        results since the last user message are taken out (the session log records
+        the rewind), so the retry replaces the reply instead of adding a second one.
+        Files a dropped tool call changed stay changed.
+        """
         if self.busy or not self.messages:
             return
+        dropped = self._drop_last_reply()
+        self.emit(ev.RetryStarted(dropped))
         await self._start(None)
+
+    def _drop_last_reply(self) -> int:
+        last_user = next(
+            (i for i in range(len(self.messages) - 1, -1, -1) if self.messages[i].role == "user"),
+            None,
+        )
+        if last_user is None:
+            return 0
+        dropped = len(self.messages) - last_user - 1
+        if dropped:
+            del self.messages[last_user + 1 :]
+            self.meter.history_replaced()
+            if self.session is not None:
+                self.session.append_rewind(len(self.messages))
+        return dropped
+
+    async def compact(self, instructions: str = "") -> bool:
+        """``/compact``: summarise the older history now (Esc cancels; nothing changes then)."""
+        if self.busy or not self.messages:
+            return False
+        done = False
+
+        async def run() -> None:
+            nonlocal done
+            try:
+                done = await self._compact_now("manual", instructions)
+            except asyncio.CancelledError:
+                self.emit(ev.Notice("Compaction cancelled: the conversation is unchanged."))
+
+        self._task = asyncio.create_task(run())
+        try:
+            await self._task
+        finally:
+            self._task = None
+        return done
+
+    def request_handoff(self, choice: str) -> None:
+        """After approval: "compact" or "fresh", applied before the next model call."""
+        self._pending_handoff = choice if choice in ("compact", "fresh") else None
+
+    def ask_handoff(self, chooser: Callable[[dict[str, int]], Awaitable[str]]) -> None:
+        """A plan was approved: before the next model call, ``chooser`` picks the handoff."""
+        self._handoff_chooser = chooser
+
+    def handoff_estimates(self) -> dict[str, int]:
+        """Tokens each approval handoff would leave in the context (for the choice)."""
+        system, tools = self._last_system, self.registry.specs()
+        keep = self.meter.used(system, self.messages, tools)
+        pins = cp.compacted_block("", self._pins(), cp.latest_request(self.messages))
+        fresh = cp.request_tokens(system, [pins], tools)
+        _, recent = cp.split_history(self.messages, self.compaction.keep_tokens(self.meter.window))
+        compact = fresh + cp.messages_tokens(recent) + 400  # a summary of a few hundred tokens
+        return {"keep": keep, "compact": min(compact, keep), "fresh": min(fresh, keep)}
+
+    def context_used(self) -> int:
+        """Tokens in the context now (the last system prompt sent stands for the next)."""
+        return self.meter.used(self._last_system, self.messages, self.registry.specs())
+
+    def set_provider(self, provider: Provider) -> None:
+        """``/model``: later calls go to ``provider``; its window is looked up again."""
+        self.provider = provider
+        self.meter = cp.ContextMeter()
+        self._window_checked = False
 
     def cancel(self) -> bool:
         """Stop the running request; returns False when nothing was running."""
@@ -128,12 +223,14 @@ class Agent:
 
     def load_history(self, messages: list[Message]) -> None:
         self.messages = list(messages)
+        self.meter.history_replaced()
 
     def reset(self, session: SessionLog | None = None) -> None:
         """Start an empty conversation (``/clear``)."""
         self.messages.clear()
         self._steering.clear()
         self.context_tokens = 0
+        self.meter.history_replaced()
         if session is not None:
             self.session = session
 
@@ -173,6 +270,7 @@ class Agent:
         stop = "end_turn"
         budget_raised = False
         pending: list[ToolCall] = []
+        overflow_tried = False
         try:
             while True:
                 self._deliver_steering()
@@ -186,8 +284,17 @@ class Agent:
                     stop = "max_steps"
                     break
                 steps += 1
-                reply = await self._stream_reply()
+                await self._before_call()
+                reply = await self._stream_reply(overflow_ok=not overflow_tried)
+                # After the first call, never before it: a request never waits for lookups.
+                await self._ensure_window()
                 if reply is None:
+                    if self._overflowed and not overflow_tried:
+                        # Once per request: compact and send again, so an oversized
+                        # history never leaves the conversation stuck.
+                        overflow_tried = True
+                        await self._compact_now("overflow")
+                        continue
                     self.emit(ev.TurnDone("error"))
                     return
                 stop = reply.stop_reason
@@ -199,6 +306,7 @@ class Agent:
                 self._record(
                     Message("assistant", reply.text, tool_calls=reply.calls, thinking=reply.thinking)
                 )
+                self._after_reply(reply)
                 self.emit(ev.AssistantDone(reply.text))
                 if reply.incomplete:
                     self.emit(ev.ErrorEvent(_cut_off_message(reply.incomplete)))
@@ -223,10 +331,12 @@ class Agent:
             return
         self.emit(ev.TurnDone(stop))
 
-    async def _stream_reply(self) -> _Reply | None:
+    async def _stream_reply(self, *, overflow_ok: bool = False) -> _Reply | None:
         reply = _Reply()
+        self._overflowed = False
         try:
-            stream = self.provider.stream(self.system_prompt(), self.messages, self.registry.specs())
+            self._last_system = self.system_prompt()
+            stream = self.provider.stream(self._last_system, self.messages, self.registry.specs())
             async with aclosing(stream):  # type: ignore[type-var]
                 async for event in stream:
                     if isinstance(event, TextChunk):
@@ -238,6 +348,7 @@ class Agent:
                         reply.calls.append(event.call)
                     elif isinstance(event, UsageReport):
                         usage = event.usage
+                        reply.usage = usage
                         self.context_tokens = usage.input_tokens + usage.output_tokens
                         self.emit(ev.UsageUpdated(usage, self.context_tokens))
                     elif isinstance(event, StreamEnd):
@@ -247,9 +358,23 @@ class Agent:
         except asyncio.CancelledError:
             if reply.text:
                 # Keep what the user already saw, so the history matches the screen.
-                self._record(Message("assistant", reply.text + "\n\n[interrupted by the user]"))
+                self._record(Message("assistant", reply.text + "\n\n" + INTERRUPTED_MARK))
+            elif self.messages and self.messages[-1].role == "user":
+                # Esc before the first token: mark the request as unanswered, so the
+                # next turn does not silently answer it too (/retry asks it again).
+                self._record(Message("assistant", UNANSWERED_MARK))
             raise
         except ProviderError as exc:
+            if overflow_ok and self._is_overflow(exc):
+                self._overflowed = True
+                self.emit(
+                    ev.Notice(
+                        "The conversation is too long for the model's context window: "
+                        "compacting it and sending again.",
+                        "warning",
+                    )
+                )
+                return None
             note = (
                 " The partial reply was discarded; send /retry to ask again."
                 if exc.partial
@@ -277,6 +402,141 @@ class Agent:
             )
         )
         return True
+
+    # --- context accounting and compaction ----------------------------------------
+
+    async def _ensure_window(self) -> None:
+        """Look the context window up once per provider (short timeouts; None: unknown).
+
+        Done after the first model call (or before a compaction), so the first
+        request of a session never waits for the server's lookups.
+        """
+        if self._window_checked:
+            return
+        self._window_checked = True
+        if self.window_source is not None:
+            try:
+                self.meter.window = await self.window_source()
+            except asyncio.CancelledError:
+                self._window_checked = False
+                raise
+            except Exception:  # a lookup problem must never stop a request
+                self.meter.window = None
+        self._emit_context()
+
+    def _emit_context(self) -> None:
+        used = self.context_used()
+        self.emit(ev.ContextUpdated(used, self.meter.window, self.cost))
+
+    def _after_reply(self, reply: _Reply) -> None:
+        if reply.usage is not None:
+            total = reply.usage.input_tokens + reply.usage.output_tokens
+            self.meter.note_usage(total, len(self.messages))
+            if self.price is not None:
+                cost = self.price(reply.usage)
+                if cost is not None:
+                    self.cost = (self.cost or 0.0) + cost
+        self._emit_context()
+
+    def _is_overflow(self, exc: ProviderError) -> bool:
+        if is_context_length_error(exc.message):
+            return True
+        window = self.meter.window
+        # Servers that answer an overflow with an empty or cut stream: judge by size.
+        return window is not None and self.context_used() >= window
+
+    async def _before_call(self) -> None:
+        """Apply an approval handoff, or compact when the context is nearly full."""
+        chooser, self._handoff_chooser = self._handoff_chooser, None
+        if chooser is not None:
+            self.request_handoff(await chooser(self.handoff_estimates()))
+        handoff, self._pending_handoff = self._pending_handoff, None
+        if handoff == "fresh":
+            self._replace_history(
+                [cp.compacted_block("(Started fresh after the plan was approved.)", self._pins(),
+                                    cp.latest_request(self.messages))],
+                "", "handoff", replaced=len(self.messages),
+            )
+            return
+        if handoff == "compact":
+            await self._compact_now("handoff")
+            return
+        window = self.meter.window
+        if not self.compaction.auto or window is None:
+            return
+        if len(self.messages) == self._compacted_len:
+            return  # nothing new since the last compaction: another one cannot help
+        if self.context_used() >= window * self.compaction.threshold:
+            await self._compact_now("auto")
+            if self.context_used() >= window * self.compaction.threshold:
+                self.emit(ev.Notice(
+                    "The context is still nearly full after compacting (the system prompt, "
+                    "tools and pinned plan take most of it).", "warning"))
+
+    def _pins(self) -> list[str]:
+        pins = []
+        for part in self.pin_parts:
+            text = part()
+            if text:
+                pins.append(text)
+        return pins
+
+    async def _compact_now(self, reason: str, instructions: str = "") -> bool:
+        """Summarise the older history with the model; keep the recent part verbatim.
+
+        The new history is applied in one step at the end: a cancelled or failed
+        summary leaves the conversation as it was (a failed one still shrinks it,
+        so an overflow cannot repeat forever).
+        """
+        await self._ensure_window()
+        window = self.meter.window
+        keep = self.compaction.keep_tokens(window)
+        older, recent = cp.split_history(self.messages, keep)
+        request = cp.latest_request(self.messages)
+        notes: list[str] = []
+        summary = ""
+        if older:
+            try:
+                summary = await cp.summarise(
+                    self.provider, older, instructions, self.compaction.chunk_tokens(window)
+                )
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                text = exc.message if isinstance(exc, ProviderError) else repr(exc)
+                notes.append(f"The model could not write a summary ({text}); older messages were dropped.")
+        recent, elided = cp.shrink(recent, keep)
+        if elided:
+            notes.append(f"{elided} long message(s) in the recent part were shortened.")
+        if not older and not elided:
+            self.emit(ev.Notice("Nothing to compact yet: the conversation is already short."))
+            return False
+        block = cp.compacted_block(summary, self._pins(), request)
+        self._replace_history([block, *recent], summary, reason, replaced=len(older), notes=notes)
+        return True
+
+    def _replace_history(
+        self,
+        messages: list[Message],
+        summary: str,
+        reason: str,
+        *,
+        replaced: int,
+        notes: list[str] | None = None,
+    ) -> None:
+        system, tools = self._last_system, self.registry.specs()
+        before = self.meter.used(system, self.messages, tools)
+        self.messages = messages
+        self._compacted_len = len(messages)
+        self.meter.history_replaced()
+        after = self.meter.used(system, self.messages, tools)
+        self.context_tokens = after
+        if self.session is not None:
+            self.session.append_history(self.messages, reason=reason, summary=summary)
+        self.emit(ev.Compacted(summary, reason, before, after, replaced))
+        for note in notes or []:
+            self.emit(ev.Notice(note, "warning"))
+        self._emit_context()
 
     async def _run_tool(self, call: ToolCall) -> ToolResult:
         tool = self.registry.get(call.name)

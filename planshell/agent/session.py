@@ -71,6 +71,7 @@ class LoadedSession:
     mode: dict[str, Any] | None = None  # the last mode entry
     problems: list[str] = field(default_factory=list)
     first_prompt: str = ""
+    summary: str | None = None  # the last compaction's summary, when the history was compacted
 
 
 class SessionLog:
@@ -106,6 +107,21 @@ class SessionLog:
 
     def append_message(self, message: Message) -> None:
         self.append({"type": "message", "message": message.to_dict()})
+
+    def append_rewind(self, keep: int) -> None:
+        """``/retry``: the history was cut back to its first ``keep`` messages."""
+        self.append({"type": "rewind", "keep": keep})
+
+    def append_history(self, messages: list[Message], *, reason: str, summary: str) -> None:
+        """A compaction: the whole new history, so ``--continue`` resumes from it."""
+        self.append(
+            {
+                "type": "compaction",
+                "reason": reason,
+                "summary": summary,
+                "messages": [m.to_dict() for m in messages],
+            }
+        )
 
     def close(self) -> None:
         if self._fh is not None:
@@ -152,3 +168,13 @@ def _apply(loaded: LoadedSession, entry: dict[str, Any]) -> None:
         loaded.mode = entry
     elif kind == "clear":
         loaded.messages.clear()
+        loaded.summary = None
+    elif kind == "rewind":
+        keep = int(entry["keep"])
+        if keep < 0:
+            raise ValueError("negative rewind")
+        del loaded.messages[keep:]
+    elif kind == "compaction":
+        messages = [Message.from_dict(m) for m in entry["messages"]]
+        loaded.messages = messages
+        loaded.summary = str(entry.get("summary") or "")

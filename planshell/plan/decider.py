@@ -38,8 +38,19 @@ class ReviewRequest:
     hidden: int = 0  # invisible/bidi characters in the text (removed from the display)
 
 
+HANDOFF_CHOICES = ("keep", "compact", "fresh")
+
+
 class Decider(Protocol):
     async def confirm_enter_plan(self, reason: str) -> bool: ...
+
+    async def choose_handoff(self, tokens: dict[str, int], default: str) -> str:
+        """After approval: "keep" the context, "compact" it (plan pinned) or start "fresh".
+
+        ``tokens`` is the context each choice would leave; ``default`` the
+        project's remembered choice. Any other answer means "keep".
+        """
+        ...
 
     async def confirm_leave_plan(self, reason: str) -> bool:
         """The model asks to leave PLAN without a review; only a person may say yes."""
@@ -60,6 +71,9 @@ class HeadlessDecider:
 
     async def confirm_enter_plan(self, reason: str) -> bool:
         return True
+
+    async def choose_handoff(self, tokens: dict[str, int], default: str) -> str:
+        return "keep"  # nobody to ask: the context is never dropped unasked
 
     async def confirm_leave_plan(self, reason: str) -> bool:
         # Nobody is there to agree: plan mode stays on for the whole run.

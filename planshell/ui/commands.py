@@ -162,14 +162,14 @@ async def _clear(ctx: CommandContext, arg: str) -> None:
 def _model_names(ctx: CommandContext, arg: str) -> list[str]:
     from planshell.llm.factory import DEFAULT_MODELS
 
-    names = list(dict.fromkeys(DEFAULT_MODELS.values()))
+    names = list(dict.fromkeys([*ctx.model_names(), *DEFAULT_MODELS.values()]))
     current = ctx.current_model()
     if current and current not in names:
         names.insert(0, current)
     return names
 
 
-@command("model", "Show the model, or switch it for this session", argument="[NAME]",
+@command("model", "Show the model (and what the server offers), or switch it", argument="[NAME]",
          complete=_model_names)
 def _model(ctx: CommandContext, arg: str) -> None:
     ctx.switch_provider(model=arg or None)
@@ -207,9 +207,15 @@ def _resume(ctx: CommandContext, arg: str) -> None:
     ctx.pick_session(arg or None)
 
 
-@command("retry", "Ask the model again (after an error)")
+@command("retry", "Regenerate the last reply (or ask again after an error)")
 def _retry(ctx: CommandContext, arg: str) -> None:
     ctx.retry()
+
+
+@command("compact", "Summarise the older conversation now (the plan and mode are kept)",
+         argument="[WHAT TO KEEP]")
+def _compact(ctx: CommandContext, arg: str) -> None:
+    ctx.compact(arg)
 
 
 @command("quit", "Quit planshell (asks first while a turn runs)", aliases=("exit",), key="ctrl+q")

@@ -78,6 +78,13 @@ class TuiDecider:
     async def review_plan(self, request: ReviewRequest) -> Review:
         return await self.show_review(request)
 
+    async def choose_handoff(self, tokens: dict[str, int], default: str) -> str:
+        """Keep / compact / fresh after approval; dismissal keeps the context."""
+        from planshell.ui.screens.handoff import HandoffScreen
+
+        answer = await self.ask(HandoffScreen(tokens, default))
+        return answer if isinstance(answer, str) else "keep"
+
     async def show_review(self, request: ReviewRequest) -> Review:
         """The review screen; its decision, after a second question when files changed.
 

@@ -94,6 +94,8 @@ class ChatScreen(Screen[None]):
         self._frame = 0
         self._ticker: Timer | None = None
         self._plan_ui: PlanModeUI | None = None
+        self._window_cost: tuple[int | None, float | None] = (None, None)  # window, cost
+        self._served_models: list[str] = []  # what the server offers (for /model completion)
         self.ready = False
 
     # --- layout -------------------------------------------------------------------
@@ -168,7 +170,7 @@ class ChatScreen(Screen[None]):
             return
         self._connect_runtime(runtime)
         if app.resume is not None:
-            await self.transcript.show_history(app.resume.messages, runtime.registry)
+            await self._show_loaded(app.resume.messages, app.resume.summary, runtime)
             self.transcript.add_note(f"Resumed conversation {app.resume.path.stem}.")
         for problem in runtime.problems:
             self.notify(problem, severity="warning", timeout=8)
@@ -186,8 +188,12 @@ class ChatScreen(Screen[None]):
             self._unsubscribe()
         self._unsubscribe = runtime.agent.subscribe(self._forward)
         self._show_provider()
-        self.status.set_tokens(runtime.agent.context_tokens or None)
+        agent = runtime.agent
+        self._window_cost = (agent.meter.window, agent.cost)
+        self.status.set_context(agent.context_tokens, agent.meter.window, agent.cost)
         self.plan_ui.show_state(runtime)
+        self._served_models = []
+        self.run_worker(self._load_served_models(runtime), group="models", exit_on_error=False)
 
     def _forward(self, event: ev.Event) -> None:
         # Called synchronously from inside the engine: never touch widgets here.
@@ -230,7 +236,17 @@ class ChatScreen(Screen[None]):
             case ev.ToolFinished() as event:
                 transcript.tool_finished(event.call_id, event.name, event.content, event.is_error)
             case ev.UsageUpdated() as event:
-                self.status.set_tokens(event.context_tokens)
+                window, cost = self._window_cost
+                self.status.set_context(event.context_tokens, window, cost)
+            case ev.ContextUpdated() as event:
+                self._window_cost = (event.window, event.cost)
+                self.status.set_context(event.used, event.window, event.cost)
+            case ev.Compacted() as event:
+                transcript.add_summary(_compaction_title(event), event.summary)
+            case ev.RetryStarted() as event:
+                if event.dropped:
+                    transcript.add_note("↻ Regenerating the last reply (the previous one was dropped).")
+                self._work_started()
             case ev.ErrorEvent() as event:
                 transcript.add_error(event.message)
             case ev.SteeringQueued(text=text):
@@ -255,11 +271,17 @@ class ChatScreen(Screen[None]):
     # --- activity (one timer for the spinner, elapsed time and running tools) ---
 
     def _work_started(self) -> None:
+        """Show the spinner now; the ticker keeps it going until nothing runs.
+
+        It does not ask ``_is_busy`` here: the worker may not be registered yet,
+        and pausing the ticker then froze the spinner at "working 0s".
+        """
         if self._busy_since is None:
             self._busy_since = time.monotonic()
         if self._ticker is not None:
             self._ticker.resume()
-        self._tick()
+        self._frame += 1
+        self.status.set_activity(self._frame, time.monotonic() - self._busy_since)
 
     def _is_busy(self) -> bool:
         runtime = self.runtime
@@ -478,7 +500,7 @@ class ChatScreen(Screen[None]):
             session = SessionLog.create(runtime.root)
         agent.reset(session)
         await self.transcript.clear_entries()
-        self.status.set_tokens(None)
+        self.status.set_context(0, agent.meter.window, agent.cost)
         self.transcript.add_note("New conversation. (/resume brings back earlier ones.)")
 
     def current_model(self) -> str:
@@ -491,7 +513,15 @@ class ChatScreen(Screen[None]):
             if runtime is None:
                 self.notify("Still starting up.")
                 return
-            self.notify(f"Provider and model: {runtime.agent.provider.label}", title="Model")
+            served = ""
+            if self._served_models:
+                shown = ", ".join(self._served_models[:12])
+                more = len(self._served_models) - 12
+                served = f"\nThe server offers: {shown}" + (f" and {more} more" if more > 0 else "")
+            self.notify(
+                f"Provider and model: {runtime.agent.provider.label}{served}",
+                title="Model", markup=False,
+            )
             return
         if self._busy_warning("switching models"):
             return
@@ -509,6 +539,8 @@ class ChatScreen(Screen[None]):
             update = {"provider": provider, "model": None}
         if model is not None:
             update["model"] = model
+        if update.get("model", runtime.settings.model) != runtime.settings.model:
+            update["context_window"] = None  # the configured window was for the other model
         from planshell.config import ConfigError
         from planshell.llm.factory import make_provider
 
@@ -518,11 +550,17 @@ class ChatScreen(Screen[None]):
         except (ConfigError, ValueError) as exc:
             self.notify(f"Could not switch: {exc}", severity="error")
             return
+        from planshell.runtime import configure_context
+
         old = runtime.agent.provider
-        runtime.agent.provider = new
+        runtime.agent.set_provider(new)
         runtime.provider = new
         runtime.settings = settings
+        configure_context(runtime.agent, settings)
+        self._window_cost = (None, runtime.agent.cost)
         self._show_provider()
+        self._served_models = []
+        self.run_worker(self._load_served_models(runtime), group="models", exit_on_error=False)
         self.notify(f"Now using {new.label} for this session.", title="Model")
         closer = getattr(old, "aclose", None)
         if closer is not None and old is not new:
@@ -536,8 +574,8 @@ class ChatScreen(Screen[None]):
         if not runtime.agent.messages:
             self.notify("Nothing to retry yet.")
             return
-        self._work_started()
         self.run_worker(self._retry(runtime), group="agent", exit_on_error=False)
+        self._work_started()
 
     async def _retry(self, runtime: Runtime) -> None:
         try:
@@ -545,6 +583,47 @@ class ChatScreen(Screen[None]):
         except Exception as exc:
             log.error("the retry failed unexpectedly", exc_info=exc)
             self.transcript.add_error(f"The retry failed unexpectedly: {exc!r}.")
+        finally:
+            self.call_after_refresh(self._tick)
+
+    def compact(self, instructions: str) -> None:
+        """``/compact [what to keep]``: summarise the older conversation now (Esc cancels)."""
+        if self._busy_warning("compacting"):
+            return
+        runtime = self.runtime
+        assert runtime is not None
+        if not runtime.agent.messages:
+            self.notify("Nothing to compact yet.")
+            return
+        self.run_worker(self._compact(runtime, instructions), group="agent", exit_on_error=False)
+        self._work_started()
+
+    async def _compact(self, runtime: Runtime, instructions: str) -> None:
+        try:
+            await runtime.agent.compact(instructions)
+        except Exception as exc:
+            log.error("compaction failed unexpectedly", exc_info=exc)
+            self.transcript.add_error(f"Compaction failed unexpectedly: {exc!r}.")
+        finally:
+            self.call_after_refresh(self._tick)
+
+    def model_names(self) -> list[str]:
+        """Models the server said it offers (OpenAI-compatible ``/models``), for completion."""
+        return list(self._served_models)
+
+    async def _load_served_models(self, runtime: Runtime) -> None:
+        from planshell.llm.factory import DEFAULT_URLS
+        from planshell.llm.models import auth_headers, list_models
+
+        provider = runtime.agent.provider
+        base = getattr(provider, "base_url", "")
+        if getattr(provider, "name", "") != "openai" or not base:
+            return
+        if base.rstrip("/") == DEFAULT_URLS["openai"] and not getattr(provider, "api_key", None):
+            return
+        names = await list_models(base, auth_headers(provider))
+        if runtime.agent.provider is provider:
+            self._served_models = names
 
     def pick_session(self, session_id: str | None) -> None:
         if self._busy_warning("resuming another conversation"):
@@ -571,6 +650,17 @@ class ChatScreen(Screen[None]):
 
         self.app.push_screen(ResumeScreen(list_sessions(runtime.root), current), chosen)
 
+    async def _show_loaded(
+        self, messages: list[Any], summary: str | None, runtime: Runtime
+    ) -> None:
+        """A resumed history; a compacted one starts with its summary row."""
+        from planshell.agent.compaction import is_compacted_block
+
+        if summary is not None and messages and is_compacted_block(messages[0]):
+            self.transcript.add_summary("Resumed from a compacted conversation. Summary:", summary)
+            messages = messages[1:]
+        await self.transcript.show_history(messages, runtime.registry)
+
     async def resume_session(self, path: Path) -> None:
         from planshell.agent.session import SessionLog
 
@@ -587,7 +677,22 @@ class ChatScreen(Screen[None]):
             return
         await self.transcript.clear_entries()
         self._connect_runtime(runtime)
-        await self.transcript.show_history(loaded.messages, runtime.registry)
+        await self._show_loaded(loaded.messages, loaded.summary, runtime)
         self.transcript.add_note(f"Resumed conversation {path.stem}.")
         for problem in runtime.problems:
             self.notify(problem, severity="warning", timeout=8)
+
+
+def _compaction_title(event: ev.Compacted) -> str:
+    from planshell.ui.widgets.status import format_tokens
+
+    why = {
+        "auto": "the context was nearly full",
+        "overflow": "the server said the conversation was too long",
+        "handoff": "plan approved",
+        "manual": "/compact",
+    }.get(event.reason, event.reason)
+    return (
+        f"Conversation compacted ({why}): {format_tokens(event.before_tokens)} → "
+        f"{format_tokens(event.after_tokens)} tokens; mode and plan unchanged. Summary:"
+    )

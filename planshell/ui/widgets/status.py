@@ -52,6 +52,17 @@ def format_tokens(tokens: int) -> str:
     return f"{tokens // 1000}k"
 
 
+WARN_FRACTION = 0.8  # the context readout turns to the warning colour past this
+
+
+def format_context(used: int, window: int | None, cost: float | None = None) -> str:
+    """``12.3k / 128k ctx · $0.042``; without a window just ``12.3k ctx``."""
+    text = f"{format_tokens(used)} / {format_tokens(window)} ctx" if window else f"{format_tokens(used)} ctx"
+    if cost is not None:
+        text += f" · ${cost:.3f}" if cost < 10 else f" · ${cost:.2f}"
+    return text
+
+
 def format_elapsed(seconds: float) -> str:
     seconds = int(seconds)
     if seconds < 60:
@@ -123,6 +134,13 @@ class StatusBar(Horizontal):
     def set_tokens(self, tokens: int | None) -> None:
         widget = self.query_one("#tokens", Static)
         widget.update(Text(f"{format_tokens(tokens)} ctx") if tokens else "")
+        widget.remove_class("-warning")
+
+    def set_context(self, used: int, window: int | None, cost: float | None = None) -> None:
+        """``used / window`` (and the session cost when priced); warning colour past 80%."""
+        widget = self.query_one("#tokens", Static)
+        widget.update(Text(format_context(used, window, cost)) if used or cost else "")
+        widget.set_class(bool(window) and used >= WARN_FRACTION * (window or 1), "-warning")
 
     def set_activity(self, frame: int | None, elapsed: float = 0.0) -> None:
         """``frame`` None: idle (nothing shown, so snapshots are stable)."""

@@ -239,6 +239,13 @@ class Transcript(VerticalScroll, can_focus=True):
     def add_note(self, message: str, kind: str = "info") -> NoteRow:
         return self._add(NoteRow(message, kind=kind))  # type: ignore[return-value]
 
+    def add_summary(self, title: str, summary: str) -> Widget:
+        """A collapsed row for a compaction; expanding it shows the summary."""
+        from planshell.ui.widgets.summary import SummaryRow
+
+        self.end_stream()
+        return self._add(SummaryRow(title, summary))
+
     def turn_done(self, stop_reason: str, cancelled: bool) -> None:
         self.end_stream()
         for row in self.running_tools:

@@ -1,0 +1,69 @@
+"""The chat screen's side of context: /retry and its spinner, /compact, the status readout."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import Static
+
+from planshell.llm.scripted import Reply
+from planshell.llm.types import Message, ToolCall
+from planshell.ui.widgets.status import StatusBar, format_context
+from planshell.ui.widgets.summary import SummaryRow
+from tests.test_ui_chat import SIZE, idle, make_app, ready, send
+from tests.ui_helpers import until
+
+
+def activity_text(screen) -> str:
+    widget = screen.status.query_one("#activity", Static)
+    rendered = widget.render()
+    return rendered.plain if isinstance(rendered, Text) else str(rendered)
+
+
+async def test_retry_regenerates_and_the_spinner_stops_when_it_ends(project):
+    app = make_app(project, [Reply(text="first answer"), Reply(text="second answer", delay=0.5)])
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await ready(pilot)
+        await send(pilot, "hello")
+        await idle(pilot, screen)
+        await send(pilot, "/retry")
+        # The spinner follows the retried turn (set when /retry starts it) ...
+        await until(pilot, lambda: "working" in activity_text(screen))
+        await idle(pilot, screen)
+        # ... and stops when it ends (it used to freeze at "working 0s").
+        await until(pilot, lambda: activity_text(screen) == "")
+        assert not screen.status.query_one("#activity").has_class("-busy")
+        contents = [m.content for m in screen.runtime.agent.messages]
+        assert contents == ["hello", "second answer"]
+
+
+async def test_compact_shows_a_collapsed_summary_row(project):
+    app = make_app(project, [Reply(text="SUMMARY TEXT")])
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await ready(pilot)
+        history = []
+        for i in range(6):
+            history += [Message("user", f"q{i} " + "u" * 3000),
+                        Message("assistant", "", tool_calls=[ToolCall(f"c{i}", "read", "{}")]),
+                        Message("tool", "r" * 3000, tool_call_id=f"c{i}", tool_name="read"),
+                        Message("assistant", f"a{i}")]
+        screen.runtime.agent.load_history(history)
+        await send(pilot, "/compact the file names")
+        await until(pilot, lambda: bool(screen.transcript.query(SummaryRow)))
+        row = screen.transcript.query_one(SummaryRow)
+        assert row.collapsed and "compacted" in row.title
+        await idle(pilot, screen)
+        assert activity_text(screen) == ""
+
+
+async def test_status_bar_warns_past_80_percent(project):
+    app = make_app(project, [])
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await ready(pilot)
+        bar: StatusBar = screen.status
+        bar.set_context(700, 1000, None)
+        tokens = bar.query_one("#tokens")
+        assert not tokens.has_class("-warning")
+        bar.set_context(850, 1000, 0.0123)
+        assert tokens.has_class("-warning")
+        assert format_context(850, 1000, 0.0123) == "850 / 1.0k ctx · $0.012"
+        assert format_context(12_300, None) == "12.3k ctx"
