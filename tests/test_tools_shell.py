@@ -143,12 +143,36 @@ async def test_term_ignoring_process_gets_killed(ctx: ToolContext) -> None:
 
 
 async def test_cancel_kills_the_whole_group(ctx: ToolContext) -> None:
-    task = asyncio.create_task(bash(ctx, "sleep 30 & echo $! $$ > pids; sleep 30"))
+    # 300 s: longer than wait_dead's guard, so a leak cannot pass by dying of age.
+    task = asyncio.create_task(bash(ctx, "sleep 300 & echo $! $$ > pids; sleep 300"))
     await wait_for_file(ctx.root / "pids")
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
     assert wait_dead(pids_in(ctx.root / "pids")) == []
+
+
+async def test_cancel_while_starting_kills_the_whole_group(ctx: ToolContext) -> None:
+    """The agent cancels while the event loop is still wiring up the new process's pipes.
+
+    On a busy machine the command runs before the spawn returns; found that way.
+    """
+    children = Path(f"/proc/self/task/{os.getpid()}/children")
+    before = children.read_text().split()
+    task = asyncio.create_task(bash(ctx, "sleep 300 & echo $! $$ > pids; sleep 300"))
+    deadline = time.monotonic() + HANG_GUARD
+    while children.read_text().split() == before:  # one loop turn at a time, until the fork
+        assert time.monotonic() < deadline, "bash was never started"
+        await asyncio.sleep(0)
+    # asyncio is now wiring up the pipes; without a loop turn it cannot finish.
+    pids = ctx.root / "pids"
+    while not (pids.exists() and pids.read_text().endswith("\n")):
+        assert time.monotonic() < deadline, "bash never wrote its pids"
+        time.sleep(0.01)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert wait_dead(pids_in(pids)) == []
 
 
 async def test_background_jobs_do_not_outlive_the_command(ctx: ToolContext) -> None:

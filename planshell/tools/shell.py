@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import codecs
+import contextlib
 import os
 import signal
 from collections import deque
@@ -242,17 +243,33 @@ class BashTool(Tool[BashArgs]):
         return ToolResult(f"{body}\nexit code {code}", is_error=code != 0, data=data)
 
     async def _spawn(self, command: str, ctx: ToolContext) -> asyncio.subprocess.Process:
+        """Start ``command`` as the leader of a new process group.
+
+        The command runs before asyncio has wired up its pipes. A cancel in
+        that window would make asyncio kill the leader alone and leave its
+        children running, so the start is shielded: a cancel waits for it
+        and then stops the whole group. The launch (sandbox argv, environment,
+        the seccomp fd) stays open until the process has started.
+        """
         try:
             with ctx.exec_policy.launch(["bash", "-c", command]) as launch:
-                return await asyncio.create_subprocess_exec(
-                    *launch.argv,
-                    cwd=ctx.root,
-                    env=launch.env,
-                    pass_fds=launch.pass_fds,
-                    stdin=asyncio.subprocess.DEVNULL,
-                    stdout=asyncio.subprocess.PIPE,
-                    stderr=asyncio.subprocess.STDOUT,
-                    start_new_session=True,
+                start = asyncio.ensure_future(
+                    asyncio.create_subprocess_exec(
+                        *launch.argv,
+                        cwd=ctx.root,
+                        env=launch.env,
+                        pass_fds=launch.pass_fds,
+                        stdin=asyncio.subprocess.DEVNULL,
+                        stdout=asyncio.subprocess.PIPE,
+                        stderr=asyncio.subprocess.STDOUT,
+                        start_new_session=True,
+                    )
                 )
+                try:
+                    return await asyncio.shield(start)
+                except asyncio.CancelledError:
+                    with contextlib.suppress(OSError):
+                        await stop_group(await asyncio.shield(start))
+                    raise
         except OSError as exc:
             raise ToolError(f"could not start the command: {exc}.") from None
