@@ -148,6 +148,10 @@ class PlanShortcuts(_Section):
 
 
 class PlanSettings(_Section):
+    approve_mode: Literal["accept-edits", "ask"] = Field(
+        "accept-edits",
+        description="Permission mode an approved plan runs in by default (the review's Enter).",
+    )
     allowed_tools: list[str] | None = Field(
         None, description="Tools offered in plan mode; replaces the default read-only set."
     )
@@ -163,6 +167,39 @@ class PlanSettings(_Section):
     labels: PlanLabels = Field(default_factory=PlanLabels)
     ui: PlanUISettings = Field(default_factory=PlanUISettings)
     shortcuts: PlanShortcuts = Field(default_factory=PlanShortcuts)
+
+
+_RULE_RE = re.compile(r"^[a-z_]+(?:\([^\x00-\x1f\x7f]+\))?$")
+
+
+def _rule(text: str) -> str:
+    """A permission rule, e.g. ``bash(pytest *)``, ``edit(src/**)`` (checked fully later)."""
+    if not _RULE_RE.match(text.strip()):
+        raise ValueError("must look like tool(pattern), e.g. 'bash(pytest *)' or 'edit(src/**)'")
+    return text.strip()
+
+
+Rule = Annotated[str, AfterValidator(_rule)]
+PermissionMode = Literal["ask", "accept-edits", "auto"]
+
+
+class PermissionsSettings(_Section):
+    """Approvals outside plan mode (docs/permissions.md). Security-relevant: trust needed."""
+
+    mode: PermissionMode = Field(
+        "ask", description="ask, accept-edits (file changes unasked) or auto (nothing asks)."
+    )
+    allow: list[Rule] = Field(
+        default_factory=list, description="Calls that run unasked, e.g. 'bash(pytest *)'."
+    )
+    deny: list[Rule] = Field(
+        default_factory=list, description="Calls that are always refused; deny wins over allow."
+    )
+    sandbox: Literal["workspace-write", "off"] = Field(
+        "workspace-write",
+        description="Run bash in bubblewrap: project writable, rest read-only (where available).",
+    )
+    network: bool = Field(False, description="Let sandboxed bash use the network.")
 
 
 class UISettings(_Section):
@@ -190,6 +227,7 @@ class Settings(_Section):
     plan: PlanSettings = Field(default_factory=PlanSettings)
     ui: UISettings = Field(default_factory=UISettings)
     agent: AgentSettings = Field(default_factory=AgentSettings)
+    permissions: PermissionsSettings = Field(default_factory=PermissionsSettings)
 
     # Set by load_settings when an untrusted project file's security keys were ignored.
     _untrusted: UntrustedProject | None = PrivateAttr(None)
@@ -509,34 +547,53 @@ def remember_user_setting(section: str, key: str, value: str, path: Path | None 
     Used for small preferences (the theme) so that a hand-edited file is not
     rewritten from scratch.
     """
-    from planshell.fsutil import atomic_write_text
+    return set_toml_value(path or user_config_path(), section, key, value)
 
-    path = path or user_config_path()
-    line = f"{key} = {json.dumps(value)}"
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        lines = []
+
+def toml_with_value(text: str, section: str, key: str, value: str | list[str]) -> str:
+    """``text`` with ``[section] key = value`` set (a one-line JSON string or list of strings).
+
+    A JSON string with ``ensure_ascii`` is also a TOML basic string. An existing
+    value spanning several lines (a multi-line array) is replaced whole.
+    """
+    line = f"{key} = {json.dumps(value, ensure_ascii=True)}"
+    lines = text.splitlines()
     current: str | None = None
     section_end: int | None = None
-    for i, text in enumerate(lines):
-        match = _SECTION_RE.match(text)
+    for i, row in enumerate(lines):
+        match = _SECTION_RE.match(row)
         if match:
             current = match.group(1).strip()
             if current == section:
                 section_end = i + 1
             continue
         if current == section:
-            if re.match(rf"^\s*{re.escape(key)}\s*=", text):
-                lines[i] = line
+            if re.match(rf"^\s*{re.escape(key)}\s*=", row):
+                end = i + 1
+                depth = row.count("[") - row.count("]")
+                while depth > 0 and end < len(lines):
+                    depth += lines[end].count("[") - lines[end].count("]")
+                    end += 1
+                lines[i:end] = [line]
                 break
-            if text.strip():
+            if row.strip():
                 section_end = i + 1
     else:
         if section_end is None:
             lines += (["", f"[{section}]"] if lines else [f"[{section}]"]) + [line]
         else:
             lines.insert(section_end, line)
+    return "\n".join(lines) + "\n"
+
+
+def set_toml_value(path: Path, section: str, key: str, value: str | list[str]) -> Path:
+    """Set ``[section] key = value`` in the file at ``path``, keeping comments and order."""
+    from planshell.fsutil import atomic_write_text
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        text = ""
     path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(path, "\n".join(lines) + "\n")
+    atomic_write_text(path, toml_with_value(text, section, key, value))
     return path

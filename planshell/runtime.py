@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from planshell.agent import events as ev
 from planshell.agent.loop import Agent
@@ -25,6 +26,9 @@ from planshell.tools.builtin import builtin_tools
 from planshell.tools.registry import ToolRegistry
 from planshell.tools.todo import TodoList
 
+if TYPE_CHECKING:
+    from planshell.permissions import PermissionController
+
 
 @dataclass
 class Runtime:
@@ -37,6 +41,7 @@ class Runtime:
     agent: Agent
     plan: PlanController
     problems: list[str] = field(default_factory=list)
+    permissions: PermissionController | None = None
 
     def close(self) -> None:
         if self.agent.session is not None:
@@ -52,8 +57,14 @@ def build_runtime(
     resume: LoadedSession | None = None,
     persist: bool = True,
     plan: bool = False,
+    allow: list[str] | None = None,
 ) -> Runtime:
-    """Build everything; ``resume`` restores history and mode, ``plan`` forces PLAN."""
+    """Build everything; ``resume`` restores history and mode, ``plan`` forces PLAN.
+
+    ``allow`` adds permission rules for this run (``--allow``), after the config's.
+    """
+    from planshell.config import project_config_path
+    from planshell.permissions import PermissionController
     from planshell.plan.sandbox import plan_exec_policy
 
     root = root.resolve()
@@ -91,6 +102,17 @@ def build_runtime(
     )
     for tool in plan_tools(controller):
         registry.register(tool)
+    # Added after plan mode's gate: in PLAN that gate decides, this one stands aside.
+    permissions = PermissionController(
+        agent,
+        settings.permissions,
+        decider,
+        controller.guard,
+        in_plan=lambda: controller.mode is Mode.PLAN,
+        extra_allow=list(allow or []),
+        project_file=project_config_path(root),
+    )
+    controller.on_approve_mode = permissions.set_mode
     controller.shape_tools()
     # The checklist is engine state; views learn about it through the event bus.
     todos.subscribe(
@@ -98,7 +120,9 @@ def build_runtime(
             ev.TodosChanged(tuple((item.content, item.status.value) for item in items))
         )
     )
-    runtime = Runtime(root, settings, provider, registry, todos, store, agent, controller)
+    runtime = Runtime(
+        root, settings, provider, registry, todos, store, agent, controller, permissions=permissions
+    )
     if resume is not None:
         agent.load_history(resume.messages)
         controller.restore(resume.mode)
@@ -106,4 +130,5 @@ def build_runtime(
     if plan and controller.mode is not Mode.PLAN:
         controller.enter_plan()
     runtime.problems += controller.guard.warnings + controller.policy.warnings
+    runtime.problems += permissions.warnings
     return runtime

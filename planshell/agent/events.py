@@ -116,6 +116,14 @@ class Notice:
     level: str = "information"
 
 
+@dataclass(frozen=True)
+class PermissionModeChanged:
+    """The approval mode outside plan mode: "ask", "accept-edits" or "auto"."""
+
+    mode: str
+    previous: str
+
+
 Event = (
     TurnStarted
     | TextDelta
@@ -132,6 +140,7 @@ Event = (
     | PlanUpdated
     | TodosChanged
     | Notice
+    | PermissionModeChanged
 )
 
 Subscriber = Callable[[Event], None]

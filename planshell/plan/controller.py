@@ -105,6 +105,8 @@ class PlanController:
         self.sandbox_warning: str | None = None  # the guard-only notice, once it was emitted
         # Called at review and approval time; its result rides in ReviewRequest.receipt.
         self.receipt_provider: Callable[[], Receipt | None] | None = self.receipt
+        # Set by the runtime: an approval's permission mode ("accept-edits", "ask").
+        self.on_approve_mode: Callable[[str], object] | None = None
         agent.gates.append(self.gate)
         agent.prompt_parts.append(self.prompt_part)
 
@@ -552,6 +554,8 @@ class PlanController:
         match review.decision:
             case Decision.APPROVE:
                 self.approve(path, text)
+                if review.permission_mode and self.on_approve_mode is not None:
+                    self.on_approve_mode(review.permission_mode)
                 return prompts.approved_result(shown, text)
             case Decision.REFINE:
                 return prompts.refine_result(review.feedback or "(no details given)")
