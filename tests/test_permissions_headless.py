@@ -8,7 +8,6 @@ import json
 from tests.sse_server import (
     Response,
     SSEServer,
-    sse_event,
     sse_server_fixture,  # noqa: F401  (provides the sse_server fixture)
 )
 from tests.test_cli_provider import _chunk, _run
@@ -42,7 +41,7 @@ def _tool_result(server: SSEServer) -> str:
 
 async def test_headless_ask_denies_and_reports(sse_server: SSEServer, project) -> None:
     sse_server.add(_bash_call("touch made"), _text("ok"))
-    code, out, err = await _run(_args(sse_server), project)
+    code, _out, err = await _run(_args(sse_server), project)
     assert code == 0, err
     assert not (project / "made").exists()
     assert "Denied (needs approval): bash touch made" in err
