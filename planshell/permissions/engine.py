@@ -170,7 +170,9 @@ class PermissionController:
         covering = self._covering_rule(parts)
         if covering is not None:
             return Verdict("allow", "allow rule", "rule", covering)
-        why = verdict.reason if not verdict.allowed else "it asks to run outside the sandbox"
+        why = _not_read_only(verdict.reason) if not verdict.allowed else (
+            "it asks to run outside the sandbox"
+        )
         if not parts.plain and parts.why:
             why += f" (no rule can cover it: {parts.why})"
         return Verdict("ask", why, "ask")
@@ -432,6 +434,13 @@ def save_project_rules(path: Path, rules: list[str], trust_file: Path | None = N
         return f"Saved {shown} to {path}, but the file changed again; it is not trusted."
     trust(after, trust_file)
     return f"Saved {shown} to {path} (permissions.allow); trusted as you wrote it."
+
+
+def _not_read_only(reason: str) -> str:
+    """The guard's reason without its plan-mode advice: why this is not proven read-only."""
+    text = reason.removeprefix("blocked: ")
+    text = text.split("; plan mode may only read.")[0]
+    return f"Not proven read-only: {text}"
 
 
 def _unsandboxed(args: ToolArgs) -> bool:

@@ -69,6 +69,11 @@ class ChatScreen(Screen[None]):
             key_display="^⇧L/F2", id=TOGGLE_PLAN_BINDING_ID, priority=True,
             tooltip="Toggle plan mode: ctrl+shift+l or F2 (also /plan, /plan on|off)",
         ),
+        # Permission modes (ui/permissions_ui.py): ask -> accept-edits -> plan -> ask.
+        Binding(
+            "shift+tab", "cycle_mode", "Mode", key_display="⇧tab", id="cycle-mode",
+            priority=True, tooltip="Cycle ask, accept-edits and plan mode (also /mode)",
+        ),
         Binding(
             "ctrl+t", "toggle_todos", "Checklist", id="toggle-todos",
             tooltip="Show or hide the plan checklist (also /todos)",
@@ -188,6 +193,7 @@ class ChatScreen(Screen[None]):
         self._show_provider()
         self.status.set_tokens(runtime.agent.context_tokens or None)
         self.plan_ui.show_state(runtime)
+        self._show_permission_mode()
 
     def _forward(self, event: ev.Event) -> None:
         # Called synchronously from inside the engine: never touch widgets here.
@@ -242,6 +248,10 @@ class ChatScreen(Screen[None]):
                 self._tick()
             case ev.ModeChanged() | ev.PlanUpdated() | ev.TodosChanged() as event:
                 await self.plan_ui.on_engine_event(event)
+                if isinstance(event, ev.ModeChanged):
+                    self._show_permission_mode()
+            case ev.PermissionModeChanged():
+                self._show_permission_mode()
             case ev.Notice() as event:
                 level = event.level
                 severity = level if level in ("information", "warning", "error") else "information"
@@ -384,6 +394,21 @@ class ChatScreen(Screen[None]):
 
     def action_toggle_plan_mode(self) -> None:
         self.run_worker(self.plan_ui.toggle(), group="plan", exit_on_error=False)
+
+    def action_cycle_mode(self) -> None:
+        from planshell.ui import permissions_ui
+
+        self.run_worker(permissions_ui.cycle(self), group="plan", exit_on_error=False)
+
+    def permission_mode(self, arg: str) -> None:
+        from planshell.ui import permissions_ui
+
+        permissions_ui.command(self, arg)
+
+    def _show_permission_mode(self) -> None:
+        from planshell.ui import permissions_ui
+
+        permissions_ui.show(self, self.runtime)
 
     def action_toggle_todos(self) -> None:
         self.plan_ui.toggle_checklist()

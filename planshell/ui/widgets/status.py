@@ -23,6 +23,7 @@ SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 # "checking" while the one-off sandbox probe runs.
 MARKERS = ("sandboxed", "guarded", "refused", "checking")
 # What the marker says: guard-only must not read like a reassurance.
+PERMISSION_TEXT = {"ask": "ask", "accept-edits": "accept edits", "auto": "⚠ auto: nothing asks"}
 MARKER_TEXT = {"guarded": "⚠ guard only — no sandbox", "checking": "sandbox…"}
 
 
@@ -82,6 +83,9 @@ class StatusBar(Horizontal):
         marker = Static("", id="plan-marker")
         marker.display = False
         yield marker
+        permission = Static("", id="permission-mode")
+        permission.display = False
+        yield permission
         yield Static(Text("starting…"), id="provider", classes="-starting")
         path = ProjectPath(id="project")
         path.text = self._project
@@ -110,6 +114,14 @@ class StatusBar(Horizontal):
             marker.set_class(name == label, f"-{name}")
         marker.update(Text(MARKER_TEXT.get(label or "", label or "")))
         marker.display = bool(label) and not hidden
+
+    def set_permission_mode(self, mode: str | None) -> None:
+        """The approval mode outside plan mode (None hides it, e.g. in PLAN); auto warns."""
+        widget = self.query_one("#permission-mode", Static)
+        for name in PERMISSION_TEXT:
+            widget.set_class(name == mode, f"-{name}")
+        widget.update(Text(PERMISSION_TEXT.get(mode or "", mode or "")))
+        widget.display = bool(mode)
 
     def set_project(self, label: str) -> None:
         self.query_one(ProjectPath).text = label
