@@ -199,6 +199,46 @@ async def test_status_bar_mode_command_and_shift_tab_cycle(project: Path) -> Non
         await until(pilot, lambda: str(marker.render()) == "ask")
 
 
+# --- plan approval: a / A choose how the plan runs -----------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("approve_mode", "key", "runs_in"),
+    [
+        ("accept-edits", "a", "accept-edits"),
+        ("accept-edits", "A", "ask"),
+        ("ask", "a", "ask"),
+        ("ask", "A", "accept-edits"),
+    ],
+)
+async def test_review_a_and_A_choose_the_permission_mode(
+    approve_mode: str, key: str, runs_in: str
+) -> None:
+    from planshell.plan.decider import Decision
+    from tests.test_ui_review import SHORT, run_keys
+
+    _, results = await run_keys(SHORT, key, approve_mode=approve_mode)
+    assert results[0] is not None and results[0].decision is Decision.APPROVE
+    assert results[0].permission_mode == runs_in
+
+
+async def test_approving_a_plan_sets_the_permission_mode(project: Path) -> None:
+    from planshell.llm.demo import DemoProvider
+    from planshell.plan.decider import Decision, Review
+    from planshell.runtime import build_runtime
+    from tests.engine_helpers import ScriptedDecider
+
+    decider = ScriptedDecider(
+        [lambda r: Review(Decision.APPROVE, reviewed_text=r.text, permission_mode="accept-edits")]
+    )
+    runtime = build_runtime(Settings(), project, decider, provider=DemoProvider(chunk_delay=0),
+                            persist=False, plan=True)
+    assert runtime.permissions is not None and runtime.permissions.mode.value == "ask"
+    await runtime.agent.submit("add rate limiting to the request handler")
+    assert decider.requests[0].approve_mode == "accept-edits"
+    assert runtime.permissions.mode.value == "accept-edits"
+
+
 # --- snapshots at 80x24 ---------------------------------------------------------------------
 
 

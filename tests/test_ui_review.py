@@ -263,7 +263,9 @@ async def run_keys(
 async def test_approve_returns_the_exact_text_shown() -> None:
     text = SHORT + "tricky \x1b[31mred\x1b[0m\n"
     _, results = await run_keys(text, "a")
-    assert results == [Review(Decision.APPROVE, reviewed_text=text)]
+    assert results == [
+        Review(Decision.APPROVE, reviewed_text=text, permission_mode="accept-edits")
+    ]
 
 
 async def test_escape_keeps_planning() -> None:

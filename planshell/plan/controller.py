@@ -377,6 +377,7 @@ class PlanController:
         match review.decision:
             case Decision.APPROVE:
                 self.execute_existing(path, reviewed=text)
+                self._approve_mode(review)
                 return ReviewOutcome(review.decision, path, self.execute_request(path))
             case Decision.REFINE:
                 self.start_plan(plan_path=path)
@@ -554,8 +555,7 @@ class PlanController:
         match review.decision:
             case Decision.APPROVE:
                 self.approve(path, text)
-                if review.permission_mode and self.on_approve_mode is not None:
-                    self.on_approve_mode(review.permission_mode)
+                self._approve_mode(review)
                 return prompts.approved_result(shown, text)
             case Decision.REFINE:
                 return prompts.refine_result(review.feedback or "(no details given)")
@@ -567,6 +567,11 @@ class PlanController:
                 return prompts.DISCARD_RESULT
             case _:
                 return prompts.keep_result(review.feedback)
+
+    def _approve_mode(self, review: Review) -> None:
+        """The permission mode the person chose with the approval (a / A)."""
+        if review.permission_mode and self.on_approve_mode is not None:
+            self.on_approve_mode(review.permission_mode)
 
     def _read_for_review(self, path: Path) -> str:
         try:
@@ -587,7 +592,8 @@ class PlanController:
             frozenset(changed_sections(parse_plan(previous), doc)) if previous else frozenset()
         )
         return ReviewRequest(
-            path, text, doc.title, changed, previous, notice, receipt, count_hidden(text)
+            path, text, doc.title, changed, previous, notice, receipt, count_hidden(text),
+            approve_mode=self.settings.approve_mode,
         )
 
     async def _current_receipt(self) -> Receipt | None:

@@ -38,6 +38,7 @@ class ReviewRequest:
     notice: str = ""  # e.g. "the plan changed while you were reviewing"
     receipt: Receipt | None = None  # the write-barrier receipt, when available
     hidden: int = 0  # invisible/bidi characters in the text (removed from the display)
+    approve_mode: str = "accept-edits"  # what ``a`` runs the plan in (``A``: the other one)
 
 
 class ApprovalChoice(StrEnum):
