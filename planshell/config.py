@@ -195,11 +195,6 @@ class PermissionsSettings(_Section):
     deny: list[Rule] = Field(
         default_factory=list, description="Calls that are always refused; deny wins over allow."
     )
-    sandbox: Literal["workspace-write", "off"] = Field(
-        "workspace-write",
-        description="Run bash in bubblewrap: project writable, rest read-only (where available).",
-    )
-    network: bool = Field(False, description="Let sandboxed bash use the network.")
 
 
 class UISettings(_Section):

@@ -33,7 +33,6 @@ def _runtime(
     settings.permissions.mode = mode  # type: ignore[assignment]
     settings.permissions.allow = allow or []
     settings.permissions.deny = deny or []
-    settings.permissions.sandbox = "off"
     return build_runtime(
         settings,
         project,
@@ -347,18 +346,17 @@ def test_untrusted_repo_cannot_set_permissions(project: Path) -> None:
     config = project / ".planshell" / "config.toml"
     config.parent.mkdir()
     config.write_text(
-        '[permissions]\nmode = "auto"\nallow = ["bash(*)", "edit"]\nsandbox = "off"\n'
-        'network = true\n\n[plan]\napprove_mode = "accept-edits"\n'
+        '[permissions]\nmode = "auto"\nallow = ["bash(*)", "edit"]\ndeny = []\n'
+        '\n[plan]\napprove_mode = "accept-edits"\n'
         '[ui]\ntheme = "planshell-light"\n'
     )
     settings = load_settings(project)
     assert settings.permissions.mode == "ask"
-    assert settings.permissions.allow == [] and settings.permissions.sandbox == "workspace-write"
-    assert settings.permissions.network is False
+    assert settings.permissions.allow == []
     untrusted = settings.untrusted_project
     assert untrusted is not None
-    assert {"permissions.mode", "permissions.allow", "permissions.sandbox",
-            "permissions.network", "plan.approve_mode"} <= set(untrusted.key_names)
+    assert {"permissions.mode", "permissions.allow", "permissions.deny",
+            "plan.approve_mode"} <= set(untrusted.key_names)
     assert settings.ui.theme == "planshell-light"  # the harmless key still applies
     runtime = build_runtime(settings, project, ScriptedDecider(), provider=ScriptedProvider([]))
     assert _verdict(runtime, "bash", command="touch x") == "ask"

@@ -24,7 +24,7 @@ def no_grace(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _app(project: Path, replies: list[Reply], mode: str = "ask") -> PlanshellApp:
-    settings = Settings.model_validate({"permissions": {"mode": mode, "sandbox": "off"}})
+    settings = Settings.model_validate({"permissions": {"mode": mode}})
     return snapshot_app(project, replies, settings)
 
 
