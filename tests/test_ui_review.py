@@ -508,7 +508,9 @@ async def test_edit_without_editor_configured_warns(monkeypatch: pytest.MonkeyPa
         assert app.review_screen is not None and app.review_screen.edited_text is None
         await pilot.press("a")
         await pilot.pause()
-    assert app.results == [Review(Decision.APPROVE, reviewed_text=SHORT)]
+    assert app.results == [
+        Review(Decision.APPROVE, reviewed_text=SHORT, permission_mode="accept-edits")
+    ]
 
 
 # ------------------------------------------------------------- read-only
