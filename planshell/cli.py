@@ -40,6 +40,10 @@ def _main_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true",
                         help="with --print: show provider, tool calls and mode changes on stderr")
     parser.add_argument("--plan", action="store_true", help="start in plan mode")
+    parser.add_argument("--permission-mode", choices=["ask", "accept-edits", "auto"],
+                        help="approvals outside plan mode (headless ask: calls that would ask are denied)")
+    parser.add_argument("--allow", action="append", default=[], metavar="RULE",
+                        help="run calls this rule covers unasked, e.g. 'bash(pytest *)' (repeatable)")
     parser.add_argument("-c", "--continue", dest="continue_", action="store_true",
                         help="resume the newest conversation of this project")
     parser.add_argument("-r", "--resume", metavar="ID", help="resume the conversation with this id")
@@ -63,6 +67,8 @@ def _cli_overrides(args: argparse.Namespace) -> dict[str, Any]:
     }
     if getattr(args, "theme", None):
         overrides["ui"] = {"theme": args.theme}
+    if getattr(args, "permission_mode", None):
+        overrides["permissions"] = {"mode": args.permission_mode}
     return overrides
 
 
@@ -115,6 +121,15 @@ def _load(args: argparse.Namespace, start: Path) -> tuple[Any, Path, Any]:
 
     root = find_project_root(start)
     settings = load_settings(root, cli=_cli_overrides(args))
+    if args.allow:
+        from pydantic import ValidationError
+
+        from planshell.config import ConfigError
+
+        try:
+            settings.permissions.allow = [*settings.permissions.allow, *args.allow]
+        except ValidationError as exc:
+            raise ConfigError(f"--allow: {exc.errors()[0]['msg']}") from None
     resume = None
     if args.continue_ or args.resume:
         resume = SessionLog.load(find_session(root, args.resume))

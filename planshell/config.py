@@ -167,6 +167,10 @@ class PlanShortcuts(_Section):
 
 
 class PlanSettings(_Section):
+    approve_mode: Literal["accept-edits", "ask"] = Field(
+        "accept-edits",
+        description="Permission mode an approved plan runs in by default (the review's Enter).",
+    )
     allowed_tools: list[str] | None = Field(
         None, description="Tools offered in plan mode; replaces the default read-only set."
     )
@@ -182,6 +186,34 @@ class PlanSettings(_Section):
     labels: PlanLabels = Field(default_factory=PlanLabels)
     ui: PlanUISettings = Field(default_factory=PlanUISettings)
     shortcuts: PlanShortcuts = Field(default_factory=PlanShortcuts)
+
+
+_RULE_RE = re.compile(r"^[a-z_]+(?:\([^\x00-\x1f\x7f]+\))?$")
+
+
+def _rule(text: str) -> str:
+    """A permission rule, e.g. ``bash(pytest *)``, ``edit(src/**)`` (checked fully later)."""
+    if not _RULE_RE.match(text.strip()):
+        raise ValueError("must look like tool(pattern), e.g. 'bash(pytest *)' or 'edit(src/**)'")
+    return text.strip()
+
+
+Rule = Annotated[str, AfterValidator(_rule)]
+PermissionMode = Literal["ask", "accept-edits", "auto"]
+
+
+class PermissionsSettings(_Section):
+    """Approvals outside plan mode (docs/permissions.md). Security-relevant: trust needed."""
+
+    mode: PermissionMode = Field(
+        "ask", description="ask, accept-edits (file changes unasked) or auto (nothing asks)."
+    )
+    allow: list[Rule] = Field(
+        default_factory=list, description="Calls that run unasked, e.g. 'bash(pytest *)'."
+    )
+    deny: list[Rule] = Field(
+        default_factory=list, description="Calls that are always refused; deny wins over allow."
+    )
 
 
 class UISettings(_Section):
@@ -285,6 +317,7 @@ class Settings(BaseSettings):
     plan: PlanSettings = Field(default_factory=PlanSettings)
     ui: UISettings = Field(default_factory=UISettings)
     agent: AgentSettings = Field(default_factory=AgentSettings)
+    permissions: PermissionsSettings = Field(default_factory=PermissionsSettings)
 
     # Set by load_settings when an untrusted project file's security keys were ignored.
     _untrusted: UntrustedProject | None = PrivateAttr(None)
@@ -670,9 +703,6 @@ def remember_user_setting(section: str, key: str, value: str, path: Path | None 
     table already holding it is updated where it is). A file that is not valid
     TOML, or where ``section`` is not a table, is left alone (``ConfigError``).
     """
-    import tomlkit
-    from tomlkit.exceptions import TOMLKitError
-
     from planshell.fsutil import ReadRefused, atomic_write_text, read_capped
 
     path = path or user_config_path()
@@ -683,19 +713,37 @@ def remember_user_setting(section: str, key: str, value: str, path: Path | None 
     except ReadRefused:
         raise ConfigError(f"config error in {path}: not a regular file of at most 1 MiB.") from None
     try:
-        document = tomlkit.parse(raw.decode("utf-8"))
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ConfigError(f"config error in {path}: the file is not UTF-8 text; not changed.") from None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(path, toml_with_value(text, section, key, value, where=path))
+    return path
+
+
+def toml_with_value(
+    text: str, section: str, key: str, value: str | list[str], *, where: Path | None = None
+) -> str:
+    """``text`` with ``[section] key = value`` set by tomlkit, comments and layout kept.
+
+    A dotted ``section`` such as ``plan.ui`` is a nested table; a dotted key or
+    inline table already holding it is updated where it is. Text that is not
+    valid TOML, or where ``section`` is not a table, raises ``ConfigError``.
+    """
+    import tomlkit
+    from tomlkit.exceptions import TOMLKitError
+
+    name = where or "the config"
+    try:
+        document = tomlkit.parse(text)
         table: Any = document
         for part in section.split("."):
             if part not in table:
                 table[part] = tomlkit.table()
             table = table[part]
             if not isinstance(table, dict):  # tomlkit tables are dicts; `ui = "x"` is not
-                raise ConfigError(f"config error in {path}: {section} is not a table; not changed.")
+                raise ConfigError(f"config error in {name}: {section} is not a table; not changed.")
         table[key] = value
-    except UnicodeDecodeError:
-        raise ConfigError(f"config error in {path}: the file is not UTF-8 text; not changed.") from None
     except TOMLKitError as exc:
-        raise ConfigError(f"config error in {path}: invalid TOML: {exc}; not changed.") from None
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(path, tomlkit.dumps(document))
-    return path
+        raise ConfigError(f"config error in {name}: invalid TOML: {exc}; not changed.") from None
+    return tomlkit.dumps(document)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from planshell.agent import events as ev
 from planshell.agent.loop import Agent
@@ -27,6 +28,9 @@ from planshell.tools.builtin import builtin_tools
 from planshell.tools.registry import ToolRegistry
 from planshell.tools.todo import TodoList
 
+if TYPE_CHECKING:
+    from planshell.permissions import PermissionController
+
 
 @dataclass
 class Runtime:
@@ -40,6 +44,7 @@ class Runtime:
     plan: PlanController
     problems: list[str] = field(default_factory=list)
     plan_turns: PlanTurnWatch | None = None
+    permissions: PermissionController | None = None
 
     def close(self) -> None:
         if self.agent.session is not None:
@@ -117,8 +122,14 @@ def build_runtime(
     resume: LoadedSession | None = None,
     persist: bool = True,
     plan: bool = False,
+    allow: list[str] | None = None,
 ) -> Runtime:
-    """Build everything; ``resume`` restores history and mode, ``plan`` forces PLAN."""
+    """Build everything; ``resume`` restores history and mode, ``plan`` forces PLAN.
+
+    ``allow`` adds permission rules for this run (``--allow``), after the config's.
+    """
+    from planshell.config import project_config_path
+    from planshell.permissions import PermissionController
     from planshell.plan.sandbox import plan_exec_policy
 
     root = root.resolve()
@@ -160,6 +171,17 @@ def build_runtime(
     configure_context(agent, settings)
     agent.pin_parts.append(lambda: plan_pins(controller))
     _offer_handoff(agent, decider, root)
+    # Added after plan mode's gate: in PLAN that gate decides, this one stands aside.
+    permissions = PermissionController(
+        agent,
+        settings.permissions,
+        decider,
+        controller.guard,
+        in_plan=lambda: controller.mode is Mode.PLAN,
+        extra_allow=list(allow or []),
+        project_file=project_config_path(root),
+    )
+    controller.on_approve_mode = permissions.set_mode
     controller.shape_tools()
     # The checklist is engine state; views learn about it through the event bus.
     todos.subscribe(
@@ -167,7 +189,9 @@ def build_runtime(
             ev.TodosChanged(tuple((item.content, item.status.value) for item in items))
         )
     )
-    runtime = Runtime(root, settings, provider, registry, todos, store, agent, controller)
+    runtime = Runtime(
+        root, settings, provider, registry, todos, store, agent, controller, permissions=permissions
+    )
     runtime.plan_turns = PlanTurnWatch(agent.emit, lambda: controller.mode)
     agent.subscribe(runtime.plan_turns)
     if resume is not None:
@@ -177,4 +201,5 @@ def build_runtime(
     if plan and controller.mode is not Mode.PLAN:
         controller.enter_plan()
     runtime.problems += controller.guard.warnings + controller.policy.warnings
+    runtime.problems += permissions.warnings
     return runtime

@@ -105,8 +105,12 @@ async def finishes(awaitable: Awaitable[T], what: str, timeout: float = HANG_GUA
 class ScriptedDecider:
     """Answers reviews from a list; each entry is a Review or a function of the request."""
 
-    def __init__(self, reviews=(), confirm: bool = True, leave: bool = False) -> None:
+    def __init__(
+        self, reviews=(), confirm: bool = True, leave: bool = False, approvals=()
+    ) -> None:
         self.reviews = list(reviews)
+        self.approvals = list(approvals)  # ApprovalDecision or a function of the request
+        self.approval_requests: list = []
         self.confirm = confirm
         self.leave = leave
         self.requests: list = []
@@ -128,4 +132,14 @@ class ScriptedDecider:
         if not self.reviews:
             return Review(Decision.KEEP)
         item = self.reviews.pop(0)
+        return item(request) if callable(item) else item
+
+    async def approve_tool(self, request):
+        """Tool approvals outside plan mode: from ``approvals``, else "yes, once"."""
+        from planshell.plan.decider import ApprovalChoice, ApprovalDecision
+
+        self.approval_requests.append(request)
+        if not self.approvals:
+            return ApprovalDecision(ApprovalChoice.ONCE)
+        item = self.approvals.pop(0)
         return item(request) if callable(item) else item

@@ -18,8 +18,9 @@ def _chunk(delta: dict, finish: str | None = None) -> bytes:
     return sse_event({"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
 
 
-async def _run(args: list[str], cwd) -> tuple[int, str, str]:
+async def _run(args: list[str], cwd, extra_env: dict[str, str] | None = None) -> tuple[int, str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")}
+    env.update(extra_env or {})
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "planshell", *args, cwd=cwd, env=env,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,

@@ -723,7 +723,9 @@ async def test_dirty_receipt_no_goes_back_to_the_review(project: Path) -> None:
         await screen_of(pilot, ConfirmScreen)
         await pilot.press("y")
         review = await asyncio.wait_for(task, HANG_GUARD)
-        assert review == Review(Decision.APPROVE, reviewed_text=PLAN)
+        assert review == Review(
+            Decision.APPROVE, reviewed_text=PLAN, permission_mode="accept-edits"
+        )
 
 
 # ------------------------------------------------------------------ chip, marker, checklist

@@ -265,7 +265,9 @@ async def run_keys(
 async def test_approve_returns_the_exact_text_shown() -> None:
     text = SHORT + "tricky \x1b[31mred\x1b[0m\n"
     _, results = await run_keys(text, "a")
-    assert results == [Review(Decision.APPROVE, reviewed_text=text)]
+    assert results == [
+        Review(Decision.APPROVE, reviewed_text=text, permission_mode="accept-edits")
+    ]
 
 
 async def test_escape_keeps_planning() -> None:
@@ -506,7 +508,9 @@ async def test_edit_without_editor_configured_warns(monkeypatch: pytest.MonkeyPa
         assert app.review_screen is not None and app.review_screen.edited_text is None
         await pilot.press("a")
         await pilot.pause()
-    assert app.results == [Review(Decision.APPROVE, reviewed_text=SHORT)]
+    assert app.results == [
+        Review(Decision.APPROVE, reviewed_text=SHORT, permission_mode="accept-edits")
+    ]
 
 
 # ------------------------------------------------------------- read-only

@@ -148,6 +148,14 @@ class Notice:
     level: NoticeLevel = "information"
 
 
+@dataclass(frozen=True)
+class PermissionModeChanged:
+    """The approval mode outside plan mode: "ask", "accept-edits" or "auto"."""
+
+    mode: str
+    previous: str
+
+
 Event = (
     TurnStarted
     | TextDelta
@@ -167,6 +175,7 @@ Event = (
     | RetryStarted
     | ContextUpdated
     | Compacted
+    | PermissionModeChanged
 )
 
 Subscriber = Callable[[Event], None]

@@ -8,6 +8,7 @@ beyond two hooks that plan mode plugs into: *gates* (may this call run?) and
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 from collections.abc import Awaitable, Callable
 from contextlib import aclosing
@@ -35,8 +36,12 @@ from planshell.llm.types import (
 from planshell.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolResult
 from planshell.tools.registry import ToolRegistry
 
-Gate = Callable[[Tool, ToolArgs], str | None]
-"""Returns a refusal message for the model, or None to let the call run."""
+Gate = Callable[[Tool, ToolArgs], str | Awaitable[str | None] | None]
+"""Returns a refusal message for the model, or None to let the call run.
+
+A gate may be async (the approval gate waits for a person). Gates run in order
+and the first refusal wins, so plan mode's gate (added first) decides in PLAN.
+"""
 
 PromptPart = Callable[[], str | None]
 WindowSource = Callable[[], Awaitable[int | None]]
@@ -549,6 +554,8 @@ class Agent:
             return self._refuse(call, args)
         for gate in self.gates:
             refusal = gate(tool, args)
+            if inspect.isawaitable(refusal):
+                refusal = await refusal
             if refusal:
                 return self._refuse(call, refusal, headline=tool.headline(args))
         self.emit(ev.ToolStarted(call.id, call.name, tool.headline(args), args.model_dump()))

@@ -105,6 +105,8 @@ class PlanController:
         self.sandbox_warning: str | None = None  # the guard-only notice, once it was emitted
         # Called at review and approval time; its result rides in ReviewRequest.receipt.
         self.receipt_provider: Callable[[], Receipt | None] | None = self.receipt
+        # Set by the runtime: an approval's permission mode ("accept-edits", "ask").
+        self.on_approve_mode: Callable[[str], object] | None = None
         agent.gates.append(self.gate)
         agent.prompt_parts.append(self.prompt_part)
 
@@ -375,6 +377,7 @@ class PlanController:
         match review.decision:
             case Decision.APPROVE:
                 self.execute_existing(path, reviewed=text)
+                self._approve_mode(review)
                 return ReviewOutcome(review.decision, path, self.execute_request(path))
             case Decision.REFINE:
                 self.start_plan(plan_path=path)
@@ -552,6 +555,7 @@ class PlanController:
         match review.decision:
             case Decision.APPROVE:
                 self.approve(path, text)
+                self._approve_mode(review)
                 return prompts.approved_result(shown, text)
             case Decision.REFINE:
                 return prompts.refine_result(review.feedback or "(no details given)")
@@ -563,6 +567,11 @@ class PlanController:
                 return prompts.DISCARD_RESULT
             case _:
                 return prompts.keep_result(review.feedback)
+
+    def _approve_mode(self, review: Review) -> None:
+        """The permission mode the person chose with the approval (a / A)."""
+        if review.permission_mode and self.on_approve_mode is not None:
+            self.on_approve_mode(review.permission_mode)
 
     def _read_for_review(self, path: Path) -> str:
         try:
@@ -583,7 +592,8 @@ class PlanController:
             frozenset(changed_sections(parse_plan(previous), doc)) if previous else frozenset()
         )
         return ReviewRequest(
-            path, text, doc.title, changed, previous, notice, receipt, count_hidden(text)
+            path, text, doc.title, changed, previous, notice, receipt, count_hidden(text),
+            approve_mode=self.settings.approve_mode,
         )
 
     async def _current_receipt(self) -> Receipt | None:

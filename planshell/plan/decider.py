@@ -24,6 +24,8 @@ class Review:
     decision: Decision
     feedback: str = ""
     reviewed_text: str | None = None  # the exact text the user approved
+    # With APPROVE: the permission mode the plan runs in ("accept-edits", "ask"); None: unchanged.
+    permission_mode: str | None = None
 
 
 @dataclass(frozen=True)
@@ -36,6 +38,43 @@ class ReviewRequest:
     notice: str = ""  # e.g. "the plan changed while you were reviewing"
     receipt: Receipt | None = None  # the write-barrier receipt, when available
     hidden: int = 0  # invisible/bidi characters in the text (removed from the display)
+    approve_mode: str = "accept-edits"  # what ``a`` runs the plan in (``A``: the other one)
+
+
+class ApprovalChoice(StrEnum):
+    ONCE = "once"  # y
+    SESSION = "session"  # s: this tool (bash: this command prefix) for the session
+    ALWAYS = "always"  # a: written to the project's permissions.allow
+    DENY = "deny"  # n, Esc, and every dismissal
+
+
+@dataclass(frozen=True)
+class ApprovalRequest:
+    """A tool call outside plan mode that needs a person's yes (see planshell.permissions).
+
+    Every string may hold model-authored text: front ends sanitise before display.
+    """
+
+    tool: str
+    headline: str
+    kind: str  # "bash", "edit", "write" or "other"
+    why: str  # why this asks (the guard's reason, the mode)
+    command: str = ""  # bash: the whole command line
+    segments: tuple[str, ...] = ()  # bash: the simple commands it runs, as parsed
+    path: str = ""  # edit/write: project-relative path
+    diff: str = ""  # edit/write: unified diff of exactly what changes (new file: all +)
+    new_file: bool = False
+    session_rules: tuple[str, ...] = ()  # what "s" allows
+    project_rules: tuple[str, ...] = ()  # what "a" writes to project_file
+    project_file: str = ""
+    unsandboxed: bool = False  # bash asked to run outside the workspace sandbox
+
+
+@dataclass(frozen=True)
+class ApprovalDecision:
+    choice: ApprovalChoice
+    reason: str = ""  # with DENY: sent to the model
+    by_person: bool = True  # False: nobody was there to ask (headless)
 
 
 HANDOFF_CHOICES = ("keep", "compact", "fresh")
@@ -57,6 +96,10 @@ class Decider(Protocol):
         ...
 
     async def review_plan(self, request: ReviewRequest) -> Review: ...
+
+    async def approve_tool(self, request: ApprovalRequest) -> ApprovalDecision:
+        """A tool call that needs a person's approval; only a person may allow it."""
+        ...
 
 
 class HeadlessDecider:
@@ -85,4 +128,13 @@ class HeadlessDecider:
             Decision.KEEP,
             feedback="This is a non-interactive run: the plan awaits the user's approval "
             "in the planshell TUI. Stop now and end your turn.",
+        )
+
+    async def approve_tool(self, request: ApprovalRequest) -> ApprovalDecision:
+        # Nobody is there to ask: a call that would ask is denied (and reported).
+        return ApprovalDecision(
+            ApprovalChoice.DENY,
+            "this non-interactive run has no one to ask (allow it with --allow RULE "
+            "or --permission-mode)",
+            by_person=False,
         )

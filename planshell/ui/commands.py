@@ -221,3 +221,13 @@ def _compact(ctx: CommandContext, arg: str) -> None:
 @command("quit", "Quit planshell (asks first while a turn runs)", aliases=("exit",), key="ctrl+q")
 async def _quit(ctx: CommandContext, arg: str) -> None:
     await ctx.quit()
+
+
+def _mode_names(ctx: CommandContext, arg: str) -> list[str]:
+    return ["ask", "accept-edits", "auto"]
+
+
+@command("mode", "Show or set the permission mode: ask, accept-edits, auto",
+         argument="[MODE]", complete=_mode_names, key="shift+tab")
+def _mode(ctx: CommandContext, arg: str) -> None:
+    ctx.permission_mode(arg)

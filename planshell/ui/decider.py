@@ -9,7 +9,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from planshell.plan.decider import Decision, Review, ReviewRequest
+from planshell.plan.decider import (
+    ApprovalChoice,
+    ApprovalDecision,
+    ApprovalRequest,
+    Decision,
+    Review,
+    ReviewRequest,
+)
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -84,6 +91,15 @@ class TuiDecider:
 
         answer = await self.ask(HandoffScreen(tokens, default))
         return answer if isinstance(answer, str) else "keep"
+
+    async def approve_tool(self, request: ApprovalRequest) -> ApprovalDecision:
+        """The approval prompt; anything but an explicit yes denies."""
+        from planshell.ui.screens.approval import ApprovalScreen
+
+        answer = await self.ask(ApprovalScreen(request))
+        if isinstance(answer, ApprovalDecision):
+            return answer
+        return ApprovalDecision(ApprovalChoice.DENY)
 
     async def show_review(self, request: ReviewRequest) -> Review:
         """The review screen; its decision, after a second question when files changed.

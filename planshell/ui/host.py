@@ -57,6 +57,8 @@ class CommandContext(Protocol):
 
     def toggle_checklist(self) -> None: ...
 
+    def permission_mode(self, arg: str) -> None: ...
+
 
 class PlanHost(Protocol):
     """What the plan-mode part of the chat uses of its screen."""

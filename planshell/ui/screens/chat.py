@@ -69,6 +69,11 @@ class ChatScreen(Screen[None]):
             key_display="^⇧L/F2", id=TOGGLE_PLAN_BINDING_ID, priority=True,
             tooltip="Toggle plan mode: ctrl+shift+l or F2 (also /plan, /plan on|off)",
         ),
+        # Permission modes (ui/permissions_ui.py): ask -> accept-edits -> plan -> ask.
+        Binding(
+            "shift+tab", "cycle_mode", "Mode", key_display="⇧tab", id="cycle-mode",
+            priority=True, tooltip="Cycle ask, accept-edits and plan mode (also /mode)",
+        ),
         Binding(
             "ctrl+t", "toggle_todos", "Checklist", id="toggle-todos",
             tooltip="Show or hide the plan checklist (also /todos)",
@@ -194,6 +199,7 @@ class ChatScreen(Screen[None]):
         self.plan_ui.show_state(runtime)
         self._served_models = []
         self.run_worker(self._load_served_models(runtime), group="models", exit_on_error=False)
+        self._show_permission_mode()
 
     def _forward(self, event: ev.Event) -> None:
         # Called synchronously from inside the engine: never touch widgets here.
@@ -258,6 +264,10 @@ class ChatScreen(Screen[None]):
                 self._tick()
             case ev.ModeChanged() | ev.PlanUpdated() | ev.TodosChanged() as event:
                 await self.plan_ui.on_engine_event(event)
+                if isinstance(event, ev.ModeChanged):
+                    self._show_permission_mode()
+            case ev.PermissionModeChanged():
+                self._show_permission_mode()
             case ev.Notice() as event:
                 # Notices can quote file names and model text: plain text, no markup.
                 # The event bus logged it already (planshell/agent/events.py).
@@ -404,6 +414,21 @@ class ChatScreen(Screen[None]):
 
     def action_toggle_plan_mode(self) -> None:
         self.run_worker(self.plan_ui.toggle(), group="plan", exit_on_error=False)
+
+    def action_cycle_mode(self) -> None:
+        from planshell.ui import permissions_ui
+
+        self.run_worker(permissions_ui.cycle(self), group="plan", exit_on_error=False)
+
+    def permission_mode(self, arg: str) -> None:
+        from planshell.ui import permissions_ui
+
+        permissions_ui.command(self, arg)
+
+    def _show_permission_mode(self) -> None:
+        from planshell.ui import permissions_ui
+
+        permissions_ui.show(self, self.runtime)
 
     def action_toggle_todos(self) -> None:
         self.plan_ui.toggle_checklist()

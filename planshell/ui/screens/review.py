@@ -182,6 +182,8 @@ class ReviewScreen(AnswersWhenRemoved[Review], Screen[Review]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("a", "approve", "Approve & run", show=False),
+        # Approve & run in the other permission mode (ask for each edit, by default).
+        Binding("A", "approve(True)", "Approve & run (other mode)", show=False),
         Binding("r", "refine", "Refine", show=False),
         Binding("escape", "keep", "Keep planning", show=False),
         Binding("x", "exit_plan", "Exit (keep file)", show=False),
@@ -312,13 +314,18 @@ class ReviewScreen(AnswersWhenRemoved[Review], Screen[Review]):
             return self.read_only
         return True
 
-    def action_approve(self) -> None:
+    def action_approve(self, other_mode: bool = False) -> None:
         if self._edited is not None:
             self.dismiss(
                 Review(Decision.REFINE, feedback=edit_feedback(self.request.text, self._edited))
             )
             return
-        self.dismiss(Review(Decision.APPROVE, reviewed_text=self.request.text))
+        mode = self.request.approve_mode
+        if other_mode:
+            mode = "ask" if mode == "accept-edits" else "accept-edits"
+        self.dismiss(
+            Review(Decision.APPROVE, reviewed_text=self.request.text, permission_mode=mode)
+        )
 
     def action_refine(self) -> None:
         self._refining = True

@@ -23,6 +23,8 @@ SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 # "checking" while the one-off sandbox probe runs.
 MARKERS = ("sandboxed", "guarded", "refused", "checking")
 # What the marker says: guard-only must not read like a reassurance.
+NARROW = 60  # columns below which the default permission mode is not shown
+PERMISSION_TEXT = {"ask": "ask", "accept-edits": "accept edits", "auto": "⚠ auto: nothing asks"}
 MARKER_TEXT = {"guarded": "⚠ guard only — no sandbox", "checking": "sandbox…"}
 
 
@@ -93,6 +95,7 @@ class StatusBar(Horizontal):
         marker = Static("", id="plan-marker")
         marker.display = False
         yield marker
+        yield Static("", id="permission-mode")
         yield Static(Text("starting…"), id="provider", classes="-starting")
         path = ProjectPath(id="project")
         path.text = self._project
@@ -121,6 +124,18 @@ class StatusBar(Horizontal):
             marker.set_class(name == label, f"-{name}")
         marker.update(Text(MARKER_TEXT.get(label or "", label or "")))
         marker.display = bool(label) and not hidden
+
+    def set_permission_mode(self, mode: str | None) -> None:
+        """The approval mode outside plan mode (None hides it, e.g. in PLAN); auto warns."""
+        widget = self.query_one("#permission-mode", Static)
+        for name in PERMISSION_TEXT:
+            widget.set_class(name == mode, f"-{name}")
+        widget.update(Text(PERMISSION_TEXT.get(mode or "", mode or "")))
+        widget.set_class(bool(mode), "-shown")
+
+    def on_resize(self) -> None:
+        # Narrow: the default "ask" gives its room to the project path (others still show).
+        self.set_class(self.size.width < NARROW, "-narrow")
 
     def set_project(self, label: str) -> None:
         self.query_one(ProjectPath).text = label

@@ -1,0 +1,469 @@
+"""Approvals outside plan mode: an agent gate that may ask a person.
+
+Plan mode's own gate (added first) decides every call in PLAN; this gate
+stands aside there and never widens what PLAN allows. Elsewhere each call is
+classified, in this order:
+
+1. read-only tools, and plan tools (the plan store's own writes), run;
+2. a ``permissions.deny`` rule that matches refuses it (deny wins over all);
+3. bash the guard proves read-only runs;
+4. ``auto`` runs everything else; ``accept-edits`` runs edits and writes inside
+   the project;
+5. an allow rule (config, ``--allow``, this session's answers) that covers it
+   runs it: for bash, *every* simple command of the parsed line must be
+   covered by a rule or be read-only, and the line must be nothing but simple
+   commands (no substitutions, redirections to files, loops);
+6. anything else asks the Decider (a prompt in the TUI; headless: denied and
+   reported).
+
+Every decision about a call that is not read-only is appended to the session
+log. A denial is the tool's result for the model, never an exception.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from planshell.agent import events as ev
+from planshell.permissions.rules import Rule, parse_rule, parse_rules, prefix_rule
+from planshell.plan.bash_guard import BashGuard, CommandParts, split_command
+from planshell.plan.decider import (
+    ApprovalChoice,
+    ApprovalDecision,
+    ApprovalRequest,
+    Decider,
+)
+from planshell.sanitize import plain_line
+from planshell.tools.base import Tool, ToolArgs, ToolError
+
+if TYPE_CHECKING:
+    from planshell.agent.loop import Agent
+    from planshell.config import PermissionsSettings
+
+# Tools of plan mode itself: their writes go through the plan store, and the
+# plan they touch was approved by a person (or is being written in PLAN).
+PLAN_TOOLS = frozenset(
+    {"enter_plan_mode", "write_plan", "exit_plan_mode", "cancel_plan_mode",
+     "set_plan_steps", "plan_complete"}
+)  # fmt: skip
+FILE_TOOLS = frozenset({"edit", "write"})
+MAX_ASKS = 3  # the file changed under an open question: ask again, this often
+
+
+class PermissionMode(StrEnum):
+    ASK = "ask"
+    ACCEPT_EDITS = "accept-edits"
+    AUTO = "auto"
+
+
+Action = Literal["allow", "deny", "ask"]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    action: Action
+    why: str
+    by: str  # "read-only", "plan", "deny-rule", "rule", "mode", "ask"
+    rule: str = ""
+
+
+@dataclass
+class _Target:
+    """What an edit/write touches, for rules and the diff."""
+
+    rel: str
+    inside: bool
+    path: Path | None
+
+
+@dataclass
+class PermissionController:
+    """The approval gate and the permission mode (one per runtime)."""
+
+    agent: Agent
+    settings: PermissionsSettings
+    decider: Decider
+    guard: BashGuard
+    in_plan: Callable[[], bool]
+    extra_allow: list[str] = field(default_factory=list)  # --allow flags
+    project_file: Path | None = None
+    trust_file: Path | None = None  # tests point trust elsewhere
+    warnings: list[str] = field(default_factory=list)
+    sandboxed: Callable[[], bool] = lambda: False  # bash runs in the workspace sandbox
+
+    def __post_init__(self) -> None:
+        self.mode = PermissionMode(self.settings.mode)
+        self.allow = parse_rules([*self.settings.allow, *self.extra_allow], self.warnings, "allow")
+        self.deny = parse_rules(list(self.settings.deny), self.warnings, "deny")
+        self.session_allow: list[Rule] = []
+        self.session_tools: set[str] = set()  # "s" for tools rules do not describe
+        self.agent.gates.append(self.gate)
+
+    # --- mode -----------------------------------------------------------------
+
+    def set_mode(self, mode: str | PermissionMode) -> PermissionMode:
+        new = PermissionMode(mode)
+        previous, self.mode = self.mode, new
+        self._log({"type": "permission_mode", "mode": new.value, "previous": previous.value})
+        self.agent.emit(ev.PermissionModeChanged(new.value, previous.value))
+        return new
+
+    # --- the gate --------------------------------------------------------------
+
+    async def gate(self, tool: Tool, args: ToolArgs) -> str | None:
+        if self.in_plan():
+            return None  # plan mode's gate is in charge (and already ran)
+        verdict = self.evaluate(tool, args)
+        if verdict.by in ("read-only", "plan") and tool.read_only:
+            return None
+        if verdict.action == "allow":
+            self._record(tool, args, "allow", verdict.by, verdict.rule)
+            return None
+        if verdict.action == "deny":
+            self._record(tool, args, "deny", verdict.by, verdict.rule)
+            return (
+                f"Denied by the rule {verdict.rule} (permissions.deny): "
+                f"{plain_line(tool.headline(args), 200)} was not run. Do not retry it; "
+                "find another way or ask the user."
+            )
+        return await self._ask(tool, args, verdict)
+
+    def evaluate(self, tool: Tool, args: ToolArgs) -> Verdict:
+        """What this call gets without asking anyone (pure: no prompt, no log)."""
+        if tool.read_only:
+            return Verdict("allow", "read-only tool", "read-only")
+        if tool.name in PLAN_TOOLS:
+            return Verdict("allow", "plan tool", "plan")
+        if tool.name == "bash":
+            return self._bash(str(getattr(args, "command", "")), _unsandboxed(args))
+        if tool.name in FILE_TOOLS:
+            return self._file(tool.name, self._target(args))
+        if self.mode is PermissionMode.AUTO:
+            return Verdict("allow", "auto mode", "mode")
+        if tool.name in self.session_tools:
+            return Verdict("allow", "allowed for this session", "rule", tool.name)
+        effects = ", ".join(sorted(e.value for e in tool.effects))
+        return Verdict("ask", f"{tool.name} can change things (effects: {effects})", "ask")
+
+    def _bash(self, command: str, unsandboxed: bool) -> Verdict:
+        parts = split_command(command)
+        for segment in parts.segments:
+            for rule in self.deny:
+                if rule.matches_segment(segment):
+                    return Verdict("deny", "deny rule", "deny-rule", rule.text)
+        if not parts.plain and any(r.tool == "bash" for r in self.deny):
+            return Verdict(
+                "ask", f"deny rules cannot be checked on this command: {parts.why}", "ask"
+            )
+        verdict = self.guard.check(command)
+        if verdict.allowed and not unsandboxed:
+            return Verdict("allow", "read-only command", "read-only")
+        if self.mode is PermissionMode.AUTO:
+            return Verdict("allow", "auto mode", "mode")
+        if unsandboxed and self.sandboxed():
+            return Verdict("ask", "it asks to run outside the sandbox", "ask")
+        covering = self._covering_rule(parts)
+        if covering is not None:
+            return Verdict("allow", "allow rule", "rule", covering)
+        why = _not_read_only(verdict.reason) if not verdict.allowed else (
+            "it asks to run outside the sandbox"
+        )
+        if not parts.plain and parts.why:
+            why += f" (no rule can cover it: {parts.why})"
+        return Verdict("ask", why, "ask")
+
+    def _covering_rule(self, parts: CommandParts) -> str | None:
+        """The rules that cover every segment not proven read-only, or None."""
+        if not parts.plain or not parts.segments:
+            return None
+        used: list[str] = []
+        for segment in parts.segments:
+            rule = next((r for r in self._allow_rules() if r.matches_segment(segment)), None)
+            if rule is not None:
+                used.append(rule.text)
+            elif not self.guard.check(segment.src).allowed:
+                return None
+        return ", ".join(dict.fromkeys(used)) or None
+
+    def _file(self, tool: str, target: _Target | None) -> Verdict:
+        if target is None:  # outside the project: the tool itself refuses it
+            return Verdict("allow", "the tool refuses this path itself", "read-only")
+        for rule in self.deny:
+            if rule.matches_path(tool, target.rel):
+                return Verdict("deny", "deny rule", "deny-rule", rule.text)
+        if self.mode is PermissionMode.AUTO:
+            return Verdict("allow", "auto mode", "mode")
+        if self.mode is PermissionMode.ACCEPT_EDITS and target.inside:
+            return Verdict("allow", "accept-edits mode", "mode")
+        if target.inside:
+            for rule in self._allow_rules():
+                if rule.matches_path(tool, target.rel):
+                    return Verdict("allow", "allow rule", "rule", rule.text)
+        where = "inside the project" if target.inside else "OUTSIDE the project"
+        return Verdict("ask", f"{tool} changes {target.rel} ({where})", "ask")
+
+    def _allow_rules(self) -> list[Rule]:
+        return [*self.allow, *self.session_allow]
+
+    def _target(self, args: ToolArgs) -> _Target | None:
+        ctx = self.agent.ctx
+        try:
+            path = ctx.resolve(str(getattr(args, "path", "")))
+        except ToolError:
+            return None
+        root = ctx.root.resolve()
+        inside = path == root or root in path.parents
+        rel = path.relative_to(root).as_posix() if inside else str(path)
+        return _Target(rel, inside, path)
+
+    # --- asking -----------------------------------------------------------------
+
+    async def _ask(self, tool: Tool, args: ToolArgs, verdict: Verdict) -> str | None:
+        for _ in range(MAX_ASKS):
+            request, fingerprint = self.request(tool, args, verdict)
+            answer = await self.decider.approve_tool(request)
+            if answer.choice is ApprovalChoice.DENY:
+                return self._denied(tool, args, answer)
+            if fingerprint != self._fingerprint(tool, args):
+                self.agent.emit(
+                    ev.Notice(f"{request.path} changed while you were asked; asking again.", "warning")
+                )
+                continue
+            if answer.choice is ApprovalChoice.SESSION:
+                self._allow_for_session(tool, request)
+            elif answer.choice is ApprovalChoice.ALWAYS:
+                self._allow_for_session(tool, request)
+                self._save(request.project_rules)
+            self._record(tool, args, "allow", f"user:{answer.choice.value}", ", ".join(
+                request.project_rules if answer.choice is ApprovalChoice.ALWAYS
+                else request.session_rules if answer.choice is ApprovalChoice.SESSION else ()
+            ))
+            return None
+        return self._denied(
+            tool, args, ApprovalDecision(ApprovalChoice.DENY, "the file kept changing", False)
+        )
+
+    def _denied(self, tool: Tool, args: ToolArgs, answer: ApprovalDecision) -> str:
+        reason = " ".join(answer.reason.split())
+        self._record(tool, args, "deny", "user" if answer.by_person else "no-one-to-ask", "",
+                     reason)
+        headline = plain_line(tool.headline(args), 200)
+        if not answer.by_person:
+            self.agent.emit(ev.Notice(f"Denied (needs approval): {headline}. {reason}", "warning"))
+            return f"Not run: {headline} needs the user's approval, and {reason}."
+        if reason:
+            return f"The user denied this: {reason}"
+        return "The user denied this. Do not retry the same call; ask the user what to do instead."
+
+    def request(self, tool: Tool, args: ToolArgs, verdict: Verdict) -> tuple[ApprovalRequest, str]:
+        """The question for the Decider, and a fingerprint of what it showed."""
+        headline = tool.headline(args)
+        project_file = self._project_file_display()
+        if tool.name == "bash":
+            command = str(getattr(args, "command", ""))
+            unsandboxed = _unsandboxed(args) and self.sandboxed()
+            parts = split_command(command)
+            rules: tuple[str, ...] = ()
+            if parts.plain and not unsandboxed:
+                rules = tuple(dict.fromkeys(
+                    prefix_rule(s) for s in parts.segments
+                    if not self.guard.check(s.src).allowed
+                    and not any(r.matches_segment(s) for r in self._allow_rules())
+                ))
+            request = ApprovalRequest(
+                tool.name, headline, "bash", verdict.why, command=command,
+                segments=tuple(s.src for s in parts.segments), session_rules=rules,
+                project_rules=rules, project_file=project_file if rules else "",
+                unsandboxed=unsandboxed,
+            )
+            return request, ""
+        if tool.name in FILE_TOOLS:
+            target = self._target(args)
+            rel = target.rel if target else str(getattr(args, "path", ""))
+            diff, new_file = self._diff(tool.name, args, target)
+            project = (f"{tool.name}({_glob_literal(rel)})",) if target and target.inside else ()
+            request = ApprovalRequest(
+                tool.name, headline, tool.name, verdict.why, path=rel, diff=diff,
+                new_file=new_file, session_rules=(tool.name,), project_rules=project,
+                project_file=project_file if project else "",
+            )
+            return request, self._fingerprint(tool, args)
+        request = ApprovalRequest(tool.name, headline, "other", verdict.why,
+                                  command=_describe_args(args), session_rules=(tool.name,))
+        return request, ""
+
+    def _diff(self, tool: str, args: ToolArgs, target: _Target | None) -> tuple[str, bool]:
+        from planshell.tools.edit import EditArgs, apply_edit, unified_diff
+
+        if target is None or target.path is None:
+            return "", False
+        path, rel = target.path, target.rel
+        before = _read_text(path)
+        if tool == "write":
+            content = str(getattr(args, "content", ""))
+            if before is None:
+                return unified_diff(rel, "", content).replace(f"--- a/{rel}", "--- /dev/null", 1), True
+            return unified_diff(rel, before, content) or "(no change: same content)", False
+        if before is None:
+            return "(the file does not exist: the edit will fail)", False
+        try:
+            assert isinstance(args, EditArgs)
+            after, _ = apply_edit(before, rel, args)
+        except (ToolError, AssertionError) as exc:
+            return f"(the edit cannot apply and will fail: {exc})", False
+        return unified_diff(rel, before, after), False
+
+    def _fingerprint(self, tool: Tool, args: ToolArgs) -> str:
+        """The content an edit/write was judged on (a change re-asks)."""
+        if tool.name not in FILE_TOOLS:
+            return ""
+        target = self._target(args)
+        if target is None or target.path is None:
+            return ""
+        try:
+            return hashlib.sha256(target.path.read_bytes()).hexdigest()
+        except OSError:
+            return "missing"
+
+    def _allow_for_session(self, tool: Tool, request: ApprovalRequest) -> None:
+        if request.kind == "other":
+            self.session_tools.add(tool.name)
+            return
+        self.session_allow += parse_rules(list(request.session_rules), self.warnings, "session")
+
+    # --- "always allow in this project" ------------------------------------------
+
+    def _save(self, rules: tuple[str, ...]) -> None:
+        if not rules or self.project_file is None:
+            return
+        try:
+            message = save_project_rules(self.project_file, list(rules), self.trust_file)
+        except Exception as exc:  # a broken file must not lose the answer
+            self.agent.emit(ev.Notice(f"Could not save the rule: {exc}", "error"))
+            return
+        self.allow += [parse_rule(r) for r in rules]
+        self.agent.emit(ev.Notice(message, "information"))
+
+    def _project_file_display(self) -> str:
+        if self.project_file is None:
+            return ""
+        return self.agent.ctx.display(self.project_file)
+
+    # --- the session log ---------------------------------------------------------
+
+    def _record(
+        self, tool: Tool, args: ToolArgs, decision: str, by: str, rule: str = "", reason: str = ""
+    ) -> None:
+        entry: dict[str, Any] = {
+            "type": "permission",
+            "tool": tool.name,
+            "call": tool.headline(args)[:500],
+            "decision": decision,
+            "by": by,
+            "mode": self.mode.value,
+        }
+        if rule:
+            entry["rule"] = rule
+        if reason:
+            entry["reason"] = reason[:500]
+        self._log(entry)
+
+    def _log(self, entry: dict[str, Any]) -> None:
+        if self.agent.session is not None:
+            self.agent.session.append(entry)
+
+
+def save_project_rules(path: Path, rules: list[str], trust_file: Path | None = None) -> str:
+    """Add ``rules`` to ``permissions.allow`` in the project file at ``path``.
+
+    The user's own answer made this edit, so trust is recorded again for the
+    new content, *but only* when the file was trusted before (or held no
+    security-relevant keys): re-trusting a file that carries settings the user
+    never trusted would launder them. The written text is parsed back and must
+    equal the old settings plus the rules, or nothing is written.
+    """
+    import tomllib
+
+    from planshell.config import (
+        ConfigError,
+        read_config_file,
+        split_project_data,
+        toml_with_value,
+    )
+    from planshell.fsutil import atomic_write_text
+    from planshell.trust import is_trusted, trust
+
+    before = read_config_file(path)
+    relevant = split_project_data(before.data)[1]
+    trusted_before = before.digest is None or not relevant or is_trusted(before, trust_file)
+    section = before.data.get("permissions", {})
+    existing = section.get("allow", []) if isinstance(section, dict) else []
+    if not isinstance(existing, list) or not all(isinstance(r, str) for r in existing):
+        raise ValueError(f"{path}: permissions.allow is not a list of strings; edit it by hand")
+    merged = list(dict.fromkeys([*existing, *rules]))
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        text = ""
+    try:
+        new_text = toml_with_value(text, "permissions", "allow", merged, where=path)
+    except ConfigError as exc:
+        raise ValueError(str(exc)) from None
+    expected = dict(before.data)
+    expected["permissions"] = {**(section if isinstance(section, dict) else {}), "allow": merged}
+    try:
+        parsed = tomllib.loads(new_text)
+    except tomllib.TOMLDecodeError:
+        parsed = None
+    if parsed != expected:
+        raise ValueError(
+            f"could not add the rule to {path} without touching other settings; add "
+            f"{', '.join(rules)} to permissions.allow by hand"
+        )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(path, new_text)
+    shown = ", ".join(rules)
+    if not trusted_before:
+        return (
+            f"Saved {shown} to {path}. That file holds other settings you have not trusted, "
+            "so it stays untrusted (the rule applies in this session; run `planshell trust`)."
+        )
+    after = read_config_file(path)
+    if after.digest != hashlib.sha256(new_text.encode("utf-8")).hexdigest():
+        return f"Saved {shown} to {path}, but the file changed again; it is not trusted."
+    trust(after, trust_file)
+    return f"Saved {shown} to {path} (permissions.allow); trusted as you wrote it."
+
+
+def _not_read_only(reason: str) -> str:
+    """The guard's reason without its plan-mode advice: why this is not proven read-only."""
+    text = reason.removeprefix("blocked: ")
+    text = text.split("; plan mode may only read.")[0]
+    return f"Not proven read-only: {text}"
+
+
+def _unsandboxed(args: ToolArgs) -> bool:
+    return getattr(args, "sandbox", True) is False
+
+
+def _read_text(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _glob_literal(rel: str) -> str:
+    """``rel`` as a path pattern matching only itself."""
+    return "".join(f"\\{c}" if c in "*?[]{},\\" else c for c in rel)
+
+
+def _describe_args(args: ToolArgs) -> str:
+    import json
+
+    return json.dumps(args.model_dump(), ensure_ascii=True, indent=1, default=str)[:4000]

@@ -1,0 +1,79 @@
+"""The permission mode in the chat: status bar, ``/mode`` and the shift+tab cycle.
+
+shift+tab cycles normal (``ask``) -> ``accept-edits`` -> plan mode -> back to
+``ask``. ``auto`` is never reached by cycling, only chosen with ``/mode auto``
+(or config / ``--permission-mode``); from ``auto`` the key goes back to ``ask``.
+Plan mode is entered and left the way its own key does (plan_ui), so every
+rule about PLAN (a person leaves it, an open review freezes it) still holds.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from planshell.runtime import Runtime
+    from planshell.ui.screens.chat import ChatScreen
+
+MODES = ("ask", "accept-edits", "auto")
+CYCLE_KEYS = "shift+tab"
+CYCLE_BINDING_ID = "cycle-mode"
+
+
+def where(runtime: Runtime) -> str:
+    """"plan" in PLAN, else the permission mode."""
+    if runtime.plan.mode.value == "plan":
+        return "plan"
+    return runtime.permissions.mode.value if runtime.permissions is not None else "ask"
+
+
+def show(screen: ChatScreen, runtime: Runtime | None) -> None:
+    """The status bar's permission marker (hidden in PLAN: plan mode's gate decides there)."""
+    if runtime is None or runtime.permissions is None:
+        screen.status.set_permission_mode(None)
+        return
+    now = where(runtime)
+    screen.status.set_permission_mode(None if now == "plan" else now)
+
+
+async def cycle(screen: ChatScreen) -> None:
+    runtime = screen.runtime
+    if runtime is None or runtime.permissions is None:
+        return
+    now = where(runtime)
+    if now == "ask":
+        runtime.permissions.set_mode("accept-edits")
+    elif now == "accept-edits":
+        await screen.plan_ui.command("on")
+    elif now == "plan":
+        await screen.plan_ui.command("off")
+        if where(runtime) != "plan":
+            runtime.permissions.set_mode("ask")
+    else:  # auto: back to the safe end of the cycle
+        runtime.permissions.set_mode("ask")
+    show(screen, runtime)
+
+
+def command(screen: ChatScreen, arg: str) -> None:
+    """``/mode``: show the mode; ``/mode ask|accept-edits|auto``: switch."""
+    runtime = screen.runtime
+    if runtime is None or runtime.permissions is None:
+        screen.notify("The engine is not running yet.", severity="warning", timeout=3)
+        return
+    wanted = arg.strip().lower()
+    if not wanted:
+        screen.notify(
+            f"Permission mode: {runtime.permissions.mode.value} "
+            f"(choose with /mode {'|'.join(MODES)}; shift+tab cycles ask, accept-edits, plan).",
+            timeout=5,
+        )
+        return
+    if wanted not in MODES:
+        screen.notify(f"Unknown mode {wanted!r}: use {', '.join(MODES)}.", severity="error",
+                      markup=False, timeout=4)
+        return
+    runtime.permissions.set_mode(wanted)
+    if wanted == "auto":
+        screen.notify("Auto mode: nothing asks before it runs (deny rules still apply).",
+                      severity="warning", timeout=5)
+    show(screen, runtime)

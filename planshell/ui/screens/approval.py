@@ -1,0 +1,236 @@
+"""The approval prompt: may this tool call run? (Outside plan mode; docs/permissions.md.)
+
+It covers the prompt area and the status bar; the transcript above stays
+visible. Edits and writes show a coloured unified diff of exactly what will
+change (a new file: its whole content), bash the whole command, the simple
+commands it runs as parsed, and the guard's reason.
+
+Everything shown came from the model: control characters, escape sequences
+and invisible or bidi characters are shown *as escapes* (``\\x1b``,
+``\\u202e``), never stripped silently, so what the user reads is what will
+run; a long command is shown whole (the body scrolls) with its size stated.
+
+Keys: ``y`` once, ``s`` this session, ``a`` always in this project (the rule
+and file are shown), ``n`` deny with an optional reason, ``Esc`` deny. Keys
+pressed in the first moments (``GRACE`` seconds) are ignored, so a key typed
+for the prompt just before this appeared is not taken as the answer. Any
+dismissal denies.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Input, Static
+
+from planshell.plan.decider import ApprovalChoice, ApprovalDecision, ApprovalRequest
+from planshell.ui.screens.results import AnswersWhenRemoved
+
+LONG_COMMAND = 300  # characters: above this the size is stated up front
+
+
+def visible(text: str) -> str:
+    """``text`` with every non-printable character written as an escape (``\\x1b``).
+
+    Newlines and tabs stay (they are part of the command and show as such).
+    """
+    out = []
+    for char in text:
+        if char in "\n\t" or char.isprintable():
+            out.append(char)
+        elif ord(char) < 0x100:
+            out.append(f"\\x{ord(char):02x}")
+        elif ord(char) < 0x10000:
+            out.append(f"\\u{ord(char):04x}")
+        else:
+            out.append(f"\\U{ord(char):08x}")
+    return "".join(out)
+
+
+def one_line(text: str, limit: int = 200) -> str:
+    line = " ".join(visible(text).split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def diff_text(diff: str) -> Text:
+    """A unified diff coloured by line kind (the text itself is made visible first)."""
+    out = Text()
+    for line in visible(diff).splitlines():
+        if line.startswith(("+++", "---")):
+            style = "bold"
+        elif line.startswith("+"):
+            style = "green"
+        elif line.startswith("-"):
+            style = "red"
+        elif line.startswith("@@"):
+            style = "cyan"
+        else:
+            style = ""
+        out.append(line + "\n", style=style)
+    out.rstrip()
+    return out
+
+
+class ApprovalScreen(AnswersWhenRemoved[ApprovalDecision], ModalScreen[ApprovalDecision]):
+    DEFAULT_CSS = """
+    ApprovalScreen {
+        align: center bottom;
+        background: transparent;
+    }
+    ApprovalScreen #approval {
+        width: 100%;
+        height: auto;
+        max-height: 75%;
+        padding: 0 1;
+        border-top: thick $warning;
+        background: $surface;
+    }
+    ApprovalScreen #approval-title { text-style: bold; }
+    ApprovalScreen #approval-why { color: $text-muted; }
+    ApprovalScreen #approval-body {
+        height: auto;
+        max-height: 1fr;
+        margin: 1 0 0 0;
+        scrollbar-size-vertical: 1;
+    }
+    ApprovalScreen #approval-keys { margin-top: 1; }
+    ApprovalScreen #approval-reason { display: none; margin-top: 1; }
+    ApprovalScreen.-reason #approval-reason { display: block; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("y", "answer('once')", "Yes, once"),
+        Binding("s", "answer('session')", "Yes, this session"),
+        Binding("a", "answer('always')", "Always in this project"),
+        Binding("n", "deny_with_reason", "No"),
+        Binding("escape", "deny", "Deny", show=False),
+    ]
+    GRACE: ClassVar[float] = 0.4  # seconds during which keys are ignored
+
+    def __init__(self, request: ApprovalRequest) -> None:
+        super().__init__()
+        self.request = request
+        self.armed = False
+
+    def unanswered_result(self) -> ApprovalDecision:
+        return ApprovalDecision(ApprovalChoice.DENY)
+
+    # -- layout
+
+    def compose(self) -> ComposeResult:
+        request = self.request
+        with Vertical(id="approval"):
+            yield Static(Text(self._title()), id="approval-title")
+            yield Static(Text(one_line(request.why, 400)), id="approval-why")
+            with VerticalScroll(id="approval-body"):
+                yield Static(self._body(), id="approval-content")
+            yield Static(self._keys(), id="approval-keys")
+            yield Input(placeholder="Why not? (optional, sent to the model) Enter to deny",
+                        id="approval-reason")
+
+    def _title(self) -> str:
+        request = self.request
+        if request.kind == "bash":
+            where = " OUTSIDE the sandbox" if request.unsandboxed else ""
+            return f"Allow this command to run{where}?"
+        if request.kind in ("edit", "write"):
+            path = one_line(request.path, 120)
+            if request.new_file:
+                return f"Allow creating {path}?"
+            return f"Allow this {'edit to' if request.kind == 'edit' else 'overwrite of'} {path}?"
+        return f"Allow {one_line(request.headline, 120)}?"
+
+    def _body(self) -> Text:
+        request = self.request
+        if request.kind == "bash":
+            command = request.command
+            out = Text()
+            lines = command.count("\n") + 1
+            if len(command) > LONG_COMMAND or lines > 1:
+                out.append(f"{lines} line(s), {len(command):,} characters; all of it is shown.\n",
+                           style="bold yellow")
+            out.append(visible(command) + "\n", style="bold")
+            if len(request.segments) > 1:
+                out.append(f"\nIt runs {len(request.segments)} commands:\n", style="dim")
+                for segment in request.segments:
+                    out.append(f"  • {one_line(segment, 500)}\n")
+            out.rstrip()
+            return out
+        if request.kind in ("edit", "write"):
+            if not request.diff:
+                return Text("(nothing to show)")
+            return diff_text(request.diff)
+        return Text(visible(request.command))
+
+    def _keys(self) -> Text:
+        request = self.request
+        keys = Text()
+        keys.append("y", style="bold")
+        keys.append(" yes once   ")
+        if request.session_rules:
+            keys.append("s", style="bold")
+            what = ", ".join(one_line(r, 80) for r in request.session_rules)
+            keys.append(f" yes for this session ({what})   ")
+        keys.append("n", style="bold")
+        keys.append(" no (say why)   ")
+        keys.append("esc", style="bold")
+        keys.append(" deny")
+        if request.project_rules and request.project_file:
+            keys.append("\n")
+            keys.append("a", style="bold")
+            rules = ", ".join(one_line(r, 80) for r in request.project_rules)
+            keys.append(f" always in this project: adds {rules} to "
+                        f"{one_line(request.project_file, 80)} (permissions.allow)")
+        return keys
+
+    # -- behaviour
+
+    def on_mount(self) -> None:
+        if self.GRACE <= 0:
+            self.arm()
+        else:
+            self.set_timer(self.GRACE, self.arm)
+
+    def arm(self) -> None:
+        """Start taking keys (after the grace period)."""
+        self.armed = True
+
+    @property
+    def asking_reason(self) -> bool:
+        return self.has_class("-reason")
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("answer", "deny_with_reason") and self.asking_reason:
+            return False  # the keys are typed into the reason
+        if action == "answer" and parameters:
+            choice = parameters[0]
+            if choice == "session" and not self.request.session_rules:
+                return False
+            if choice == "always" and not (self.request.project_rules and self.request.project_file):
+                return False
+        return True
+
+    def action_answer(self, choice: str) -> None:
+        if self.armed:
+            self.dismiss(ApprovalDecision(ApprovalChoice(choice)))
+
+    def action_deny(self) -> None:
+        # Esc denies at once, grace or not: denying is always safe.
+        reason = self.query_one("#approval-reason", Input).value if self.asking_reason else ""
+        self.dismiss(ApprovalDecision(ApprovalChoice.DENY, reason.strip()))
+
+    def action_deny_with_reason(self) -> None:
+        if not self.armed:
+            return
+        self.add_class("-reason")
+        self.query_one("#approval-reason", Input).focus()
+
+    @on(Input.Submitted, "#approval-reason")
+    def _reason_given(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.dismiss(ApprovalDecision(ApprovalChoice.DENY, event.value.strip()))

@@ -1,0 +1,78 @@
+"""`planshell -p` outside plan mode: a call that would ask is denied and reported in
+`ask`, runs in `auto` and when `--allow` covers it (a real subprocess, a real server)."""
+
+from __future__ import annotations
+
+import json
+
+from tests.sse_server import (
+    Response,
+    SSEServer,
+    sse_server_fixture,  # noqa: F401  (provides the sse_server fixture)
+)
+from tests.test_cli_provider import _chunk, _run
+
+
+def _bash_call(command: str) -> Response:
+    args = json.dumps({"command": command})
+    call = {"index": 0, "id": "c1", "type": "function",
+            "function": {"name": "bash", "arguments": args}}
+    return Response.sse([
+        _chunk({"role": "assistant", "tool_calls": [call]}),
+        _chunk({}, "tool_calls"),
+        b"data: [DONE]\n\n",
+    ])
+
+
+def _text(text: str) -> Response:
+    return Response.sse([_chunk({"role": "assistant", "content": text}), _chunk({}, "stop"),
+                         b"data: [DONE]\n\n"])
+
+
+def _args(server: SSEServer, *extra: str) -> list[str]:
+    return ["-p", "make a file", "--provider", "openai", "--base-url", f"{server.url}/v1",
+            "--model", "m", *extra]
+
+
+# A known window: the scripted server answers requests in order, so the context
+# window lookup (GET /v1/models after the first reply) must not take a reply.
+WINDOW = {"PLANSHELL_CONTEXT_WINDOW": "100000"}
+
+
+def _tool_result(server: SSEServer) -> str:
+    messages = server.requests[1].json["messages"]
+    return next(m["content"] for m in messages if m["role"] == "tool")
+
+
+async def test_headless_ask_denies_and_reports(sse_server: SSEServer, project) -> None:
+    sse_server.add(_bash_call("touch made"), _text("ok"))
+    code, _out, err = await _run(_args(sse_server), project, WINDOW)
+    assert code == 0, err
+    assert not (project / "made").exists()
+    assert "Denied (needs approval): bash touch made" in err
+    assert "needs the user's approval" in _tool_result(sse_server)
+
+
+async def test_headless_auto_runs(sse_server: SSEServer, project) -> None:
+    sse_server.add(_bash_call("touch made"), _text("ok"))
+    code, _out, err = await _run(_args(sse_server, "--permission-mode", "auto"), project, WINDOW)
+    assert code == 0, err
+    assert (project / "made").exists()
+    assert "exit code 0" in _tool_result(sse_server)
+
+
+async def test_headless_allow_rule_covers_only_its_segments(sse_server: SSEServer, project) -> None:
+    sse_server.add(_bash_call("touch a && rm -rf src"), _text("ok"))
+    code, _out, err = await _run(_args(sse_server, "--allow", "bash(touch *)"), project, WINDOW)
+    assert code == 0, err
+    assert not (project / "a").exists() and (project / "src").exists()
+    sse_server.requests.clear()
+    sse_server.add(_bash_call("touch a"), _text("ok"))
+    code, _out, err = await _run(_args(sse_server, "--allow", "bash(touch *)"), project, WINDOW)
+    assert code == 0, err
+    assert (project / "a").exists()
+
+
+async def test_bad_allow_rule_is_a_clear_error(project) -> None:
+    code, _out, err = await _run(["-p", "x", "--allow", "rm -rf"], project)
+    assert code == 1 and "--allow" in err and "Traceback" not in err
