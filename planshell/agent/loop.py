@@ -115,6 +115,20 @@ class Agent:
         self._task.cancel()
         return True
 
+    async def stop(self, timeout: float = 5.0) -> None:
+        """Cancel the running request and wait until it has recorded its end.
+
+        A cancelled turn appends the results of its unfinished tool calls to
+        the session before it returns: callers that close the session (quitting)
+        wait here so the JSONL file ends on whole records. ``timeout`` bounds
+        the wait for a tool that ignores cancellation.
+        """
+        task = self._task
+        if task is None or task.done():
+            return
+        task.cancel()
+        await asyncio.wait({task}, timeout=timeout)
+
     def load_history(self, messages: list[Message]) -> None:
         self.messages = list(messages)
 

@@ -95,6 +95,7 @@ class PlanshellApp(App[int]):
         self._theme_not_remembered: str | None = None
         self._theme_warnings: list[str] = []
         self._quit_dialog: Screen[bool] | None = None
+        self._quitting = False
         if settings is not None:
             wanted = settings.ui.theme
         else:
@@ -330,10 +331,30 @@ class PlanshellApp(App[int]):
             self.shutdown()
 
     def shutdown(self, code: int = 0) -> None:
+        """Quit cleanly, also while a turn runs.
+
+        Order matters: the chat stops receiving engine events first (its widgets
+        are about to be torn down, and a cancelled turn still emits its end),
+        then the turn is cancelled and awaited so the session file ends on
+        whole records, then the app exits.
+        """
+        if self._quitting:
+            return
+        self._quitting = True
+        chat = self.chat
+        if chat is not None:
+            chat.detach_engine()
+        self.run_worker(self._quit_cleanly(code), group="shutdown", exit_on_error=False)
+
+    async def _quit_cleanly(self, code: int) -> None:
         runtime = self.runtime
-        if runtime is not None:
-            runtime.agent.cancel()
-        self.exit(return_code=code)
+        try:
+            if runtime is not None:
+                await runtime.agent.stop()
+        except Exception as exc:  # never keep the user from quitting
+            log.error("stopping the turn at quit failed", exc_info=exc)
+        finally:
+            self.exit(return_code=code)
 
     def notify(
         self,

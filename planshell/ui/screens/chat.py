@@ -94,6 +94,7 @@ class ChatScreen(Screen[None]):
         self._frame = 0
         self._ticker: Timer | None = None
         self._plan_ui: PlanModeUI | None = None
+        self._detached = False  # set at quit: engine events are no longer rendered
         self.ready = False
 
     # --- layout -------------------------------------------------------------------
@@ -193,10 +194,20 @@ class ChatScreen(Screen[None]):
         # Called synchronously from inside the engine: never touch widgets here.
         self.post_message(EngineEvent(event))
 
-    def on_unmount(self) -> None:
+    def detach_engine(self) -> None:
+        """Stop rendering engine events (the app is quitting).
+
+        Unsubscribes from the engine and drops events already queued: a turn
+        cancelled at quit still emits ``TurnDone``, which must not reach
+        widgets that are being unmounted.
+        """
+        self._detached = True
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
+
+    def on_unmount(self) -> None:
+        self.detach_engine()
 
     def _show_provider(self) -> None:
         runtime = self.runtime
@@ -213,6 +224,8 @@ class ChatScreen(Screen[None]):
         from planshell.agent import events as ev
         from planshell.sanitize import strip_terminal_controls
 
+        if self._detached or not self.is_attached:
+            return  # quitting: the views are going away
         transcript = self.transcript
         match message.event:
             case ev.TurnStarted(text=text):
@@ -355,7 +368,9 @@ class ChatScreen(Screen[None]):
             await runtime.agent.submit(text)
         except Exception as exc:
             log.error("the request could not be sent", exc_info=exc)
-            if on_failure is not None:
+            if self._detached:
+                pass  # quitting: nothing left to show it in
+            elif on_failure is not None:
                 on_failure(exc)
             else:
                 self.transcript.add_error(f"The request failed unexpectedly: {exc!r}.")
