@@ -182,7 +182,8 @@ class Agent:
                     self.emit(
                         ev.ErrorEvent(
                             f"Stopped after {self.max_steps} model calls in one request "
-                            "(agent.max_steps); send a message to continue."
+                            "(agent.max_steps).",
+                            remedy="continue",
                         )
                     )
                     stop = "max_steps"
@@ -241,12 +242,7 @@ class Agent:
                 self._record(Message("assistant", reply.text + "\n\n[interrupted by the user]"))
             raise
         except ProviderError as exc:
-            note = (
-                " The partial reply was discarded; send /retry to ask again."
-                if exc.partial
-                else " Send /retry to try again."
-            )
-            self.emit(ev.ErrorEvent(exc.message.rstrip() + note))
+            self.emit(ev.ErrorEvent(exc.message.rstrip(), remedy="retry", partial=exc.partial))
             return None
         except Exception as exc:  # a provider bug must not kill the app
             self.emit(ev.ErrorEvent(f"The model provider failed unexpectedly: {exc!r}."))

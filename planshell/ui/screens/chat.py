@@ -245,7 +245,7 @@ class ChatScreen(Screen[None]):
             case ev.UsageUpdated() as event:
                 self.status.set_tokens(event.context_tokens)
             case ev.ErrorEvent() as event:
-                transcript.add_error(event.message)
+                transcript.add_error(event.interactive_text())
             case ev.SteeringQueued(text=text):
                 transcript.add_queued(text)
             case ev.SteeringDelivered(text=text):
