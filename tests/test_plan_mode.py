@@ -413,3 +413,41 @@ async def test_todo_changes_reach_the_event_bus(project):
     assert [status for _, status in seeded.items] == ["pending"] * 4
     assert ticked.items[1] == ("Add a token bucket", "completed")
     assert ticked.items[-1][0] == "Verification: make test"
+
+
+# --- issue 12, item 7: approving the user's own edit -------------------------------------
+
+
+async def test_approving_an_edited_plan_saves_the_edit_then_approves_it(project):
+    edited = PLAN.replace("- [ ] Test it", "- [ ] Test it\n- [ ] USER STEP: update the docs")
+    runtime, _provider, decider, _rec = make(
+        project,
+        [*write_and_review(), Reply(text="on it")],
+        [lambda req: Review(Decision.APPROVE, reviewed_text=edited, edited=True)],
+    )
+    runtime.plan.enter_plan()
+    await runtime.agent.submit("plan rate limiting")
+    path = decider.requests[0].path
+    assert path.read_text() == edited  # on disk: exactly what was approved
+    assert runtime.plan.mode is Mode.EXECUTE
+    assert "USER STEP: update the docs" in [i.content for i in runtime.todos.items]
+    approved = [m.content for m in runtime.agent.messages if m.role == "tool"][1]
+    assert approved.startswith("Approved.") and "USER STEP" in approved
+    assert not list(path.parent.glob(".*.tmp"))  # the atomic write left nothing behind
+
+
+async def test_an_invalid_edit_is_not_saved_and_the_review_opens_again(project):
+    runtime, _provider, decider, rec = make(
+        project,
+        [*write_and_review(), Reply(text="ok")],
+        [
+            lambda req: Review(Decision.APPROVE, reviewed_text="", edited=True),
+            Review(Decision.KEEP),
+        ],
+    )
+    runtime.plan.enter_plan()
+    await runtime.agent.submit("plan")
+    assert len(decider.requests) == 2
+    assert decider.requests[0].path.read_text() == PLAN
+    assert runtime.plan.mode is Mode.PLAN
+    assert any("not saved" in n.message for n in rec.of(ev.Notice))

@@ -462,43 +462,91 @@ async def test_receipt_slot_hidden_without_a_receipt() -> None:
 # ------------------------------------------------------------------ editing
 
 
-async def test_an_edit_is_shown_marked_and_never_approved(monkeypatch: pytest.MonkeyPatch) -> None:
-    text = make_plan(60)
-    monkeypatch.setenv("VISUAL", "fake-editor")
-
+def _edit_plan(monkeypatch: pytest.MonkeyPatch, seen: list[str] | None = None) -> None:
     def fake_editor(self: ReviewScreen, editor: str, path: Path) -> bool:
-        assert editor == "fake-editor"
+        if seen is not None:
+            seen.append(editor)
         path.write_text(path.read_text().replace("Phase 2: change module 2", "Phase 2: USER EDIT"))
         return True
 
     monkeypatch.setattr(ReviewScreen, "_run_editor", fake_editor)
+
+
+async def test_an_edit_is_shown_marked_and_approving_binds_to_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    text = make_plan(60)
+    monkeypatch.setenv("VISUAL", "fake-editor")
+    seen: list[str] = []
+    _edit_plan(monkeypatch, seen)
     app = ReviewHost(request_for(text))
     async with app.run_test(size=(100, 30)) as pilot:
         screen = app.review_screen
         assert screen is not None
         await pilot.press("e")
         await pilot.pause()
+        assert seen == ["fake-editor"]
         assert screen.edited_text is not None and "USER EDIT" in screen.edited_text
-        assert "Nothing is approved" in str(screen.query_one("#review-notice").render())
+        assert "a approves your edited plan" in str(screen.query_one("#review-notice").render())
         assert "by your edit" in str(screen.query_one("#review-changes").render())
         view = view_of(app)
         edited = next(i for i, s in enumerate(view.sections) if "USER EDIT" in s.title)
         assert edited in view.changed
         labels = [str(hint) for hint in screen.query_one(ReviewFooter).hints]
-        assert "a send edit as feedback" in labels
+        assert "a approve my edit" in labels and "f send edit as feedback" in labels
         await pilot.press("a")
         await pilot.pause()
     (result,) = app.results
+    assert result is not None and result.decision is Decision.APPROVE and result.edited
+    assert result.reviewed_text == screen.edited_text
+
+
+async def test_an_edit_can_go_to_the_model_as_feedback(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VISUAL", "fake-editor")
+    _edit_plan(monkeypatch)
+    app = ReviewHost(request_for(make_plan(60)))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("f")  # nothing to send before an edit
+        await pilot.pause()
+        assert app.results == []
+        await pilot.press("e")
+        await pilot.pause()
+        await pilot.press("f")
+        await pilot.pause()
+    (result,) = app.results
     assert result is not None and result.decision is Decision.REFINE
-    assert result.reviewed_text is None
+    assert result.reviewed_text is None and not result.edited
     assert result.feedback.startswith("The user edited the plan; unified diff:\n")
     assert "+## Phase 2: USER EDIT" in result.feedback
     assert "-## Phase 2: change module 2" in result.feedback
 
 
-async def test_edit_without_editor_configured_warns(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_without_editor_set_a_fallback_editor_is_used_and_named(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     monkeypatch.delenv("VISUAL", raising=False)
     monkeypatch.delenv("EDITOR", raising=False)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "vi"  # no nano on this PATH: the next fallback
+    fake.write_text("#!/bin/sh\nexit 0\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    seen: list[str] = []
+    _edit_plan(monkeypatch, seen)
+    app = ReviewHost(request_for(make_plan(60)))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("e")
+        await pilot.pause()
+        assert seen == ["vi"]
+        messages = [n.message for n in app._notifications]
+        assert any("editing with vi" in m for m in messages), messages
+
+
+async def test_edit_without_any_editor_warns(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("VISUAL", raising=False)
+    monkeypatch.delenv("EDITOR", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path))  # neither nano nor vi
     app = ReviewHost(request_for(SHORT))
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.press("e")

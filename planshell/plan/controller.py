@@ -409,6 +409,12 @@ class PlanController:
             finally:
                 self._reviews_open -= 1
             if review.decision is Decision.APPROVE:
+                if review.edited and review.reviewed_text is not None:
+                    notice = self._save_user_edit(path, text, review.reviewed_text)
+                    if notice:
+                        self.agent.emit(ev.Notice(notice, "warning"))
+                        continue
+                    text = review.reviewed_text
                 current = self._read_for_review(path)
                 if current != (review.reviewed_text or text):
                     notice = "The plan file changed while you were reviewing it; review it again."
@@ -424,6 +430,24 @@ class PlanController:
             self._reviewed[path] = text
             return review, text
         return None
+
+    def _save_user_edit(self, path: Path, shown: str, edited: str) -> str:
+        """Write the person's edited plan over the file they reviewed; "" or why not.
+
+        Only when the file still holds the text they started editing from, and
+        the edit is a valid plan: what is approved is then what is on disk.
+        """
+        if self._read_for_review(path) != shown:
+            return "The plan file changed while you were editing it; review it again."
+        problem = "it is empty." if not edited.strip() else validate_plan(edited)
+        if problem:
+            return f"Your edited plan was not saved: {problem}"
+        try:
+            self.store.write(path, edited)
+        except PlanStoreError as exc:
+            return f"Your edited plan was not saved: {exc}"
+        self._plan_updated(path, edited)
+        return ""
 
     # --- write barrier and capabilities ------------------------------------------
 

@@ -24,6 +24,9 @@ class Review:
     decision: Decision
     feedback: str = ""
     reviewed_text: str | None = None  # the exact text the user approved
+    # reviewed_text is the user's own edit of the plan: the engine saves it to the
+    # plan file (atomically, through the plan store) before the approval holds.
+    edited: bool = False
 
 
 @dataclass(frozen=True)

@@ -10,12 +10,15 @@ Decisions (``planshell.plan.decider.Decision``):
   buffer does nothing, Esc goes back to the plan.
 * ``Esc`` keep planning -> ``Review(KEEP)``; ``x`` -> ``Review(EXIT)``;
   ``D`` asks "Delete this plan file?" first, then ``Review(DISCARD)``.
-* ``e`` edits a temporary copy in ``$VISUAL``/``$EDITOR``. An edit is **never
-  approved**: the screen shows the edited text with its changed sections marked
-  and a notice, and from then on ``a`` (relabelled "send edit as feedback") and
-  ``r`` return ``Review(REFINE)`` whose feedback carries a unified diff of the
-  edit, and Esc returns ``Review(KEEP)`` with the same diff, so the model rewrites
-  the plan itself and the user reviews that revision. ``x``/``D`` drop the edit.
+* ``e`` edits a temporary copy in ``$VISUAL``/``$EDITOR`` (or, when neither is
+  set, ``nano`` or ``vi``, named in a toast). The edit is the user's own revision:
+  the screen shows it with its changed sections marked, and from then on ``a``
+  (relabelled "approve my edit") returns ``Review(APPROVE, reviewed_text=edit,
+  edited=True)``: the engine saves the edit to the plan file through the plan
+  store, atomically, before the approval holds, so what is approved is what is
+  on disk. ``f`` sends the edit to the model as feedback instead
+  (``Review(REFINE)`` with a unified diff), ``r`` adds a note to that diff, Esc
+  returns ``Review(KEEP)`` with the diff. ``x``/``D`` drop the edit.
 
 Dismissal never approves: ``dismiss()`` without a ``Review`` and any pop of the
 screen by the app (``pop_screen``, switching away) resolve to ``Review(KEEP)``.
@@ -58,9 +61,24 @@ from planshell.ui.widgets.review_footer import (
 __all__ = ["ConfirmDiscard", "FeedbackArea", "ReviewScreen", "edit_feedback"]
 
 EDIT_NOTICE = (
-    "You edited the plan. Nothing is approved: a sends your edit to the model as "
-    "feedback, r adds a note to it, Esc keeps planning."
+    "You edited the plan. a approves your edited plan (saved to the plan file first), "
+    "f sends your edit to the model as feedback, r adds a note to it, Esc keeps planning."
 )
+# Tried in order when neither $VISUAL nor $EDITOR is set.
+FALLBACK_EDITORS = ("nano", "vi")
+
+
+def pick_editor() -> tuple[str | None, str]:
+    """The editor command to run and, for a fallback, a sentence naming it."""
+    import shutil
+
+    configured = os.environ.get("VISUAL") or os.environ.get("EDITOR")
+    if configured:
+        return configured, ""
+    for name in FALLBACK_EDITORS:
+        if shutil.which(name):
+            return name, f"$EDITOR is not set: editing with {name}."
+    return None, "Set $VISUAL or $EDITOR to edit the plan here (no nano or vi found)."
 _EDIT_PREAMBLE = "The user edited the plan; unified diff:\n"
 
 
@@ -184,6 +202,7 @@ class ReviewScreen(AnswersWhenRemoved[Review], Screen[Review]):
         Binding("x", "exit_plan", "Exit (keep file)", show=False),
         Binding("D", "discard", "Discard", show=False),
         Binding("e", "edit", "Edit", show=False),
+        Binding("f", "send_edit", "Send my edit as feedback", show=False),
         Binding("q", "close", "Close", show=False),
     ]
 
@@ -308,15 +327,21 @@ class ReviewScreen(AnswersWhenRemoved[Review], Screen[Review]):
             return not self.read_only and not self._refining
         if action == "close":
             return self.read_only
+        if action == "send_edit":
+            return not self.read_only and not self._refining and self._edited is not None
         return True
 
     def action_approve(self) -> None:
         if self._edited is not None:
-            self.dismiss(
-                Review(Decision.REFINE, feedback=edit_feedback(self.request.text, self._edited))
-            )
+            # The user's own revision: the engine writes it to the file, then approves it.
+            self.dismiss(Review(Decision.APPROVE, reviewed_text=self._edited, edited=True))
             return
         self.dismiss(Review(Decision.APPROVE, reviewed_text=self.request.text))
+
+    def action_send_edit(self) -> None:
+        if self._edited is None:
+            return
+        self.dismiss(Review(Decision.REFINE, feedback=edit_feedback(self.request.text, self._edited)))
 
     def action_refine(self) -> None:
         self._refining = True
@@ -371,10 +396,12 @@ class ReviewScreen(AnswersWhenRemoved[Review], Screen[Review]):
     # -- editing
 
     def action_edit(self) -> None:
-        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
-        if not editor:
-            self.notify("Set $VISUAL or $EDITOR to edit the plan here.", severity="warning")
+        editor, note = pick_editor()
+        if editor is None:
+            self.notify(note, severity="warning")
             return
+        if note:
+            self.notify(note, timeout=4)
         current = self._edited if self._edited is not None else self.request.text
         with tempfile.TemporaryDirectory(prefix="planshell-edit-") as folder:
             copy = Path(folder) / (self.request.path.name or "plan.md")

@@ -55,9 +55,15 @@ DECISION_HINTS: tuple[Hint, ...] = (
     Hint("n/p", "sections", 20),
 )
 
-# After an ``e`` edit, ``a`` sends the edit back as feedback (it never approves it).
+# After an ``e`` edit, ``a`` approves the edited text; ``f`` sends it to the model instead.
 EDITED_HINTS: tuple[Hint, ...] = tuple(
-    Hint("a", "send edit as feedback", 90) if hint.key == "a" else hint for hint in DECISION_HINTS
+    item
+    for hint in DECISION_HINTS
+    for item in (
+        (Hint("a", "approve my edit", 90), Hint("f", "send edit as feedback", 85))
+        if hint.key == "a"
+        else (hint,)
+    )
 )
 
 READ_ONLY_HINTS: tuple[Hint, ...] = (
