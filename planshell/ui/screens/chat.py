@@ -19,12 +19,12 @@ from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Footer
 
 from planshell import __version__
 from planshell.ui.commands import REGISTRY, SlashCommand, run_handler
 from planshell.ui.keys import DEFAULT_TOGGLE_KEYS, TOGGLE_PLAN_BINDING_ID
 from planshell.ui.widgets.history import PromptHistory, history_path
+from planshell.ui.widgets.key_footer import FittedFooter
 from planshell.ui.widgets.messages import WelcomeBanner
 from planshell.ui.widgets.prompt import PromptInput
 from planshell.ui.widgets.status import StatusBar
@@ -56,6 +56,14 @@ class ChatScreen(Screen[None]):
             "escape", "interrupt", "Stop", key_display="esc", id="interrupt",
             tooltip="Stop the running turn (or close the completion list)",
         ),
+        # What Claude Code and Codex users expect: ctrl+c stops a running turn (idle:
+        # clears the prompt), twice within QUIT_WINDOW quits. Priority, so it wins over
+        # the prompt's TextArea copy; a selection is still copied first.
+        Binding(
+            "ctrl+c", "ctrl_c", "Stop/quit", key_display="^c", id="ctrl-c", priority=True,
+            tooltip="Copy a selection; else stop the running turn (idle: clear the prompt); "
+            "twice quickly: quit",
+        ),
         Binding(
             "ctrl+o", "toggle_tool", "Tool output", id="toggle-tool",
             tooltip="Expand or collapse the latest tool output",
@@ -83,6 +91,17 @@ class ChatScreen(Screen[None]):
         ),
     ]
     AUTO_FOCUS = "#prompt"
+    QUIT_WINDOW = 1.0  # seconds: a second ctrl+c within this quits
+    # Which footer keys stay as the terminal narrows (highest last to go); F1 "more" always stays.
+    FOOTER_PRIORITY: ClassVar[dict[str, int]] = {
+        "submit": 90,
+        "toggle_plan_mode": 85,
+        "interrupt": 80,
+        "ctrl_c": 75,
+        "quit": 60,
+        "toggle_todos": 50,
+        "toggle_tool": 40,
+    }
 
     app: PlanshellApp  # type: ignore[assignment]
 
@@ -95,6 +114,8 @@ class ChatScreen(Screen[None]):
         self._ticker: Timer | None = None
         self._plan_ui: PlanModeUI | None = None
         self._detached = False  # set at quit: engine events are no longer rendered
+        self._last_ctrl_c: float | None = None
+        self.clock: Callable[[], float] = time.monotonic  # tests pin it
         self.ready = False
 
     # --- layout -------------------------------------------------------------------
@@ -111,7 +132,7 @@ class ChatScreen(Screen[None]):
             id="prompt",
         )
         yield StatusBar(app.project_label, id="status")
-        yield Footer(id="footer")
+        yield FittedFooter(id="footer")
 
     @property
     def transcript(self) -> Transcript:
@@ -392,6 +413,26 @@ class ChatScreen(Screen[None]):
             self.status.set_activity(self._frame, 0.0)
             self.notify("Stopping…", timeout=1.5)
         # Idle: Esc does nothing (harmless by design).
+
+    def action_ctrl_c(self) -> None:
+        """Copy a selection; else stop the turn or clear the prompt; twice quickly: quit."""
+        if self.prompt.copy_selection():
+            return
+        now = self.clock()
+        last, self._last_ctrl_c = self._last_ctrl_c, now
+        if last is not None and now - last <= self.QUIT_WINDOW:
+            self._last_ctrl_c = None
+            self.run_worker(self.app.action_quit(), group="quit", exit_on_error=False)
+            return
+        runtime = self.runtime
+        if runtime is not None and runtime.agent.cancel():
+            self.status.set_activity(self._frame, 0.0)
+            self.notify("Stopping… (ctrl+c again to quit)", timeout=1.5)
+            return
+        self.prompt.dismiss_suggestions()
+        if self.prompt.text:
+            self.prompt.clear_prompt()
+        self.notify("Press ctrl+c again to quit.", timeout=1.5)
 
     def action_toggle_tool(self) -> None:
         if self.transcript.toggle_latest_tool() is None:
