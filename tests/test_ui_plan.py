@@ -523,8 +523,9 @@ async def test_plan_review_path_refine(project: Path) -> None:
         assert users(screen) == [f"Refine the plan .planshell/plans/{path.name}: fewer steps"]
 
 
-@pytest.mark.parametrize("keys", [["escape"], ["x"], ["D", "y"]])
+@pytest.mark.parametrize("keys", [["escape"], ["x", "escape"], ["D", "y"]])
 async def test_plan_review_keep_exit_discard(project: Path, keys: list[str]) -> None:
+    # From OFF, x (leave plan mode) does nothing: Esc closes.
     path = save_plan(project)
     app = make_app(project, [])
     async with app.run_test(size=SIZE) as pilot:

@@ -224,27 +224,77 @@ async def test_gauge_is_hidden_when_the_plan_fits() -> None:
 def test_fit_hints_drops_whole_hints_lowest_priority_first() -> None:
     at_100 = fit_hints(DECISION_HINTS, 100)
     assert at_100 == list(DECISION_HINTS)
+    # 80 columns keeps every decision key and e edit; "? more" is never dropped.
+    at_80 = fit_hints(DECISION_HINTS, 78)  # 80 columns less the footer's padding
+    assert [hint.key for hint in at_80] == ["Esc", "a", "r", "x", "D", "e", "?"]
     at_60 = fit_hints(DECISION_HINTS, 60)
-    assert [hint.key for hint in at_60] == ["Esc", "a", "r"]
+    assert [hint.key for hint in at_60] == ["Esc", "a", "r", "x", "?"]
     assert hints_width(at_60) <= 60
-    at_40 = fit_hints(DECISION_HINTS, 40)
-    assert [hint.key for hint in at_40] == ["Esc", "a"]
-    assert [hint.key for hint in fit_hints(DECISION_HINTS, 17)] == ["Esc"]
+    at_50 = fit_hints(DECISION_HINTS, 48)
+    assert [hint.key for hint in at_50] == ["Esc", "a", "?"]
     assert fit_hints(DECISION_HINTS, 5) == []
     assert fit_hints([Hint("z", "low", 1), Hint("Esc", "keep planning", 100)], 17)[0].key == "Esc"
 
 
-@pytest.mark.parametrize(("columns", "keys"), [(100, 7), (60, 3), (40, 2)])
+@pytest.mark.parametrize(("columns", "keys"), [(100, 8), (80, 7), (60, 4), (50, 3)])
 async def test_live_footer_fits_the_terminal(columns: int, keys: int) -> None:
     app = ReviewHost(request_for(SHORT))
     async with app.run_test(size=(columns, 24)):
         footer = app.screen.query_one(ReviewFooter)
         shown = footer.shown
         assert len(shown) == keys
-        assert str(shown[0]) == "Esc keep planning"
+        assert str(shown[0]) == "Esc keep planning" and str(shown[-1]) == "? more"
         rendered = footer.render().plain
         assert rendered.startswith("Esc keep planning")
         assert "…" not in rendered
+
+
+@pytest.mark.parametrize("mode", ["off", "execute"])
+async def test_review_opened_outside_plan_says_esc_closes(mode: str) -> None:
+    """Issue 12, item 17: only in PLAN does Esc keep planning."""
+    app = ReviewHost(request_for(SHORT, mode=mode))
+    async with app.run_test(size=(100, 24)) as pilot:
+        screen = app.review_screen
+        assert screen is not None
+        labels = [str(hint) for hint in screen.query_one(ReviewFooter).hints]
+        assert "Esc keep planning" not in labels and "Esc close" in labels
+        assert ("x exit" in labels) == (mode == "execute")
+        await pilot.press("x")  # nothing to leave from OFF
+        await pilot.pause()
+        if mode == "off":
+            assert app.results == []
+            await pilot.press("escape")
+            await pilot.pause()
+    assert app.results and app.results[-1] is not None
+    expected = Decision.KEEP if mode == "off" else Decision.EXIT
+    assert app.results[-1].decision is expected
+
+
+async def test_review_help_lists_only_keys_that_work_here_once() -> None:
+    """Issue 12, item 10: F1 on the review: no q Close, no second ctrl+q, no slash commands."""
+    from planshell.ui.screens.help import HelpScreen
+
+    class HelpHost(ReviewHost):
+        BINDINGS = [("f1", "show_help", "more")]  # noqa: RUF012
+
+        def action_show_help(self) -> None:
+            from planshell.ui.screens.help import collect_keys
+
+            screen = self.screen
+            nodes = [self, screen, *(screen.focused.ancestors_with_self if screen.focused else [])]
+            self.push_screen(HelpScreen(collect_keys(self, nodes, []), commands=False))
+
+    app = HelpHost(request_for(SHORT))
+    async with app.run_test(size=(100, 40)) as pilot:
+        await pilot.press("question_mark")
+        await pilot.pause()
+        help_screen = app.screen
+        assert isinstance(help_screen, HelpScreen)
+        keys = [key for key, _ in help_screen.keys]
+        assert "q" not in keys
+        assert len(keys) == len(set(keys))
+        assert "a" in keys and "e" in keys and "n" in keys
+        assert not help_screen.query("#help-commands")
 
 
 # ---------------------------------------------------------------- decisions

@@ -607,7 +607,8 @@ class PlanController:
             frozenset(changed_sections(parse_plan(previous), doc)) if previous else frozenset()
         )
         return ReviewRequest(
-            path, text, doc.title, changed, previous, notice, receipt, count_hidden(text)
+            path, text, doc.title, changed, previous, notice, receipt, count_hidden(text),
+            mode=self.mode.value,
         )
 
     async def _current_receipt(self) -> Receipt | None:

@@ -39,6 +39,7 @@ class ReviewRequest:
     notice: str = ""  # e.g. "the plan changed while you were reviewing"
     receipt: Receipt | None = None  # the write-barrier receipt, when available
     hidden: int = 0  # invisible/bidi characters in the text (removed from the display)
+    mode: str = "plan"  # the mode the review opened in: the screen words its keys for it
 
 
 class Decider(Protocol):

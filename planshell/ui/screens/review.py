@@ -52,10 +52,9 @@ from planshell.ui.screens.results import AnswersWhenRemoved
 from planshell.ui.widgets.gauge import GaugeState, PlanGauge
 from planshell.ui.widgets.plan_view import PlanView, plain_inline
 from planshell.ui.widgets.review_footer import (
-    DECISION_HINTS,
-    EDITED_HINTS,
     READ_ONLY_HINTS,
     ReviewFooter,
+    decision_hints,
 )
 
 __all__ = ["ConfirmDiscard", "FeedbackArea", "ReviewScreen", "edit_feedback"]
@@ -64,6 +63,13 @@ EDIT_NOTICE = (
     "You edited the plan. a approves your edited plan (saved to the plan file first), "
     "f sends your edit to the model as feedback, r adds a note to it, Esc keeps planning."
 )
+
+
+def edit_notice(mode: str) -> str:
+    """EDIT_NOTICE for the mode the review opened in (only PLAN keeps planning)."""
+    if mode == "plan":
+        return EDIT_NOTICE
+    return EDIT_NOTICE.replace("Esc keeps planning.", "Esc closes and drops the edit.")
 # Tried in order when neither $VISUAL nor $EDITOR is set.
 FALLBACK_EDITORS = ("nano", "vi")
 
@@ -199,11 +205,16 @@ class ReviewScreen(AnswersWhenRemoved[Review], Screen[Review]):
         Binding("a", "approve", "Approve & run", show=False),
         Binding("r", "refine", "Refine", show=False),
         Binding("escape", "keep", "Keep planning", show=False),
-        Binding("x", "exit_plan", "Exit (keep file)", show=False),
+        Binding("x", "exit_plan", "Exit plan mode, keep the file", show=False),
         Binding("D", "discard", "Discard", show=False),
         Binding("e", "edit", "Edit", show=False),
         Binding("f", "send_edit", "Send my edit as feedback", show=False),
         Binding("q", "close", "Close", show=False),
+        Binding("question_mark", "more_keys", "Every key of this screen", show=False),
+    ]
+    HELP_EXTRA_KEYS: ClassVar[list[tuple[str, str]]] = [
+        ("ctrl+p", "Command palette"),
+        ("mouse drag", "Select plan text (ctrl+c copies it)"),
     ]
 
     _DECISION_ACTIONS = frozenset({"approve", "refine", "exit_plan", "discard", "edit"})
@@ -237,7 +248,8 @@ class ReviewScreen(AnswersWhenRemoved[Review], Screen[Review]):
             yield FeedbackArea(id="refine-input", soft_wrap=True, show_line_numbers=False)
         yield PlanGauge(id="gauge")
         yield ReviewFooter(
-            READ_ONLY_HINTS if self.read_only else DECISION_HINTS, id="review-footer"
+            READ_ONLY_HINTS if self.read_only else decision_hints(self.request.mode),
+            id="review-footer",
         )
 
     def on_mount(self) -> None:
@@ -321,12 +333,16 @@ class ReviewScreen(AnswersWhenRemoved[Review], Screen[Review]):
         return self._edited
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "exit_plan" and self.request.mode == "off":
+            return False  # nothing to leave: x does nothing from OFF
         if action in self._DECISION_ACTIONS:
             # While the refine editor is open a stray key that reached the screen
             # (typed before focus moved) must not decide anything.
             return not self.read_only and not self._refining
         if action == "close":
             return self.read_only
+        if action == "more_keys":
+            return not self._refining
         if action == "send_edit":
             return not self.read_only and not self._refining and self._edited is not None
         return True
@@ -337,6 +353,17 @@ class ReviewScreen(AnswersWhenRemoved[Review], Screen[Review]):
             self.dismiss(Review(Decision.APPROVE, reviewed_text=self._edited, edited=True))
             return
         self.dismiss(Review(Decision.APPROVE, reviewed_text=self.request.text))
+
+    def help_text(self, action: str) -> str | None:
+        """The help's wording for ``action`` in the mode this review opened in."""
+        if action == "keep" and self.request.mode != "plan" and not self.read_only:
+            return "Close the review; nothing changes"
+        if action == "keep" and self.read_only:
+            return "Close"
+        return None
+
+    def action_more_keys(self) -> None:
+        self.app.action_show_help()  # type: ignore[attr-defined]
 
     def action_send_edit(self) -> None:
         if self._edited is None:
@@ -444,14 +471,14 @@ class ReviewScreen(AnswersWhenRemoved[Review], Screen[Review]):
             self.plan_view.load(self.request.text, self.request.changed_sections)
             self._show_changes(len(self.request.changed_sections), "since your last review")
             self._show_notice(self.request.notice)
-            self.query_one(ReviewFooter).set_hints(DECISION_HINTS)
+            self.query_one(ReviewFooter).set_hints(decision_hints(self.request.mode))
             return
         self._edited = edited
         changed = frozenset(changed_sections(parse_plan(self.request.text), parse_plan(edited)))
         self.plan_view.load(edited, changed)
         self._show_changes(len(changed), "by your edit")
-        self._show_notice(EDIT_NOTICE)
-        self.query_one(ReviewFooter).set_hints(EDITED_HINTS)
+        self._show_notice(edit_notice(self.request.mode))
+        self.query_one(ReviewFooter).set_hints(decision_hints(self.request.mode, edited=True))
         self.plan_view.focus()
 
     # -- dismissal never approves
