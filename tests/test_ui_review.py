@@ -326,18 +326,18 @@ async def test_x_exits_plan_mode_keeping_the_file() -> None:
     assert results == [Review(Decision.EXIT)]
 
 
-@pytest.mark.parametrize("yes", ["y", "enter"])
-async def test_discard_after_confirming(yes: str) -> None:
+@pytest.mark.parametrize("yes", [["y"], ["right", "enter"], ["tab", "enter"]])
+async def test_discard_after_confirming(yes: list[str]) -> None:
     app = ReviewHost(request_for(SHORT))
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.press("D")
         assert isinstance(app.screen, ConfirmDiscard)
-        await pilot.press(yes)
+        await pilot.press(*yes)
         await pilot.pause()
     assert app.results == [Review(Decision.DISCARD)]
 
 
-@pytest.mark.parametrize("no", ["n", "escape"])
+@pytest.mark.parametrize("no", ["n", "escape", "enter"])
 async def test_discard_declined_returns_to_the_plan(no: str) -> None:
     app = ReviewHost(request_for(SHORT))
     async with app.run_test(size=(100, 30)) as pilot:

@@ -42,12 +42,13 @@ from textual.await_complete import AwaitComplete
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
-from textual.screen import ModalScreen, Screen
+from textual.screen import Screen
 from textual.widgets import Static, TextArea
 
 from planshell.plan.decider import Decision, Review, ReviewRequest
 from planshell.plan.document import changed_sections, parse_plan
 from planshell.sanitize import strip_terminal_controls
+from planshell.ui.screens.confirm import ConfirmScreen
 from planshell.ui.screens.results import AnswersWhenRemoved
 from planshell.ui.widgets.gauge import GaugeState, PlanGauge
 from planshell.ui.widgets.plan_view import PlanView, plain_inline
@@ -103,40 +104,21 @@ def edit_feedback(original: str, edited: str) -> str:
 _CSS_PATH = str(Path(__file__).resolve().parent.parent / "styles" / "review.tcss")
 
 
-class ConfirmDiscard(ModalScreen[bool]):
-    """Asks "Delete this plan file?": y/Enter yes, n/Esc no (any other dismissal is no)."""
+class ConfirmDiscard(ConfirmScreen):
+    """Asks "Delete this plan file?" like every dialog: it starts on *Keep*.
 
-    CSS_PATH = _CSS_PATH
-
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("y,enter", "answer(True)", "Delete", show=False),
-        Binding("n,escape", "answer(False)", "Keep", show=False),
-    ]
+    ``y`` deletes, ``n``/Esc keep, Enter presses the focused button (Keep at
+    first), the same as the picker's discard question.
+    """
 
     def __init__(self, path: Path) -> None:
-        super().__init__()
-        self._path = path
-
-    def compose(self) -> ComposeResult:
-        with Vertical(id="confirm-box"):
-            yield Static("Delete this plan file?", id="confirm-question")
-            yield Static(strip_terminal_controls(str(self._path)), id="confirm-path")
-            yield Static(
-                Text.assemble(
-                    ("y", "bold"),
-                    "/",
-                    ("Enter", "bold"),
-                    " delete   ",
-                    ("n", "bold"),
-                    "/",
-                    ("Esc", "bold"),
-                    " keep",
-                ),
-                id="confirm-keys",
-            )
-
-    def action_answer(self, yes: bool) -> None:
-        self.dismiss(yes)
+        super().__init__(
+            "Delete this plan file?",
+            detail=strip_terminal_controls(str(path)),
+            yes="Delete",
+            no="Keep",
+            default=False,
+        )
 
     def dismiss(self, result: bool | None = None) -> AwaitComplete:
         return super().dismiss(result is True)
