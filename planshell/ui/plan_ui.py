@@ -57,6 +57,7 @@ FORBIDDEN_KEYS = frozenset({"ctrl+l"})
 RESERVED = ("on", "off", "list", "review", "why")
 REFINE_PREFILL = "Refine the plan: "
 CREATE_HINT = "Plan mode on: describe what to plan"
+MODE_TOAST_SECONDS = 2.5  # the chip in the status bar already shows the mode
 
 _STAMP = re.compile(r"^\d{4}-\d{2}-\d{2}-\d{4}-")
 
@@ -339,7 +340,7 @@ class PlanModeUI:
 
         # The title is model-authored: plain text, never Textual markup ([@click=...]).
         text = strip_terminal_controls(text)
-        self.screen.notify(text, severity=label.notify_type, timeout=4, markup=False)
+        self.screen.notify(text, severity=label.notify_type, timeout=MODE_TOAST_SECONDS, markup=False)
 
     # -- the checklist
 
