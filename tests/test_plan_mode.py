@@ -451,3 +451,31 @@ async def test_an_invalid_edit_is_not_saved_and_the_review_opens_again(project):
     assert decider.requests[0].path.read_text() == PLAN
     assert runtime.plan.mode is Mode.PLAN
     assert any("not saved" in n.message for n in rec.of(ev.Notice))
+
+
+# --- issue 12, item 16: a plan keeps its file and title ------------------------------------
+
+
+def test_rewriting_a_plan_keeps_its_title_and_file(project):
+    runtime, *_ = make(project)
+    plan = runtime.plan
+    plan.enter_plan()
+    first = plan.write_plan("Add rate limiting", PLAN, None)
+    # The refinement arrives titled after the latest message, with or without an H1.
+    retitled = PLAN.replace("# Plan: Add rate limiting", "# Plan: Refine the plan: fewer steps")
+    second = plan.write_plan("Refine the plan: fewer steps", retitled, None)
+    assert second == first
+    assert first.read_text().splitlines()[0] == "# Plan: Add rate limiting"
+    body_only = PLAN.split("\n", 2)[2]
+    plan.write_plan("Something else entirely", body_only, None)
+    assert first.read_text().splitlines()[0] == "# Plan: Add rate limiting"
+    assert "## Steps" in first.read_text()
+
+
+def test_cut_at_word_never_cuts_mid_word():
+    from planshell.sanitize import cut_at_word
+
+    assert cut_at_word("add pagination to the widget list", 20) == "add pagination to…"
+    assert cut_at_word("short", 20) == "short"
+    assert cut_at_word("x" * 30, 10) == "x" * 9 + "…"
+    assert cut_at_word("add pagination to the widget list", 20, "") == "add pagination to"

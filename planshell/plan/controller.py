@@ -333,6 +333,7 @@ class PlanController:
                 path = self.plan_path
             else:
                 path = self.store.new_path(self.pending_name or title)
+            text = _keep_title(text, self._title_line(path))
             written = self.store.write(path, text)
         except PlanStoreError as exc:
             raise ToolError(str(exc)) from None
@@ -691,6 +692,16 @@ class PlanController:
                 }
             )
 
+    def _title_line(self, path: Path) -> str | None:
+        """The ``# …`` title line of the plan file at ``path``, if it exists and has one."""
+        try:
+            if not self.store.exists(path):
+                return None
+            first = self.store.read(path).lstrip("\n").split("\n", 1)[0]
+        except PlanStoreError:
+            return None
+        return first if first.startswith("# ") else None
+
     def _title(self) -> str | None:
         if self.plan_path is None:
             return None
@@ -712,6 +723,21 @@ def _new_changes(shown: Receipt | None, now: Receipt | None) -> bool:
     if now is None or now.clean:
         return False
     return (shown.digest if shown is not None else None) != now.digest
+
+
+def _keep_title(text: str, title_line: str | None) -> str:
+    """A rewrite of an existing plan keeps its title line: a plan keeps its identity.
+
+    Refining ("fewer steps", "Refine the plan …: …") must not retitle the plan
+    after the latest message; ``/plan new`` starts a new file for a new title.
+    """
+    if title_line is None:
+        return text
+    lines = text.lstrip("\n").split("\n")
+    if lines and lines[0].startswith("# "):
+        lines[0] = title_line
+        return "\n".join(lines)
+    return f"{title_line}\n\n{text}"
 
 
 def _same_file(a: Path, b: Path) -> bool:
