@@ -313,6 +313,20 @@ async def test_ctrl_c_stops_a_running_turn(project: Path) -> None:
         assert app.is_running and screen.prompt.text == ""
 
 
+async def test_ctrl_c_right_after_sending_stops_the_turn_about_to_start(project: Path) -> None:
+    """The turn's worker may not have started the engine yet: ctrl+c still stops it."""
+    app = make_app(project, [Reply(text="word " * 400, chunk=5, delay=0.02)])
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await ready(pilot)
+        screen.clock = FakeClock()
+        screen.send("talk a lot")
+        screen.action_ctrl_c()  # same tick: nothing is running in the engine yet
+        await idle(pilot, screen)
+        assert any("Stopping" in n.message for n in app._notifications)
+        assert not any("Press ctrl+c again" in n.message for n in app._notifications)
+        assert not screen.query(AssistantMessage)
+
+
 async def test_ctrl_c_twice_within_a_second_quits(project: Path) -> None:
     app = make_app(project, [])
     async with app.run_test(size=SIZE) as pilot:
@@ -335,7 +349,8 @@ async def test_ctrl_c_twice_during_a_turn_asks_before_quitting(project: Path) ->
         screen.clock = FakeClock()
         runtime = app.runtime
         assert runtime is not None
-        runtime.agent.cancel = lambda: False  # type: ignore[method-assign]  # a turn that keeps running
+        # A turn slow to stop: the first ctrl+c asks it to stop, it keeps running.
+        screen._stop_turn = lambda: True  # type: ignore[method-assign]
         await send(pilot, "go")
         await until(pilot, lambda: runtime.agent.busy)
         await pilot.press("ctrl+c", "ctrl+c")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -380,7 +381,11 @@ class ChatScreen(Screen[None]):
             self.notify("Starting up: your message will be sent in a moment.", timeout=2)
             return
         self._work_started()
-        self.run_worker(self._submit(runtime, text, on_failure), group="agent", exit_on_error=False)
+        # A callable, not a coroutine: a turn stopped before its worker starts
+        # (ctrl+c right after Enter) leaves no never-awaited coroutine behind.
+        self.run_worker(
+            partial(self._submit, runtime, text, on_failure), group="agent", exit_on_error=False
+        )
 
     async def _submit(
         self, runtime: Runtime, text: str, on_failure: Callable[[Exception], None] | None = None
@@ -408,11 +413,22 @@ class ChatScreen(Screen[None]):
     def action_interrupt(self) -> None:
         if self.prompt.dismiss_suggestions():
             return
-        runtime = self.runtime
-        if runtime is not None and runtime.agent.cancel():
-            self.status.set_activity(self._frame, 0.0)
+        if self._stop_turn():
             self.notify("Stopping…", timeout=1.5)
         # Idle: Esc does nothing (harmless by design).
+
+    def _stop_turn(self) -> bool:
+        """Stop the running turn, also one sent a moment ago whose worker has not started it."""
+        runtime = self.runtime
+        stopped = runtime is not None and runtime.agent.cancel()
+        if not stopped:
+            pending = [w for w in self.workers if w.group == "agent" and not w.is_finished]
+            for worker in pending:
+                worker.cancel()
+            stopped = bool(pending)
+        if stopped:
+            self.status.set_activity(self._frame, 0.0)
+        return stopped
 
     def action_ctrl_c(self) -> None:
         """Copy a selection; else stop the turn or clear the prompt; twice quickly: quit."""
@@ -424,9 +440,7 @@ class ChatScreen(Screen[None]):
             self._last_ctrl_c = None
             self.run_worker(self.app.action_quit(), group="quit", exit_on_error=False)
             return
-        runtime = self.runtime
-        if runtime is not None and runtime.agent.cancel():
-            self.status.set_activity(self._frame, 0.0)
+        if self._stop_turn():
             self.notify("Stopping… (ctrl+c again to quit)", timeout=1.5)
             return
         self.prompt.dismiss_suggestions()
@@ -594,7 +608,7 @@ class ChatScreen(Screen[None]):
             self.notify("Nothing to retry yet.")
             return
         self._work_started()
-        self.run_worker(self._retry(runtime), group="agent", exit_on_error=False)
+        self.run_worker(partial(self._retry, runtime), group="agent", exit_on_error=False)
 
     async def _retry(self, runtime: Runtime) -> None:
         try:
