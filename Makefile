@@ -9,16 +9,24 @@ PYTEST_WORKERS ?= 2
 
 .PHONY: run test lint bench clean corpus
 
+# First runs take 20-40 s (pip downloads and builds): say what each step does and
+# let pip show its own progress, so a fresh clone never sits silent.
+PIP_PROGRESS := --progress-bar on
+
 $(BIN)/python:
+	@echo "==> [1/2] Creating the virtual environment in $(VENV) (first run only)"
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install $(PIP_PROGRESS) --upgrade pip
 
 $(RUN_STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e .
+	@echo "==> [2/2] Installing planshell and its dependencies into $(VENV) (pip shows its progress)"
+	$(BIN)/python -m pip install $(PIP_PROGRESS) -e .
 	touch $@
+	@echo "==> Ready: starting planshell"
 
 $(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@echo "==> [2/2] Installing planshell with its test and lint tools into $(VENV) (pip shows its progress)"
+	$(BIN)/python -m pip install $(PIP_PROGRESS) -e '.[dev]'
 	touch $@ $(RUN_STAMP)
 
 run: $(RUN_STAMP)

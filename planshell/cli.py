@@ -34,11 +34,12 @@ def _main_parser() -> argparse.ArgumentParser:
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("prompt", nargs="?", help="a request to submit at start")
+    parser.add_argument("prompt", nargs="?",
+                        help="a request to submit at start (with -p: read from stdin when omitted or -)")
     parser.add_argument("-p", "--print", dest="print_mode", action="store_true",
                         help="run the prompt without the UI and print the answer")
     parser.add_argument("-v", "--verbose", action="store_true",
-                        help="with --print: show provider, tool calls and mode changes on stderr")
+                        help="with --print: show provider, tool calls, mode changes and intermediate replies on stderr")
     parser.add_argument("--plan", action="store_true", help="start in plan mode")
     parser.add_argument("--permission-mode", choices=["ask", "accept-edits", "auto"],
                         help="approvals outside plan mode (headless ask: calls that would ask are denied)")
@@ -100,8 +101,14 @@ def main(argv: list[str] | None = None) -> int:
         return run_tui(
             partial(_load, args, start), start, prompt=args.prompt, plan=args.plan, theme=args.theme
         )
-    if not args.prompt:
-        return _fail("--print needs a prompt, e.g. planshell -p \"what is in this repo?\"", EXIT_USAGE)
+    prompt = _print_prompt(args.prompt)
+    if not prompt.strip():
+        return _fail(
+            "--print needs a prompt, e.g. planshell -p \"what is in this repo?\" "
+            "or echo \"task\" | planshell -p",
+            EXIT_USAGE,
+        )
+    args.prompt = prompt
     from planshell.config import ConfigError
 
     try:
@@ -111,6 +118,20 @@ def main(argv: list[str] | None = None) -> int:
     if settings.untrusted_project is not None:
         print(f"planshell: warning: {settings.untrusted_project.warning()}", file=sys.stderr)
     return _run_headless(settings, root, args, resume)
+
+
+def _print_prompt(prompt: str | None) -> str:
+    """The request for ``--print``: the argument, or stdin when it is piped.
+
+    ``-`` as the prompt also reads stdin. Stdin is read only when no prompt was
+    given (or ``-``), so a script that leaves stdin open never hangs.
+    """
+    if prompt is not None and prompt != "-":
+        return prompt
+    stdin = sys.stdin
+    if stdin is None or stdin.isatty():
+        return ""
+    return stdin.read()
 
 
 def _load(args: argparse.Namespace, start: Path) -> tuple[Any, Path, Any]:

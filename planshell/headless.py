@@ -1,4 +1,10 @@
-"""``planshell -p``: one request, no UI, the answer on stdout.
+"""``planshell -p``: one request, no UI, the final answer on stdout.
+
+stdout carries the model's final answer only (rendered as terminal markdown
+when stdout is a terminal, plain text when piped); tool calls, mode changes
+and the provider go to stderr with ``--verbose``; problems go to stderr. Text
+the engine wrote *for the model* (plan decisions, "stop now and end your
+turn") never reaches stdout, even when the model repeats it.
 
 Exit codes: 0 done; 1 an error was shown; 3 a plan awaits approval; 4 a
 plan-mode run ended without writing a plan (the model answered in prose).
@@ -19,6 +25,51 @@ EXIT_ERROR = 1
 EXIT_AWAITING_APPROVAL = 3
 EXIT_NO_PLAN = 4
 
+# Tools whose results are the engine's or the decider's words to the model.
+PLAN_DECISION_TOOLS = frozenset({"enter_plan_mode", "exit_plan_mode", "cancel_plan_mode"})
+# A repeated line shorter than this is too generic to call a quotation ("Done.").
+MIN_QUOTED = 24
+
+HEADLESS_REMEDY = {
+    "retry": "Run the same command again to retry.",
+    "continue": "Continue with: planshell --continue -p \"…\"",
+}
+
+
+def error_text(event: ev.ErrorEvent) -> str:
+    """The error with advice that works without the TUI (no /retry)."""
+    advice = HEADLESS_REMEDY.get(event.remedy, "")
+    if event.partial:
+        advice = "The partial reply was discarded. " + advice
+    return f"{event.message.rstrip()} {advice}".rstrip()
+
+
+def strip_model_directed(answer: str, directed: list[str]) -> str:
+    """Drop lines of ``answer`` that repeat text written for the model."""
+    if not directed:
+        return answer
+    kept = []
+    for line in answer.splitlines():
+        core = line.strip().strip("*_>` ")
+        if len(core) >= MIN_QUOTED and any(core in text for text in directed):
+            continue
+        kept.append(line)
+    return "\n".join(kept).strip("\n")
+
+
+def render_answer(answer: str, out: TextIO) -> None:
+    """Markdown rendered for a terminal (Rich), plain text when piped."""
+    if not answer.strip():
+        return
+    isatty = getattr(out, "isatty", None)
+    if isatty is not None and isatty():
+        from rich.console import Console
+        from rich.markdown import Markdown
+
+        Console(file=out, highlight=False).print(Markdown(answer))
+        return
+    out.write(answer.rstrip("\n") + "\n")
+
 
 async def run_print(
     runtime: Runtime,
@@ -32,29 +83,27 @@ async def run_print(
     out = out or sys.stdout
     err = err or sys.stderr
     failed: list[str] = []
-    ended_with_newline = True
+    replies: list[str] = []
+    directed: list[str] = []  # results of plan-decision tools: words for the model
 
     def on_event(event: ev.Event) -> None:
-        nonlocal ended_with_newline
-        if isinstance(event, ev.TextDelta):
-            text = strip_terminal_controls(event.text)
-            if text:
-                out.write(text)
-                out.flush()
-                ended_with_newline = text.endswith("\n")
-        elif isinstance(event, ev.AssistantDone) and not ended_with_newline:
-            out.write("\n")
-            ended_with_newline = True
+        if isinstance(event, ev.AssistantDone):
+            replies.append(event.text)
+            if verbose and event.text.strip():
+                err.write(f"· {plain_line(event.text, 300)}\n")
         elif isinstance(event, ev.ErrorEvent):
             failed.append(event.message)
-            err.write(f"error: {strip_terminal_controls(event.message)}\n")
+            err.write(f"error: {strip_terminal_controls(error_text(event))}\n")
         elif isinstance(event, ev.Notice) and event.level in ("warning", "error"):
             err.write(f"{event.level}: {strip_terminal_controls(event.message)}\n")
+        elif isinstance(event, ev.ToolFinished):
+            if event.name in PLAN_DECISION_TOOLS:
+                directed.append(event.content)
+            if verbose and event.is_error:
+                first = strip_terminal_controls(event.content).splitlines()[:1]
+                err.write(f"  ✗ {first[0] if first else 'failed'}\n")
         elif verbose and isinstance(event, ev.ToolStarted):
             err.write(f"→ {strip_terminal_controls(event.headline)}\n")
-        elif verbose and isinstance(event, ev.ToolFinished) and event.is_error:
-            first = strip_terminal_controls(event.content).splitlines()[:1]
-            err.write(f"  ✗ {first[0] if first else 'failed'}\n")
         elif verbose and isinstance(event, ev.ModeChanged):
             err.write(f"mode: {event.previous} -> {event.mode}\n")
 
@@ -73,14 +122,17 @@ async def run_print(
     finally:
         unsubscribe()
         runtime.close()
-    if not ended_with_newline:
-        out.write("\n")
-    if failed:
-        return EXIT_ERROR
     if decider.awaiting is not None:
+        # What the model said after the review answered the engine, not the user:
+        # the user's answer is the plan itself.
         shown = plain_line(runtime.agent.ctx.display(decider.awaiting), 500)
         out.write(f"Plan awaiting approval: {shown}\n")
-        return EXIT_AWAITING_APPROVAL
+        err.write(f"Review it with: planshell review {shown} (or approve it in the planshell TUI)\n")
+        return EXIT_ERROR if failed else EXIT_AWAITING_APPROVAL
+    final = next((text for text in reversed(replies) if text.strip()), "")
+    render_answer(strip_model_directed(strip_terminal_controls(final), directed), out)
+    if failed:
+        return EXIT_ERROR
     if runtime.plan_turns is not None and runtime.plan_turns.last_turn_without_plan:
         return EXIT_NO_PLAN  # the Notice already said so on stderr
     return EXIT_OK

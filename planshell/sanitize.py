@@ -78,3 +78,19 @@ def plain_line(text: str, limit: int = 200) -> str:
     """Untrusted text as one printable line: sanitised, whitespace folded, cut at ``limit``."""
     line = " ".join(strip_terminal_controls(text).split())
     return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def cut_at_word(text: str, limit: int, mark: str = "…") -> str:
+    """``text`` in at most ``limit`` characters, cut at a word boundary (never mid-word).
+
+    A single word longer than ``limit`` is cut hard. ``mark`` is appended when
+    something was cut (it counts towards ``limit``).
+    """
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    room = max(limit - len(mark), 1)
+    head = text[: room + 1]
+    cut = head.rfind(" ")
+    kept = head[:cut] if cut > 0 else text[:room]
+    return kept.rstrip(" ,;:.-") + mark

@@ -159,7 +159,7 @@ async def test_provider_error_discards_partial_reply(tmp_path):
     )
     await agent.submit("go")
     assert "The stream was cut off." in rec.of(ev.ErrorEvent)[0].message
-    assert "/retry" in rec.of(ev.ErrorEvent)[0].message
+    assert "/retry" in rec.of(ev.ErrorEvent)[0].interactive_text()
     assert [m.role for m in agent.messages] == ["user"]
     await agent.retry()
     assert [m.role for m in agent.messages] == ["user", "assistant"]

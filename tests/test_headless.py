@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 
 def run_cli(args: list[str], cwd: Path, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")}
@@ -56,3 +58,93 @@ def test_engine_imports_no_textual():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "[]"
+
+
+# --- issue 12, item 13: what -p prints -------------------------------------------------
+
+
+def test_print_mode_prints_only_the_final_answer(project):
+    proc = run_cli(["-p", "what is in this repo?"], project)
+    assert proc.returncode == 0, proc.stderr
+    # The demo's first reply ("I'll look around…") comes before its tool calls.
+    assert "look around" not in proc.stdout
+    assert proc.stdout.lstrip().startswith("*Offline demo model*")
+    # Piped: markdown source, not terminal escapes.
+    assert "\x1b[" not in proc.stdout and "**Top level**" in proc.stdout
+
+
+def test_plan_print_mode_never_prints_text_meant_for_the_model(project):
+    proc = run_cli(["--plan", "-p", "add rate limiting"], project)
+    assert proc.returncode == 3, proc.stderr
+    for words in ("has not approved", "Stop now", "end your turn", "non-interactive run"):
+        assert words not in proc.stdout
+        assert words not in proc.stderr
+    assert "planshell review .planshell/plans/" in proc.stderr
+
+
+def test_prompt_from_stdin(project):
+    env = {k: v for k, v in os.environ.items() if k not in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")}
+    proc = subprocess.run(
+        [sys.executable, "-m", "planshell", "-p"], cwd=project, env=env, input="what is in this repo?\n",
+        capture_output=True, text=True, timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "Widget Service" in proc.stdout
+
+
+@pytest.mark.parametrize("prompt", ["   ", "\n\t"])
+def test_a_blank_prompt_is_refused(project, prompt):
+    proc = run_cli(["-p", prompt], project)
+    assert proc.returncode == 2 and "needs a prompt" in proc.stderr
+    assert not (project / ".planshell").exists()
+
+
+def test_a_terminal_gets_rendered_markdown(project):
+    """stdout on a pty: Rich renders the answer (bullets, no ** markers)."""
+    import pty
+
+    env = {k: v for k, v in os.environ.items() if k not in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")}
+    env.update(COLUMNS="100", TERM="xterm-256color")
+    leader, follower = pty.openpty()
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "planshell", "-p", "what is in this repo?"], cwd=project,
+            env=env, stdout=follower, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+        )
+        os.close(follower)
+        chunks = []
+        while True:
+            try:
+                data = os.read(leader, 4096)
+            except OSError:
+                break
+            if not data:
+                break
+            chunks.append(data)
+        assert proc.wait(timeout=60) == 0
+    finally:
+        os.close(leader)
+    screen = b"".join(chunks).decode("utf-8", "replace")
+    assert "Top level" in screen
+    assert "**Top level**" not in screen and "•" in screen
+
+
+async def test_headless_errors_do_not_advise_slash_commands(project):
+    import io
+
+    from planshell.config import Settings
+    from planshell.headless import run_print
+    from planshell.llm.scripted import Reply, ScriptedProvider
+    from planshell.llm.types import ProviderError
+    from planshell.plan.decider import HeadlessDecider
+    from planshell.runtime import build_runtime
+
+    decider = HeadlessDecider()
+    provider = ScriptedProvider([Reply(text="half", error=ProviderError("The stream was cut off.", partial=True))])
+    runtime = build_runtime(Settings(), project, decider, provider=provider, persist=False)
+    out, err = io.StringIO(), io.StringIO()
+    code = await run_print(runtime, decider, "go", out=out, err=err)
+    assert code == 1
+    assert "The stream was cut off." in err.getvalue()
+    assert "/retry" not in err.getvalue() and "run the same command again" in err.getvalue().lower()
+    assert out.getvalue() == ""

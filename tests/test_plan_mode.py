@@ -413,3 +413,69 @@ async def test_todo_changes_reach_the_event_bus(project):
     assert [status for _, status in seeded.items] == ["pending"] * 4
     assert ticked.items[1] == ("Add a token bucket", "completed")
     assert ticked.items[-1][0] == "Verification: make test"
+
+
+# --- issue 12, item 7: approving the user's own edit -------------------------------------
+
+
+async def test_approving_an_edited_plan_saves_the_edit_then_approves_it(project):
+    edited = PLAN.replace("- [ ] Test it", "- [ ] Test it\n- [ ] USER STEP: update the docs")
+    runtime, _provider, decider, _rec = make(
+        project,
+        [*write_and_review(), Reply(text="on it")],
+        [lambda req: Review(Decision.APPROVE, reviewed_text=edited, edited=True)],
+    )
+    runtime.plan.enter_plan()
+    await runtime.agent.submit("plan rate limiting")
+    path = decider.requests[0].path
+    assert path.read_text() == edited  # on disk: exactly what was approved
+    assert runtime.plan.mode is Mode.EXECUTE
+    assert "USER STEP: update the docs" in [i.content for i in runtime.todos.items]
+    approved = [m.content for m in runtime.agent.messages if m.role == "tool"][1]
+    assert approved.startswith("Approved.") and "USER STEP" in approved
+    assert not list(path.parent.glob(".*.tmp"))  # the atomic write left nothing behind
+
+
+async def test_an_invalid_edit_is_not_saved_and_the_review_opens_again(project):
+    runtime, _provider, decider, rec = make(
+        project,
+        [*write_and_review(), Reply(text="ok")],
+        [
+            lambda req: Review(Decision.APPROVE, reviewed_text="", edited=True),
+            Review(Decision.KEEP),
+        ],
+    )
+    runtime.plan.enter_plan()
+    await runtime.agent.submit("plan")
+    assert len(decider.requests) == 2
+    assert decider.requests[0].path.read_text() == PLAN
+    assert runtime.plan.mode is Mode.PLAN
+    assert any("not saved" in n.message for n in rec.of(ev.Notice))
+
+
+# --- issue 12, item 16: a plan keeps its file and title ------------------------------------
+
+
+def test_rewriting_a_plan_keeps_its_title_and_file(project):
+    runtime, *_ = make(project)
+    plan = runtime.plan
+    plan.enter_plan()
+    first = plan.write_plan("Add rate limiting", PLAN, None)
+    # The refinement arrives titled after the latest message, with or without an H1.
+    retitled = PLAN.replace("# Plan: Add rate limiting", "# Plan: Refine the plan: fewer steps")
+    second = plan.write_plan("Refine the plan: fewer steps", retitled, None)
+    assert second == first
+    assert first.read_text().splitlines()[0] == "# Plan: Add rate limiting"
+    body_only = PLAN.split("\n", 2)[2]
+    plan.write_plan("Something else entirely", body_only, None)
+    assert first.read_text().splitlines()[0] == "# Plan: Add rate limiting"
+    assert "## Steps" in first.read_text()
+
+
+def test_cut_at_word_never_cuts_mid_word():
+    from planshell.sanitize import cut_at_word
+
+    assert cut_at_word("add pagination to the widget list", 20) == "add pagination to…"
+    assert cut_at_word("short", 20) == "short"
+    assert cut_at_word("x" * 30, 10) == "x" * 9 + "…"
+    assert cut_at_word("add pagination to the widget list", 20, "") == "add pagination to"

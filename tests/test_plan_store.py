@@ -101,6 +101,11 @@ def test_write_creates_dir_and_gitignore(store: PlanStore) -> None:
         ("日本語", ""),
         ("a" * 60, "a" * 48),
         ("x" * 47 + " tail", "x" * 47),  # no trailing dash after truncation
+        # cut at a word boundary, never mid-word (issue 12, item 16)
+        (
+            "add pagination to the widget list and a search box too",
+            "add-pagination-to-the-widget-list-and-a-search",
+        ),
     ],
 )
 def test_slugify(text: str, slug: str) -> None:
@@ -112,7 +117,8 @@ def test_new_path_format(store: PlanStore) -> None:
     assert store.new_path("Speed up the CI", NOW).name == "2025-03-04-0907-speed-up-the-ci.md"
     assert store.new_path("my-plan.md", NOW).name == "2025-03-04-0907-my-plan.md"
     assert store.new_path("日本語", NOW).name == "2025-03-04-0907-plan.md"
-    assert len(store.new_path("word " * 40, NOW).stem) == len("2025-03-04-0907-") + 48
+    long = store.new_path("word " * 40, NOW).stem
+    assert len(long) <= len("2025-03-04-0907-") + 48 and long.endswith("-word")  # whole words
     assert not store.plans_dir.exists()  # naming creates nothing
 
 

@@ -282,6 +282,112 @@ async def test_ctrl_c_clears_the_prompt(project: Path) -> None:
         assert screen.prompt.text == ""
 
 
+class FakeClock:
+    """A pinned clock for the double ctrl+c window (tests never depend on real time)."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def test_ctrl_c_stops_a_running_turn(project: Path) -> None:
+    """Issue 12, item 4: ctrl+c interrupts like Esc (Claude Code / Codex habit)."""
+    app = make_app(project, [Reply(text="word " * 400, chunk=5, delay=0.02)])
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await ready(pilot)
+        screen.clock = clock = FakeClock()
+        await send(pilot, "talk a lot")
+        runtime = app.runtime
+        assert runtime is not None
+        await until(pilot, lambda: bool(screen.query(AssistantMessage)))
+        assert runtime.agent.busy
+        await pilot.press("ctrl+c")
+        await until(pilot, lambda: any("Interrupted" in n.message for n in screen.query(NoteRow)))
+        await idle(pilot, screen)
+        clock.now += 5  # a later, single ctrl+c does not quit
+        await pilot.press(*"draft")
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+        assert app.is_running and screen.prompt.text == ""
+
+
+async def test_ctrl_c_right_after_sending_stops_the_turn_about_to_start(project: Path) -> None:
+    """The turn's worker may not have started the engine yet: ctrl+c still stops it."""
+    app = make_app(project, [Reply(text="word " * 400, chunk=5, delay=0.02)])
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await ready(pilot)
+        screen.clock = FakeClock()
+        screen.send("talk a lot")
+        screen.action_ctrl_c()  # same tick: nothing is running in the engine yet
+        await idle(pilot, screen)
+        assert any("Stopping" in n.message for n in app._notifications)
+        assert not any("Press ctrl+c again" in n.message for n in app._notifications)
+        assert not screen.query(AssistantMessage)
+
+
+async def test_ctrl_c_twice_within_a_second_quits(project: Path) -> None:
+    app = make_app(project, [])
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await ready(pilot)
+        screen.clock = clock = FakeClock()
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+        assert app.is_running
+        assert any("ctrl+c again to quit" in n.message for n in app._notifications)
+        clock.now += 0.5
+        await pilot.press("ctrl+c")
+        await until(pilot, lambda: not app.is_running)
+    assert app.return_code == 0
+
+
+async def test_ctrl_c_twice_during_a_turn_asks_before_quitting(project: Path) -> None:
+    app = make_app(project, [Reply(text="slow " * 300, chunk=5, delay=0.02)])
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await ready(pilot)
+        screen.clock = FakeClock()
+        runtime = app.runtime
+        assert runtime is not None
+        # A turn slow to stop: the first ctrl+c asks it to stop, it keeps running.
+        screen._stop_turn = lambda: True  # type: ignore[method-assign]
+        await send(pilot, "go")
+        await until(pilot, lambda: runtime.agent.busy)
+        await pilot.press("ctrl+c", "ctrl+c")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("y")
+        await until(pilot, lambda: not app.is_running)
+    assert app.return_code == 0
+
+
+async def test_ctrl_c_copies_a_selection_first(project: Path) -> None:
+    app = make_app(project, [])
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await ready(pilot)
+        screen.clock = FakeClock()
+        await pilot.press(*"keep me")
+        screen.prompt.select_all()
+        await pilot.press("ctrl+c", "ctrl+c")
+        await pilot.pause()
+        assert app.is_running and screen.prompt.text == "keep me"
+        assert app.clipboard == "keep me"
+
+
+async def test_footer_keeps_more_and_the_main_keys_at_80_and_50_columns(project: Path) -> None:
+    """Issue 12, item 10: whole keys dropped, least important first; F1 "more" always shown."""
+    for width in (120, 80, 50):
+        app = make_app(project, [])
+        async with app.run_test(size=(width, 24)) as pilot:
+            screen = await ready(pilot)
+            await pilot.pause(0.1)
+            keys = [(str(k.key_display), str(k.description)) for k in screen.query("FooterKey")]
+            shown = {d for _, d in keys}
+            assert "more" in shown and "Send" in shown and "Plan mode" in shown, (width, keys)
+            if width >= 80:
+                assert "Stop/quit" in shown and "Quit" in shown, keys
+            assert sum(len(k) + len(d) + 2 for k, d in keys) <= width
+
+
 async def test_quit_during_a_turn_asks_first(project: Path) -> None:
     app = make_app(project, [Reply(text="slow " * 300, chunk=5, delay=0.02)])
     async with app.run_test(size=SIZE) as pilot:

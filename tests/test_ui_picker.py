@@ -293,6 +293,24 @@ async def test_arrows_and_j_k_move_j_k_type_once_there_is_a_filter(tmp_path: Pat
         assert picker.filter_input.value == "J"
 
 
+async def test_a_filtered_list_does_not_wrap_onto_create(tmp_path: Path) -> None:
+    """Issue 12, item 8: Down on the last match stays there; Enter opens that plan."""
+    app = PickerHost(three_plans(tmp_path))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        await pilot.press(*"ra")  # "Add rate limiting" and "Rewrite the docs"? only matches
+        picker = picker_of(app)
+        matches = [i.title for i in picker.plan_list.shown_plans]
+        assert matches, matches
+        for _ in range(len(matches) + 2):
+            await pilot.press("down")
+        assert highlighted_title(app) == matches[-1]
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, PlanActionScreen)
+        assert not isinstance(app.screen, CreatePlanScreen)
+
+
 async def test_enter_on_a_plan_opens_the_action_screen_esc_comes_back(tmp_path: Path) -> None:
     store = three_plans(tmp_path)
     app = PickerHost(store)

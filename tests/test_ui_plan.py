@@ -525,8 +525,9 @@ async def test_plan_review_path_refine(project: Path) -> None:
         assert users(screen) == [f"Refine the plan .planshell/plans/{path.name}: fewer steps"]
 
 
-@pytest.mark.parametrize("keys", [["escape"], ["x"], ["D", "y"]])
+@pytest.mark.parametrize("keys", [["escape"], ["x", "escape"], ["D", "y"]])
 async def test_plan_review_keep_exit_discard(project: Path, keys: list[str]) -> None:
+    # From OFF, x (leave plan mode) does nothing: Esc closes.
     path = save_plan(project)
     app = make_app(project, [])
     async with app.run_test(size=SIZE) as pilot:
@@ -877,3 +878,32 @@ async def test_resumed_execute_shows_chip_and_checklist(project: Path) -> None:
 async def until_query(pilot: Pilot, screen: ChatScreen, kind: type) -> Any:
     await until(pilot, lambda: bool(screen.query(kind)))
     return screen.query_one(kind)
+
+
+async def test_plan_new_starts_a_new_file_and_keeps_the_current_plan(project: Path) -> None:
+    """Issue 12, item 16: /plan new REQUEST never overwrites the plan being refined."""
+    first = save_plan(project)
+    other = PLAN.replace("Add caching", "Add a search box")
+    app = make_app(
+        project,
+        [
+            Reply(calls=[("write_plan", {"title": "Add a search box", "content": other})]),
+            Reply(text="Written."),
+        ],
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await ready(pilot)
+        runtime(app).plan.enter_plan(plan_path=first)
+        await send(pilot, "/plan new add a search box to the widget list")
+        await until(pilot, lambda: len(list(plans_dir(project).glob("*.md"))) == 2)
+        await idle(pilot, screen)
+        assert first.read_text() == PLAN
+        (new,) = [p for p in plans_dir(project).glob("*.md") if p != first]
+        assert new.name.endswith("-add-a-search-box-to-the-widget-list.md")
+        assert runtime(app).plan.plan_path == new
+        assert users(screen)[-1] == "add a search box to the widget list"
+
+
+def test_plan_new_is_parsed_as_its_own_form() -> None:
+    assert parse_plan_argument("new add a search box") == ("new", "add a search box")
+    assert parse_plan_argument("news for the team") == ("request", "news for the team")

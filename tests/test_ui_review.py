@@ -226,27 +226,77 @@ async def test_gauge_is_hidden_when_the_plan_fits() -> None:
 def test_fit_hints_drops_whole_hints_lowest_priority_first() -> None:
     at_100 = fit_hints(DECISION_HINTS, 100)
     assert at_100 == list(DECISION_HINTS)
+    # 80 columns keeps every decision key and e edit; "? more" is never dropped.
+    at_80 = fit_hints(DECISION_HINTS, 78)  # 80 columns less the footer's padding
+    assert [hint.key for hint in at_80] == ["Esc", "a", "r", "x", "D", "e", "?"]
     at_60 = fit_hints(DECISION_HINTS, 60)
-    assert [hint.key for hint in at_60] == ["Esc", "a", "r"]
+    assert [hint.key for hint in at_60] == ["Esc", "a", "r", "x", "?"]
     assert hints_width(at_60) <= 60
-    at_40 = fit_hints(DECISION_HINTS, 40)
-    assert [hint.key for hint in at_40] == ["Esc", "a"]
-    assert [hint.key for hint in fit_hints(DECISION_HINTS, 17)] == ["Esc"]
+    at_50 = fit_hints(DECISION_HINTS, 48)
+    assert [hint.key for hint in at_50] == ["Esc", "a", "?"]
     assert fit_hints(DECISION_HINTS, 5) == []
     assert fit_hints([Hint("z", "low", 1), Hint("Esc", "keep planning", 100)], 17)[0].key == "Esc"
 
 
-@pytest.mark.parametrize(("columns", "keys"), [(100, 7), (60, 3), (40, 2)])
+@pytest.mark.parametrize(("columns", "keys"), [(100, 8), (80, 7), (60, 4), (50, 3)])
 async def test_live_footer_fits_the_terminal(columns: int, keys: int) -> None:
     app = ReviewHost(request_for(SHORT))
     async with app.run_test(size=(columns, 24)):
         footer = app.screen.query_one(ReviewFooter)
         shown = footer.shown
         assert len(shown) == keys
-        assert str(shown[0]) == "Esc keep planning"
+        assert str(shown[0]) == "Esc keep planning" and str(shown[-1]) == "? more"
         rendered = footer.render().plain
         assert rendered.startswith("Esc keep planning")
         assert "…" not in rendered
+
+
+@pytest.mark.parametrize("mode", ["off", "execute"])
+async def test_review_opened_outside_plan_says_esc_closes(mode: str) -> None:
+    """Issue 12, item 17: only in PLAN does Esc keep planning."""
+    app = ReviewHost(request_for(SHORT, mode=mode))
+    async with app.run_test(size=(100, 24)) as pilot:
+        screen = app.review_screen
+        assert screen is not None
+        labels = [str(hint) for hint in screen.query_one(ReviewFooter).hints]
+        assert "Esc keep planning" not in labels and "Esc close" in labels
+        assert ("x exit" in labels) == (mode == "execute")
+        await pilot.press("x")  # nothing to leave from OFF
+        await pilot.pause()
+        if mode == "off":
+            assert app.results == []
+            await pilot.press("escape")
+            await pilot.pause()
+    assert app.results and app.results[-1] is not None
+    expected = Decision.KEEP if mode == "off" else Decision.EXIT
+    assert app.results[-1].decision is expected
+
+
+async def test_review_help_lists_only_keys_that_work_here_once() -> None:
+    """Issue 12, item 10: F1 on the review: no q Close, no second ctrl+q, no slash commands."""
+    from planshell.ui.screens.help import HelpScreen
+
+    class HelpHost(ReviewHost):
+        BINDINGS = [("f1", "show_help", "more")]  # noqa: RUF012
+
+        def action_show_help(self) -> None:
+            from planshell.ui.screens.help import collect_keys
+
+            screen = self.screen
+            nodes = [self, screen, *(screen.focused.ancestors_with_self if screen.focused else [])]
+            self.push_screen(HelpScreen(collect_keys(self, nodes, []), commands=False))
+
+    app = HelpHost(request_for(SHORT))
+    async with app.run_test(size=(100, 40)) as pilot:
+        await pilot.press("question_mark")
+        await pilot.pause()
+        help_screen = app.screen
+        assert isinstance(help_screen, HelpScreen)
+        keys = [key for key, _ in help_screen.keys]
+        assert "q" not in keys
+        assert len(keys) == len(set(keys))
+        assert "a" in keys and "e" in keys and "n" in keys
+        assert not help_screen.query("#help-commands")
 
 
 # ---------------------------------------------------------------- decisions
@@ -280,18 +330,18 @@ async def test_x_exits_plan_mode_keeping_the_file() -> None:
     assert results == [Review(Decision.EXIT)]
 
 
-@pytest.mark.parametrize("yes", ["y", "enter"])
-async def test_discard_after_confirming(yes: str) -> None:
+@pytest.mark.parametrize("yes", [["y"], ["right", "enter"], ["tab", "enter"]])
+async def test_discard_after_confirming(yes: list[str]) -> None:
     app = ReviewHost(request_for(SHORT))
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.press("D")
         assert isinstance(app.screen, ConfirmDiscard)
-        await pilot.press(yes)
+        await pilot.press(*yes)
         await pilot.pause()
     assert app.results == [Review(Decision.DISCARD)]
 
 
-@pytest.mark.parametrize("no", ["n", "escape"])
+@pytest.mark.parametrize("no", ["n", "escape", "enter"])
 async def test_discard_declined_returns_to_the_plan(no: str) -> None:
     app = ReviewHost(request_for(SHORT))
     async with app.run_test(size=(100, 30)) as pilot:
@@ -464,43 +514,91 @@ async def test_receipt_slot_hidden_without_a_receipt() -> None:
 # ------------------------------------------------------------------ editing
 
 
-async def test_an_edit_is_shown_marked_and_never_approved(monkeypatch: pytest.MonkeyPatch) -> None:
-    text = make_plan(60)
-    monkeypatch.setenv("VISUAL", "fake-editor")
-
+def _edit_plan(monkeypatch: pytest.MonkeyPatch, seen: list[str] | None = None) -> None:
     def fake_editor(self: ReviewScreen, editor: str, path: Path) -> bool:
-        assert editor == "fake-editor"
+        if seen is not None:
+            seen.append(editor)
         path.write_text(path.read_text().replace("Phase 2: change module 2", "Phase 2: USER EDIT"))
         return True
 
     monkeypatch.setattr(ReviewScreen, "_run_editor", fake_editor)
+
+
+async def test_an_edit_is_shown_marked_and_approving_binds_to_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    text = make_plan(60)
+    monkeypatch.setenv("VISUAL", "fake-editor")
+    seen: list[str] = []
+    _edit_plan(monkeypatch, seen)
     app = ReviewHost(request_for(text))
     async with app.run_test(size=(100, 30)) as pilot:
         screen = app.review_screen
         assert screen is not None
         await pilot.press("e")
         await pilot.pause()
+        assert seen == ["fake-editor"]
         assert screen.edited_text is not None and "USER EDIT" in screen.edited_text
-        assert "Nothing is approved" in str(screen.query_one("#review-notice").render())
+        assert "a approves your edited plan" in str(screen.query_one("#review-notice").render())
         assert "by your edit" in str(screen.query_one("#review-changes").render())
         view = view_of(app)
         edited = next(i for i, s in enumerate(view.sections) if "USER EDIT" in s.title)
         assert edited in view.changed
         labels = [str(hint) for hint in screen.query_one(ReviewFooter).hints]
-        assert "a send edit as feedback" in labels
+        assert "a approve my edit" in labels and "f send edit as feedback" in labels
         await pilot.press("a")
         await pilot.pause()
     (result,) = app.results
+    assert result is not None and result.decision is Decision.APPROVE and result.edited
+    assert result.reviewed_text == screen.edited_text
+
+
+async def test_an_edit_can_go_to_the_model_as_feedback(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VISUAL", "fake-editor")
+    _edit_plan(monkeypatch)
+    app = ReviewHost(request_for(make_plan(60)))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("f")  # nothing to send before an edit
+        await pilot.pause()
+        assert app.results == []
+        await pilot.press("e")
+        await pilot.pause()
+        await pilot.press("f")
+        await pilot.pause()
+    (result,) = app.results
     assert result is not None and result.decision is Decision.REFINE
-    assert result.reviewed_text is None
+    assert result.reviewed_text is None and not result.edited
     assert result.feedback.startswith("The user edited the plan; unified diff:\n")
     assert "+## Phase 2: USER EDIT" in result.feedback
     assert "-## Phase 2: change module 2" in result.feedback
 
 
-async def test_edit_without_editor_configured_warns(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_without_editor_set_a_fallback_editor_is_used_and_named(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     monkeypatch.delenv("VISUAL", raising=False)
     monkeypatch.delenv("EDITOR", raising=False)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "vi"  # no nano on this PATH: the next fallback
+    fake.write_text("#!/bin/sh\nexit 0\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    seen: list[str] = []
+    _edit_plan(monkeypatch, seen)
+    app = ReviewHost(request_for(make_plan(60)))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("e")
+        await pilot.pause()
+        assert seen == ["vi"]
+        messages = [n.message for n in app._notifications]
+        assert any("editing with vi" in m for m in messages), messages
+
+
+async def test_edit_without_any_editor_warns(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("VISUAL", raising=False)
+    monkeypatch.delenv("EDITOR", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path))  # neither nano nor vi
     app = ReviewHost(request_for(SHORT))
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.press("e")

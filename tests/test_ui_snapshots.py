@@ -55,3 +55,28 @@ async def run_conversation(pilot: Pilot) -> None:
 def test_chat_snapshot(snap_compare, project: Path, theme: str, size: tuple[int, int]) -> None:  # type: ignore[no-untyped-def]
     app = conversation_app(project, theme)
     assert snap_compare(app, terminal_size=size, run_before=run_conversation)
+
+
+async def _toggle_plan(pilot: Pilot) -> None:
+    await ready_for_snapshot(pilot)
+    await pilot.press("f2")
+    await until(pilot, lambda: bool(pilot.app.screen.query("Toast")))
+    await pilot.pause(0.3)  # the toast's fade-in
+
+
+def test_mode_toast_hides_neither_status_bar_nor_prompt(snap_compare, project: Path) -> None:  # type: ignore[no-untyped-def]
+    """Issue 12, item 11: the mode toast sits at the transcript's top right."""
+    app = snapshot_app(project, [], Settings())
+    assert snap_compare(app, terminal_size=(80, 24), run_before=_toggle_plan)
+
+
+async def test_mode_toast_does_not_cover_the_status_bar(project: Path) -> None:
+    app = snapshot_app(project, [], Settings())
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        screen = await ready_for_snapshot(pilot)
+        await pilot.press("f2")
+        await until(pilot, lambda: bool(screen.query("Toast")))
+        await pilot.pause()
+        toast = screen.query_one("Toast").region
+        for widget in (screen.status, screen.prompt, screen.query_one("#footer")):
+            assert not toast.overlaps(widget.region), (toast, widget, widget.region)

@@ -69,7 +69,30 @@ class UsageUpdated:
 
 @dataclass(frozen=True)
 class ErrorEvent:
+    """A problem the user should see. ``message`` names it without advice.
+
+    ``remedy`` says what helps ("retry": ask the model again; "continue": send
+    another message), so each front end words it for its own keys: the TUI
+    says "Send /retry", a headless run says to run the command again.
+    """
+
     message: str
+    remedy: str = ""  # "", "retry" or "continue"
+    partial: bool = False  # a partial reply was discarded
+
+    def interactive_text(self) -> str:
+        """The message with the TUI's advice (slash commands, typing a message)."""
+        if self.remedy == "retry":
+            advice = (
+                "The partial reply was discarded; send /retry to ask again."
+                if self.partial
+                else "Send /retry to try again."
+            )
+        elif self.remedy == "continue":
+            advice = "Send a message to continue."
+        else:
+            return self.message
+        return f"{self.message.rstrip()} {advice}"
 
 
 @dataclass(frozen=True)

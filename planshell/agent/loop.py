@@ -226,6 +226,20 @@ class Agent:
         self._task.cancel()
         return True
 
+    async def stop(self, timeout: float = 5.0) -> None:
+        """Cancel the running request and wait until it has recorded its end.
+
+        A cancelled turn appends the results of its unfinished tool calls to
+        the session before it returns: callers that close the session (quitting)
+        wait here so the JSONL file ends on whole records. ``timeout`` bounds
+        the wait for a tool that ignores cancellation.
+        """
+        task = self._task
+        if task is None or task.done():
+            return
+        task.cancel()
+        await asyncio.wait({task}, timeout=timeout)
+
     def load_history(self, messages: list[Message]) -> None:
         self.messages = list(messages)
         self.meter.history_replaced()
@@ -283,7 +297,8 @@ class Agent:
                     self.emit(
                         ev.ErrorEvent(
                             f"Stopped after {self.max_steps} model calls in one request "
-                            "(agent.max_steps); send a message to continue."
+                            "(agent.max_steps).",
+                            remedy="continue",
                         )
                     )
                     stop = "max_steps"
@@ -380,12 +395,7 @@ class Agent:
                     )
                 )
                 return None
-            note = (
-                " The partial reply was discarded; send /retry to ask again."
-                if exc.partial
-                else " Send /retry to try again."
-            )
-            self.emit(ev.ErrorEvent(exc.message.rstrip() + note))
+            self.emit(ev.ErrorEvent(exc.message.rstrip(), remedy="retry", partial=exc.partial))
             return None
         except Exception as exc:  # a provider bug must not kill the app
             self.emit(ev.ErrorEvent(f"The model provider failed unexpectedly: {exc!r}."))

@@ -26,6 +26,7 @@ from planshell.llm.types import (
     Usage,
     UsageReport,
 )
+from planshell.sanitize import cut_at_word
 
 DEMO_BANNER = "*Offline demo model* — a built-in stand-in, not a real LLM."
 
@@ -258,7 +259,7 @@ def _test_command(done: list[_Done]) -> str:
 
 
 def _plan_text(request: str, done: list[_Done], feedback: str | None) -> tuple[str, str]:
-    title = request.strip().splitlines()[0][:60] if request.strip() else "Demo plan"
+    title = cut_at_word(request.strip().splitlines()[0], 60, "") if request.strip() else "Demo plan"
     entries = [e for e in _entries(done) if not e.startswith(".")]
     files = [e for e in entries if not e.endswith("/")][:4] or ["README.md"]
     dirs = [e.rstrip("/") for e in entries if e.endswith("/")][:3]

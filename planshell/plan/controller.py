@@ -335,6 +335,7 @@ class PlanController:
                 path = self.plan_path
             else:
                 path = self.store.new_path(self.pending_name or title)
+            text = _keep_title(text, self._title_line(path))
             written = self.store.write(path, text)
         except PlanStoreError as exc:
             raise ToolError(str(exc)) from None
@@ -412,6 +413,12 @@ class PlanController:
             finally:
                 self._reviews_open -= 1
             if review.decision is Decision.APPROVE:
+                if review.edited and review.reviewed_text is not None:
+                    notice = self._save_user_edit(path, text, review.reviewed_text)
+                    if notice:
+                        self.agent.emit(ev.Notice(notice, "warning"))
+                        continue
+                    text = review.reviewed_text
                 current = self._read_for_review(path)
                 if current != (review.reviewed_text or text):
                     notice = "The plan file changed while you were reviewing it; review it again."
@@ -427,6 +434,24 @@ class PlanController:
             self._reviewed[path] = text
             return review, text
         return None
+
+    def _save_user_edit(self, path: Path, shown: str, edited: str) -> str:
+        """Write the person's edited plan over the file they reviewed; "" or why not.
+
+        Only when the file still holds the text they started editing from, and
+        the edit is a valid plan: what is approved is then what is on disk.
+        """
+        if self._read_for_review(path) != shown:
+            return "The plan file changed while you were editing it; review it again."
+        problem = "it is empty." if not edited.strip() else validate_plan(edited)
+        if problem:
+            return f"Your edited plan was not saved: {problem}"
+        try:
+            self.store.write(path, edited)
+        except PlanStoreError as exc:
+            return f"Your edited plan was not saved: {exc}"
+        self._plan_updated(path, edited)
+        return ""
 
     # --- write barrier and capabilities ------------------------------------------
 
@@ -594,6 +619,7 @@ class PlanController:
         return ReviewRequest(
             path, text, doc.title, changed, previous, notice, receipt, count_hidden(text),
             approve_mode=self.settings.approve_mode,
+            mode=self.mode.value,
         )
 
     async def _current_receipt(self) -> Receipt | None:
@@ -676,6 +702,16 @@ class PlanController:
                 }
             )
 
+    def _title_line(self, path: Path) -> str | None:
+        """The ``# …`` title line of the plan file at ``path``, if it exists and has one."""
+        try:
+            if not self.store.exists(path):
+                return None
+            first = self.store.read(path).lstrip("\n").split("\n", 1)[0]
+        except PlanStoreError:
+            return None
+        return first if first.startswith("# ") else None
+
     def _title(self) -> str | None:
         if self.plan_path is None:
             return None
@@ -697,6 +733,21 @@ def _new_changes(shown: Receipt | None, now: Receipt | None) -> bool:
     if now is None or now.clean:
         return False
     return (shown.digest if shown is not None else None) != now.digest
+
+
+def _keep_title(text: str, title_line: str | None) -> str:
+    """A rewrite of an existing plan keeps its title line: a plan keeps its identity.
+
+    Refining ("fewer steps", "Refine the plan …: …") must not retitle the plan
+    after the latest message; ``/plan new`` starts a new file for a new title.
+    """
+    if title_line is None:
+        return text
+    lines = text.lstrip("\n").split("\n")
+    if lines and lines[0].startswith("# "):
+        lines[0] = title_line
+        return "\n".join(lines)
+    return f"{title_line}\n\n{text}"
 
 
 def _same_file(a: Path, b: Path) -> bool:

@@ -26,6 +26,9 @@ class Review:
     reviewed_text: str | None = None  # the exact text the user approved
     # With APPROVE: the permission mode the plan runs in ("accept-edits", "ask"); None: unchanged.
     permission_mode: str | None = None
+    # reviewed_text is the user's own edit of the plan: the engine saves it to the
+    # plan file (atomically, through the plan store) before the approval holds.
+    edited: bool = False
 
 
 @dataclass(frozen=True)
@@ -39,6 +42,8 @@ class ReviewRequest:
     receipt: Receipt | None = None  # the write-barrier receipt, when available
     hidden: int = 0  # invisible/bidi characters in the text (removed from the display)
     approve_mode: str = "accept-edits"  # what ``a`` runs the plan in (``A``: the other one)
+
+    mode: str = "plan"  # the mode the review opened in: the screen words its keys for it
 
 
 class ApprovalChoice(StrEnum):

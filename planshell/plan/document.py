@@ -15,7 +15,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from planshell.sanitize import strip_terminal_controls
+from planshell.sanitize import cut_at_word, strip_terminal_controls
 
 __all__ = [
     "MAX_STEPS",
@@ -437,9 +437,7 @@ def _title(lines: list[str], marks: bytearray, headings: list[_Heading]) -> str:
                 return title
     for index, line in enumerate(lines):
         if marks[index] == _PLAIN and (title := _clean_title(line)):
-            if len(title) > _TITLE_LINE_MAX:
-                title = title[: _TITLE_LINE_MAX - 1].rstrip() + "…"
-            return title
+            return cut_at_word(title, _TITLE_LINE_MAX)
     return UNTITLED
 
 

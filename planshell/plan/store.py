@@ -76,7 +76,12 @@ def slugify(text: str) -> str:
     """Lowercase ASCII ``[a-z0-9-]`` slug, at most 48 chars; "" if nothing is left."""
     ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
     slug = _NOT_SLUG.sub("-", ascii_text.lower()).strip("-")
-    return slug[:_SLUG_MAX].rstrip("-")
+    if len(slug) <= _SLUG_MAX:
+        return slug
+    # Cut at a word boundary ("add-rate-limiting", not "add-rate-limi").
+    head = slug[: _SLUG_MAX + 1]
+    cut = head.rfind("-")
+    return (head[:cut] if cut > 0 else slug[:_SLUG_MAX]).rstrip("-")
 
 
 def _slug_part(stem: str) -> str | None:

@@ -44,7 +44,10 @@ class PlanshellApp(App[int]):
     # dialogs.tcss is loaded by the dialog screens themselves, on first use.
     CSS_PATH: ClassVar[CSSPathType | None] = [STYLES / "app.tcss", STYLES / "chat.tcss"]
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("f1", "show_help", "Help", id="help", tooltip="Keys and commands (this screen)"),
+        Binding(
+            "f1", "show_help", "more", id="help",
+            tooltip="Every key of this screen (the footer shows the main ones)",
+        ),
         Binding(
             "ctrl+q", "quit", "Quit", priority=True, id="quit",
             tooltip="Quit (asks first while a turn runs); also /quit",
@@ -95,6 +98,7 @@ class PlanshellApp(App[int]):
         self._theme_not_remembered: str | None = None
         self._theme_warnings: list[str] = []
         self._quit_dialog: Screen[bool] | None = None
+        self._quitting = False
         if settings is not None:
             wanted = settings.ui.theme
         else:
@@ -330,10 +334,30 @@ class PlanshellApp(App[int]):
             self.shutdown()
 
     def shutdown(self, code: int = 0) -> None:
+        """Quit cleanly, also while a turn runs.
+
+        Order matters: the chat stops receiving engine events first (its widgets
+        are about to be torn down, and a cancelled turn still emits its end),
+        then the turn is cancelled and awaited so the session file ends on
+        whole records, then the app exits.
+        """
+        if self._quitting:
+            return
+        self._quitting = True
+        chat = self.chat
+        if chat is not None:
+            chat.detach_engine()
+        self.run_worker(self._quit_cleanly(code), group="shutdown", exit_on_error=False)
+
+    async def _quit_cleanly(self, code: int) -> None:
         runtime = self.runtime
-        if runtime is not None:
-            runtime.agent.cancel()
-        self.exit(return_code=code)
+        try:
+            if runtime is not None:
+                await runtime.agent.stop()
+        except Exception as exc:  # never keep the user from quitting
+            log.error("stopping the turn at quit failed", exc_info=exc)
+        finally:
+            self.exit(return_code=code)
 
     def notify(
         self,
@@ -361,17 +385,23 @@ class PlanshellApp(App[int]):
     # --- help and palette -------------------------------------------------------------
 
     def action_show_help(self) -> None:
-        from planshell.ui.screens.help import HelpScreen, collect_keys
+        from planshell.ui.screens.help import EXTRA_KEYS, HelpScreen, collect_keys
 
         if isinstance(self.screen, HelpScreen):
             return
         screen = self.screen
         nodes: list[Any] = [self, screen]
+        chat = isinstance(screen, ChatScreen)
         if isinstance(screen, ChatScreen):
             nodes += [screen.prompt, screen.transcript]
         if screen.focused is not None:
             nodes += list(screen.focused.ancestors_with_self)
-        self.push_screen(HelpScreen(collect_keys(self, nodes)))
+        # Keys outside BINDINGS that this screen offers (mouse, the palette); slash
+        # commands only where there is a prompt to type them.
+        extra = getattr(screen, "HELP_EXTRA_KEYS", None)
+        if extra is None:
+            extra = EXTRA_KEYS if chat else [EXTRA_KEYS[0]]
+        self.push_screen(HelpScreen(collect_keys(self, nodes, extra), commands=chat))
 
     @property
     def chat(self) -> ChatScreen | None:
@@ -405,13 +435,13 @@ class PlanshellApp(App[int]):
             yield SystemCommand(
                 "Checklist", "Show or hide the plan checklist (ctrl+t)", chat.action_toggle_todos
             )
-            yield SystemCommand("Stop", "Stop the running turn (esc)", chat.action_interrupt)
+            yield SystemCommand("Stop", "Stop the running turn (esc or ctrl+c)", chat.action_interrupt)
             yield SystemCommand(
                 "Tool output", "Expand or collapse the latest tool output (ctrl+o)",
                 chat.action_toggle_tool,
             )
             yield SystemCommand(
-                "Clear prompt", "Clear the text in the prompt (ctrl+c)", chat.prompt.clear_prompt
+                "Clear prompt", "Clear the text in the prompt (ctrl+c when idle)", chat.prompt.clear_prompt
             )
         yield SystemCommand("Help", "Keys and commands (F1)", self.action_show_help)
         for command in REGISTRY:

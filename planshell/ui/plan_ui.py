@@ -54,9 +54,10 @@ if TYPE_CHECKING:
 # In legacy terminals Ctrl+Shift+L *is* ctrl+l (and many users press ctrl+l to
 # clear a screen): it never toggles plan mode, even when configured.
 FORBIDDEN_KEYS = frozenset({"ctrl+l"})
-RESERVED = ("on", "off", "list", "review", "why")
+RESERVED = ("on", "off", "list", "review", "why", "new")
 REFINE_PREFILL = "Refine the plan: "
 CREATE_HINT = "Plan mode on: describe what to plan"
+MODE_TOAST_SECONDS = 2.5  # the chip in the status bar already shows the mode
 
 _STAMP = re.compile(r"^\d{4}-\d{2}-\d{2}-\d{4}-")
 
@@ -94,7 +95,10 @@ def toggle_keys(configured: str | None) -> tuple[str, list[str]]:
 
 
 def parse_plan_argument(arg: str) -> tuple[str, str]:
-    """``/plan`` argument -> (form, value); forms: bare, on, off, list, why, review, name, request.
+    """``/plan`` argument -> (form, value); forms: bare, on, off, list, why, review, new, name, request.
+
+    ``new REQUEST`` plans REQUEST in a new file (a plain request in PLAN refines
+    the current plan).
 
     Reserved words count only on their own (``review`` also with one path ending
     in ``.md`` or containing ``/``); anything else of one word is a plan name,
@@ -107,6 +111,8 @@ def parse_plan_argument(arg: str) -> tuple[str, str]:
     if lowered in RESERVED:
         return lowered, ""
     words = text.split()
+    if len(words) >= 2 and words[0].lower() == "new":
+        return "new", text[len(words[0]) :].strip()
     if len(words) == 2 and words[0].lower() == "review":
         target = words[1]
         if target.lower().endswith(".md") or "/" in target:
@@ -339,7 +345,7 @@ class PlanModeUI:
 
         # The title is model-authored: plain text, never Textual markup ([@click=...]).
         text = strip_terminal_controls(text)
-        self.screen.notify(text, severity=label.notify_type, timeout=4, markup=False)
+        self.screen.notify(text, severity=label.notify_type, timeout=MODE_TOAST_SECONDS, markup=False)
 
     # -- the checklist
 
@@ -475,6 +481,8 @@ class PlanModeUI:
                 await self._why(controller)
             case "review":
                 await self._review(controller, value or None)
+            case "new":
+                await self._new_plan(controller, value)
             case "name":
                 await self._named(controller, value)
             case _:
@@ -491,6 +499,16 @@ class PlanModeUI:
     async def _request(self, controller: PlanController, text: str) -> None:
         async with self._lock:
             if controller.mode.value != "plan" and not await self._enter(controller):
+                return
+            self._submit(controller, text)
+
+    async def _new_plan(self, controller: PlanController, text: str) -> None:
+        """``/plan new REQUEST``: a new plan file for REQUEST, the current plan kept as it is."""
+        if not text:
+            self.screen.notify("/plan new needs a request, e.g. /plan new add a search box.")
+            return
+        async with self._lock:
+            if not await self._enter(controller, name=text):
                 return
             self._submit(controller, text)
 
@@ -650,7 +668,7 @@ def _plan_names(ctx: CommandContext, arg: str) -> Iterable[str]:
 @REGISTRY.command(
     "plan",
     "Plan mode: on/off, pick a plan, or plan a request read-only (ctrl+shift+l / F2 toggle)",
-    argument="[on|off|list|review [PATH]|why|NAME|REQUEST]",
+    argument="[on|off|list|review [PATH]|why|new REQUEST|NAME|REQUEST]",
     complete=_plan_names,
     key="f2",
 )

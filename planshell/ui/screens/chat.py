@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -19,12 +20,12 @@ from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Footer
 
 from planshell import __version__
 from planshell.ui.commands import REGISTRY, SlashCommand, run_handler
 from planshell.ui.keys import DEFAULT_TOGGLE_KEYS, TOGGLE_PLAN_BINDING_ID
 from planshell.ui.widgets.history import PromptHistory, history_path
+from planshell.ui.widgets.key_footer import FittedFooter
 from planshell.ui.widgets.messages import WelcomeBanner
 from planshell.ui.widgets.prompt import PromptInput
 from planshell.ui.widgets.status import StatusBar
@@ -55,6 +56,14 @@ class ChatScreen(Screen[None]):
         Binding(
             "escape", "interrupt", "Stop", key_display="esc", id="interrupt",
             tooltip="Stop the running turn (or close the completion list)",
+        ),
+        # What Claude Code and Codex users expect: ctrl+c stops a running turn (idle:
+        # clears the prompt), twice within QUIT_WINDOW quits. Priority, so it wins over
+        # the prompt's TextArea copy; a selection is still copied first.
+        Binding(
+            "ctrl+c", "ctrl_c", "Stop/quit", key_display="^c", id="ctrl-c", priority=True,
+            tooltip="Copy a selection; else stop the running turn (idle: clear the prompt); "
+            "twice quickly: quit",
         ),
         Binding(
             "ctrl+o", "toggle_tool", "Tool output", id="toggle-tool",
@@ -88,6 +97,17 @@ class ChatScreen(Screen[None]):
         ),
     ]
     AUTO_FOCUS = "#prompt"
+    QUIT_WINDOW = 1.0  # seconds: a second ctrl+c within this quits
+    # Which footer keys stay as the terminal narrows (highest last to go); F1 "more" always stays.
+    FOOTER_PRIORITY: ClassVar[dict[str, int]] = {
+        "submit": 90,
+        "toggle_plan_mode": 85,
+        "interrupt": 80,
+        "ctrl_c": 75,
+        "quit": 60,
+        "toggle_todos": 50,
+        "toggle_tool": 40,
+    }
 
     app: PlanshellApp
 
@@ -101,6 +121,9 @@ class ChatScreen(Screen[None]):
         self._plan_ui: PlanModeUI | None = None
         self._window_cost: tuple[int | None, float | None] = (None, None)  # window, cost
         self._served_models: list[str] = []  # what the server offers (for /model completion)
+        self._detached = False  # set at quit: engine events are no longer rendered
+        self._last_ctrl_c: float | None = None
+        self.clock: Callable[[], float] = time.monotonic  # tests pin it
         self.ready = False
 
     # --- layout -------------------------------------------------------------------
@@ -117,7 +140,7 @@ class ChatScreen(Screen[None]):
             id="prompt",
         )
         yield StatusBar(app.project_label, id="status")
-        yield Footer(id="footer")
+        yield FittedFooter(id="footer")
 
     @property
     def transcript(self) -> Transcript:
@@ -205,10 +228,20 @@ class ChatScreen(Screen[None]):
         # Called synchronously from inside the engine: never touch widgets here.
         self.post_message(EngineEvent(event))
 
-    def on_unmount(self) -> None:
+    def detach_engine(self) -> None:
+        """Stop rendering engine events (the app is quitting).
+
+        Unsubscribes from the engine and drops events already queued: a turn
+        cancelled at quit still emits ``TurnDone``, which must not reach
+        widgets that are being unmounted.
+        """
+        self._detached = True
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
+
+    def on_unmount(self) -> None:
+        self.detach_engine()
 
     def _show_provider(self) -> None:
         runtime = self.runtime
@@ -225,6 +258,8 @@ class ChatScreen(Screen[None]):
         from planshell.agent import events as ev
         from planshell.sanitize import strip_terminal_controls
 
+        if self._detached or not self.is_attached:
+            return  # quitting: the views are going away
         transcript = self.transcript
         match message.event:
             case ev.TurnStarted(text=text):
@@ -254,7 +289,7 @@ class ChatScreen(Screen[None]):
                     transcript.add_note("↻ Regenerating the last reply (the previous one was dropped).")
                 self._work_started()
             case ev.ErrorEvent() as event:
-                transcript.add_error(event.message)
+                transcript.add_error(event.interactive_text())
             case ev.SteeringQueued(text=text):
                 transcript.add_queued(text)
             case ev.SteeringDelivered(text=text):
@@ -376,7 +411,15 @@ class ChatScreen(Screen[None]):
             self.notify("Starting up: your message will be sent in a moment.", timeout=2)
             return
         self._work_started()
-        self.run_worker(self._submit(runtime, text, on_failure), group="agent", exit_on_error=False)
+        # A callable, not a coroutine: a turn stopped before its worker starts
+        # (ctrl+c right after Enter) leaves no never-awaited coroutine behind.
+        self.run_worker(
+            # A partial of a coroutine function (Textual awaits it; a lambda would
+            # only be called). mypy cannot solve Textual's WorkType union for it.
+            partial(self._submit, runtime, text, on_failure),  # type: ignore[arg-type]
+            group="agent",
+            exit_on_error=False,
+        )
 
     async def _submit(
         self, runtime: Runtime, text: str, on_failure: Callable[[Exception], None] | None = None
@@ -385,7 +428,9 @@ class ChatScreen(Screen[None]):
             await runtime.agent.submit(text)
         except Exception as exc:
             log.error("the request could not be sent", exc_info=exc)
-            if on_failure is not None:
+            if self._detached:
+                pass  # quitting: nothing left to show it in
+            elif on_failure is not None:
                 on_failure(exc)
             else:
                 self.transcript.add_error(f"The request failed unexpectedly: {exc!r}.")
@@ -402,11 +447,40 @@ class ChatScreen(Screen[None]):
     def action_interrupt(self) -> None:
         if self.prompt.dismiss_suggestions():
             return
-        runtime = self.runtime
-        if runtime is not None and runtime.agent.cancel():
-            self.status.set_activity(self._frame, 0.0)
+        if self._stop_turn():
             self.notify("Stopping…", timeout=1.5)
         # Idle: Esc does nothing (harmless by design).
+
+    def _stop_turn(self) -> bool:
+        """Stop the running turn, also one sent a moment ago whose worker has not started it."""
+        runtime = self.runtime
+        stopped = runtime is not None and runtime.agent.cancel()
+        if not stopped:
+            pending = [w for w in self.workers if w.group == "agent" and not w.is_finished]
+            for worker in pending:
+                worker.cancel()
+            stopped = bool(pending)
+        if stopped:
+            self.status.set_activity(self._frame, 0.0)
+        return stopped
+
+    def action_ctrl_c(self) -> None:
+        """Copy a selection; else stop the turn or clear the prompt; twice quickly: quit."""
+        if self.prompt.copy_selection():
+            return
+        now = self.clock()
+        last, self._last_ctrl_c = self._last_ctrl_c, now
+        if last is not None and now - last <= self.QUIT_WINDOW:
+            self._last_ctrl_c = None
+            self.run_worker(self.app.action_quit(), group="quit", exit_on_error=False)
+            return
+        if self._stop_turn():
+            self.notify("Stopping… (ctrl+c again to quit)", timeout=1.5)
+            return
+        self.prompt.dismiss_suggestions()
+        if self.prompt.text:
+            self.prompt.clear_prompt()
+        self.notify("Press ctrl+c again to quit.", timeout=1.5)
 
     def action_toggle_tool(self) -> None:
         if self.transcript.toggle_latest_tool() is None:
@@ -599,7 +673,11 @@ class ChatScreen(Screen[None]):
         if not runtime.agent.messages:
             self.notify("Nothing to retry yet.")
             return
-        self.run_worker(self._retry(runtime), group="agent", exit_on_error=False)
+        self.run_worker(
+            partial(self._retry, runtime),  # type: ignore[arg-type]  # as in send()
+            group="agent",
+            exit_on_error=False,
+        )
         self._work_started()
 
     async def _retry(self, runtime: Runtime) -> None:

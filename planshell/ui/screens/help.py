@@ -30,6 +30,7 @@ _NAMES = {
     "down": "↓",
     "pageup": "PgUp",
     "pagedown": "PgDn",
+    "question_mark": "?",
 }
 
 
@@ -55,20 +56,45 @@ def _own_bindings(node: DOMNode) -> Iterable[Binding]:
                 yield Binding(*item)
 
 
-def collect_keys(app: App, nodes: Iterable[DOMNode]) -> list[tuple[str, str]]:
+def _works_here(node: DOMNode, action: str) -> bool:
+    """False when the node's ``check_action`` says the action does nothing now."""
+    check = getattr(node, "check_action", None)
+    if check is None:
+        return True
+    try:
+        return check(action, ()) is not False
+    except Exception:  # a check that needs parameters: assume it works
+        return True
+
+
+def collect_keys(
+    app: App, nodes: Iterable[DOMNode], extra: Iterable[tuple[str, str]] = EXTRA_KEYS
+) -> list[tuple[str, str]]:
+    """Every key that does something on this screen, once: the most specific binding wins.
+
+    ``nodes`` run from the most specific (the app's own subclass first, then the
+    screen); a key already listed is not listed again (Textual's own ``ctrl+q``
+    behind planshell's), and an action the node disables now (the review's
+    ``q``, which only the read-only viewer uses) is left out.
+    """
     rows: list[tuple[str, str]] = []
-    seen: set[tuple[str, str]] = set()
+    seen_keys: set[str] = set()
     for node in nodes:
         for binding in _own_bindings(node):
             if binding.system or not binding.description:
                 continue
+            if not _works_here(node, binding.action):
+                continue
             keys = app._keymap.get(binding.id, binding.key) if binding.id else binding.key
-            display = ", ".join(key_label(k) for k in keys.split(","))
-            row = (display, binding.tooltip or binding.description)
-            if row not in seen:
-                seen.add(row)
-                rows.append(row)
-    rows += EXTRA_KEYS
+            names = [k.strip() for k in keys.split(",") if k.strip() not in seen_keys]
+            if not names:
+                continue
+            seen_keys.update(names)
+            display = ", ".join(key_label(k) for k in names)
+            worded = getattr(node, "help_text", None)
+            text = worded(binding.action) if callable(worded) else None
+            rows.append((display, text or binding.tooltip or binding.description))
+    rows += list(extra)
     return rows
 
 
@@ -76,21 +102,29 @@ class HelpScreen(ModalScreen[None]):
     CSS_PATH = str(Path(__file__).resolve().parent.parent / "styles" / "dialogs.tcss")
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,f1,q", "close", "Close")]
 
-    def __init__(self, keys: list[tuple[str, str]], registry: CommandRegistry = REGISTRY) -> None:
+    def __init__(
+        self,
+        keys: list[tuple[str, str]],
+        registry: CommandRegistry = REGISTRY,
+        *,
+        commands: bool = True,
+    ) -> None:
         super().__init__(classes="help")
         self.keys = keys
         self.registry = registry
+        self.commands = commands  # slash commands work only where there is a prompt
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-body"):
             yield Static(Text("Keys", style="bold"), classes="help-heading", id="keys-heading")
             yield Static(self._keys_table(), id="help-keys")
-            yield Static(Text("Commands", style="bold"), classes="help-heading")
-            yield Static(self._commands_table(), id="help-commands")
-            yield Static(
-                Text("Esc closes this. Start a message with // to send a literal slash.", style="dim"),
-                classes="help-foot",
-            )
+            if self.commands:
+                yield Static(Text("Commands", style="bold"), classes="help-heading")
+                yield Static(self._commands_table(), id="help-commands")
+            foot = "Esc closes this."
+            if self.commands:
+                foot += " Start a message with // to send a literal slash."
+            yield Static(Text(foot, style="dim"), classes="help-foot")
 
     def _keys_table(self) -> Table:
         table = Table.grid(padding=(0, 2))

@@ -488,10 +488,23 @@ class PlanPickerScreen(AnswersWhenRemoved[PickerChoice], Screen[PickerChoice | N
         self.action_move(event.delta)
 
     def action_move(self, delta: int) -> None:
+        if self.filter_input.value.strip() and self._at_edge(delta):
+            # A filtered list does not wrap: Down past the last match must not land
+            # on "+ Create new plan" (Enter would create a plan named after the filter).
+            return
         if delta < 0:
             self.plan_list.action_cursor_up()
         else:
             self.plan_list.action_cursor_down()
+
+    def _at_edge(self, delta: int) -> bool:
+        """Whether moving by ``delta`` from the highlighted row would wrap around."""
+        plans = self.plan_list
+        enabled = [n for n, option in enumerate(plans.options) if not option.disabled]
+        current = plans.highlighted
+        if current is None or not enabled:
+            return True
+        return current >= enabled[-1] if delta > 0 else current <= enabled[0]
 
     def action_page(self, direction: int) -> None:
         if direction < 0:

@@ -10,12 +10,15 @@ Decisions (``planshell.plan.decider.Decision``):
   buffer does nothing, Esc goes back to the plan.
 * ``Esc`` keep planning -> ``Review(KEEP)``; ``x`` -> ``Review(EXIT)``;
   ``D`` asks "Delete this plan file?" first, then ``Review(DISCARD)``.
-* ``e`` edits a temporary copy in ``$VISUAL``/``$EDITOR``. An edit is **never
-  approved**: the screen shows the edited text with its changed sections marked
-  and a notice, and from then on ``a`` (relabelled "send edit as feedback") and
-  ``r`` return ``Review(REFINE)`` whose feedback carries a unified diff of the
-  edit, and Esc returns ``Review(KEEP)`` with the same diff, so the model rewrites
-  the plan itself and the user reviews that revision. ``x``/``D`` drop the edit.
+* ``e`` edits a temporary copy in ``$VISUAL``/``$EDITOR`` (or, when neither is
+  set, ``nano`` or ``vi``, named in a toast). The edit is the user's own revision:
+  the screen shows it with its changed sections marked, and from then on ``a``
+  (relabelled "approve my edit") returns ``Review(APPROVE, reviewed_text=edit,
+  edited=True)``: the engine saves the edit to the plan file through the plan
+  store, atomically, before the approval holds, so what is approved is what is
+  on disk. ``f`` sends the edit to the model as feedback instead
+  (``Review(REFINE)`` with a unified diff), ``r`` adds a note to that diff, Esc
+  returns ``Review(KEEP)`` with the diff. ``x``/``D`` drop the edit.
 
 Dismissal never approves: ``dismiss()`` without a ``Review`` and any pop of the
 screen by the app (``pop_screen``, switching away) resolve to ``Review(KEEP)``.
@@ -39,20 +42,20 @@ from textual.await_complete import AwaitComplete
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
-from textual.screen import ModalScreen, Screen
+from textual.screen import Screen
 from textual.widgets import Static, TextArea
 
 from planshell.plan.decider import Decision, Review, ReviewRequest
 from planshell.plan.document import changed_sections, parse_plan
 from planshell.sanitize import strip_terminal_controls
+from planshell.ui.screens.confirm import ConfirmScreen
 from planshell.ui.screens.results import AnswersWhenRemoved
 from planshell.ui.widgets.gauge import GaugeState, PlanGauge
 from planshell.ui.widgets.plan_view import PlanView, plain_inline
 from planshell.ui.widgets.review_footer import (
-    DECISION_HINTS,
-    EDITED_HINTS,
     READ_ONLY_HINTS,
     ReviewFooter,
+    decision_hints,
 )
 
 if TYPE_CHECKING:
@@ -61,9 +64,31 @@ if TYPE_CHECKING:
 __all__ = ["ConfirmDiscard", "FeedbackArea", "ReviewScreen", "edit_feedback"]
 
 EDIT_NOTICE = (
-    "You edited the plan. Nothing is approved: a sends your edit to the model as "
-    "feedback, r adds a note to it, Esc keeps planning."
+    "You edited the plan. a approves your edited plan (saved to the plan file first), "
+    "f sends your edit to the model as feedback, r adds a note to it, Esc keeps planning."
 )
+
+
+def edit_notice(mode: str) -> str:
+    """EDIT_NOTICE for the mode the review opened in (only PLAN keeps planning)."""
+    if mode == "plan":
+        return EDIT_NOTICE
+    return EDIT_NOTICE.replace("Esc keeps planning.", "Esc closes and drops the edit.")
+# Tried in order when neither $VISUAL nor $EDITOR is set.
+FALLBACK_EDITORS = ("nano", "vi")
+
+
+def pick_editor() -> tuple[str | None, str]:
+    """The editor command to run and, for a fallback, a sentence naming it."""
+    import shutil
+
+    configured = os.environ.get("VISUAL") or os.environ.get("EDITOR")
+    if configured:
+        return configured, ""
+    for name in FALLBACK_EDITORS:
+        if shutil.which(name):
+            return name, f"$EDITOR is not set: editing with {name}."
+    return None, "Set $VISUAL or $EDITOR to edit the plan here (no nano or vi found)."
 _EDIT_PREAMBLE = "The user edited the plan; unified diff:\n"
 
 
@@ -82,40 +107,21 @@ def edit_feedback(original: str, edited: str) -> str:
 _CSS_PATH = str(Path(__file__).resolve().parent.parent / "styles" / "review.tcss")
 
 
-class ConfirmDiscard(ModalScreen[bool]):
-    """Asks "Delete this plan file?": y/Enter yes, n/Esc no (any other dismissal is no)."""
+class ConfirmDiscard(ConfirmScreen):
+    """Asks "Delete this plan file?" like every dialog: it starts on *Keep*.
 
-    CSS_PATH = _CSS_PATH
-
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("y,enter", "answer(True)", "Delete", show=False),
-        Binding("n,escape", "answer(False)", "Keep", show=False),
-    ]
+    ``y`` deletes, ``n``/Esc keep, Enter presses the focused button (Keep at
+    first), the same as the picker's discard question.
+    """
 
     def __init__(self, path: Path) -> None:
-        super().__init__()
-        self._path = path
-
-    def compose(self) -> ComposeResult:
-        with Vertical(id="confirm-box"):
-            yield Static("Delete this plan file?", id="confirm-question")
-            yield Static(strip_terminal_controls(str(self._path)), id="confirm-path")
-            yield Static(
-                Text.assemble(
-                    ("y", "bold"),
-                    "/",
-                    ("Enter", "bold"),
-                    " delete   ",
-                    ("n", "bold"),
-                    "/",
-                    ("Esc", "bold"),
-                    " keep",
-                ),
-                id="confirm-keys",
-            )
-
-    def action_answer(self, yes: bool) -> None:
-        self.dismiss(yes)
+        super().__init__(
+            "Delete this plan file?",
+            detail=strip_terminal_controls(str(path)),
+            yes="Delete",
+            no="Keep",
+            default=False,
+        )
 
     def dismiss(self, result: bool | None = None) -> AwaitComplete:
         return super().dismiss(result is True)
@@ -186,10 +192,16 @@ class ReviewScreen(AnswersWhenRemoved[Review], Screen[Review]):
         Binding("A", "approve(True)", "Approve & run (other mode)", show=False),
         Binding("r", "refine", "Refine", show=False),
         Binding("escape", "keep", "Keep planning", show=False),
-        Binding("x", "exit_plan", "Exit (keep file)", show=False),
+        Binding("x", "exit_plan", "Exit plan mode, keep the file", show=False),
         Binding("D", "discard", "Discard", show=False),
         Binding("e", "edit", "Edit", show=False),
+        Binding("f", "send_edit", "Send my edit as feedback", show=False),
         Binding("q", "close", "Close", show=False),
+        Binding("question_mark", "more_keys", "Every key of this screen", show=False),
+    ]
+    HELP_EXTRA_KEYS: ClassVar[list[tuple[str, str]]] = [
+        ("ctrl+p", "Command palette"),
+        ("mouse drag", "Select plan text (ctrl+c copies it)"),
     ]
 
     _DECISION_ACTIONS = frozenset({"approve", "refine", "exit_plan", "discard", "edit"})
@@ -223,7 +235,8 @@ class ReviewScreen(AnswersWhenRemoved[Review], Screen[Review]):
             yield FeedbackArea(id="refine-input", soft_wrap=True, show_line_numbers=False)
         yield PlanGauge(id="gauge")
         yield ReviewFooter(
-            READ_ONLY_HINTS if self.read_only else DECISION_HINTS, id="review-footer"
+            READ_ONLY_HINTS if self.read_only else decision_hints(self.request.mode),
+            id="review-footer",
         )
 
     def on_mount(self) -> None:
@@ -306,19 +319,24 @@ class ReviewScreen(AnswersWhenRemoved[Review], Screen[Review]):
         return self._edited
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "exit_plan" and self.request.mode == "off":
+            return False  # nothing to leave: x does nothing from OFF
         if action in self._DECISION_ACTIONS:
             # While the refine editor is open a stray key that reached the screen
             # (typed before focus moved) must not decide anything.
             return not self.read_only and not self._refining
         if action == "close":
             return self.read_only
+        if action == "more_keys":
+            return not self._refining
+        if action == "send_edit":
+            return not self.read_only and not self._refining and self._edited is not None
         return True
 
     def action_approve(self, other_mode: bool = False) -> None:
         if self._edited is not None:
-            self.dismiss(
-                Review(Decision.REFINE, feedback=edit_feedback(self.request.text, self._edited))
-            )
+            # The user's own revision: the engine writes it to the file, then approves it.
+            self.dismiss(Review(Decision.APPROVE, reviewed_text=self._edited, edited=True))
             return
         mode = self.request.approve_mode
         if other_mode:
@@ -326,6 +344,22 @@ class ReviewScreen(AnswersWhenRemoved[Review], Screen[Review]):
         self.dismiss(
             Review(Decision.APPROVE, reviewed_text=self.request.text, permission_mode=mode)
         )
+
+    def help_text(self, action: str) -> str | None:
+        """The help's wording for ``action`` in the mode this review opened in."""
+        if action == "keep" and self.request.mode != "plan" and not self.read_only:
+            return "Close the review; nothing changes"
+        if action == "keep" and self.read_only:
+            return "Close"
+        return None
+
+    def action_more_keys(self) -> None:
+        self.app.action_show_help()  # type: ignore[attr-defined]
+
+    def action_send_edit(self) -> None:
+        if self._edited is None:
+            return
+        self.dismiss(Review(Decision.REFINE, feedback=edit_feedback(self.request.text, self._edited)))
 
     def action_refine(self) -> None:
         self._refining = True
@@ -380,10 +414,12 @@ class ReviewScreen(AnswersWhenRemoved[Review], Screen[Review]):
     # -- editing
 
     def action_edit(self) -> None:
-        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
-        if not editor:
-            self.notify("Set $VISUAL or $EDITOR to edit the plan here.", severity="warning")
+        editor, note = pick_editor()
+        if editor is None:
+            self.notify(note, severity="warning")
             return
+        if note:
+            self.notify(note, timeout=4)
         current = self._edited if self._edited is not None else self.request.text
         with tempfile.TemporaryDirectory(prefix="planshell-edit-") as folder:
             copy = Path(folder) / (self.request.path.name or "plan.md")
@@ -426,14 +462,14 @@ class ReviewScreen(AnswersWhenRemoved[Review], Screen[Review]):
             self.plan_view.load(self.request.text, self.request.changed_sections)
             self._show_changes(len(self.request.changed_sections), "since your last review")
             self._show_notice(self.request.notice)
-            self.query_one(ReviewFooter).set_hints(DECISION_HINTS)
+            self.query_one(ReviewFooter).set_hints(decision_hints(self.request.mode))
             return
         self._edited = edited
         changed = frozenset(changed_sections(parse_plan(self.request.text), parse_plan(edited)))
         self.plan_view.load(edited, changed)
         self._show_changes(len(changed), "by your edit")
-        self._show_notice(EDIT_NOTICE)
-        self.query_one(ReviewFooter).set_hints(EDITED_HINTS)
+        self._show_notice(edit_notice(self.request.mode))
+        self.query_one(ReviewFooter).set_hints(decision_hints(self.request.mode, edited=True))
         self.plan_view.focus()
 
     # -- dismissal never approves

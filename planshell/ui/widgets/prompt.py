@@ -3,7 +3,8 @@
 - Enter sends; ctrl+j (and shift+enter where the terminal reports it) inserts a newline.
 - ↑/↓ on the first/last row walk the prompt history.
 - A ``/`` at the start shows command completions (Tab completes, ↑/↓ choose).
-- ctrl+c copies the selection if there is one, else clears the prompt.
+- ctrl+c copies the selection if there is one; otherwise the chat screen's ctrl+c
+  (stop the turn / clear the prompt / twice: quit) applies.
 
 The prompt knows nothing about particular commands: it asks ``suggest`` (a
 callable the screen provides, backed by the command registry) what to show.
@@ -129,18 +130,23 @@ class PromptInput(TextArea):
         self.history_forward()
 
     def action_copy_or_clear(self) -> None:
+        if not self.copy_selection():
+            self.clear_prompt()
+
+    def copy_selection(self) -> bool:
+        """Copy the prompt's selection, else the screen's (transcript) one; False if none."""
         selected = self.selected_text
         if selected:
             self.app.copy_to_clipboard(selected)
             self.app.notify("Copied the selection.", timeout=2)
-            return
+            return True
         screen_text = self.screen.get_selected_text()
         if screen_text:
             self.app.copy_to_clipboard(screen_text)
             self.screen.clear_selection()
             self.app.notify("Copied the selection.", timeout=2)
-            return
-        self.clear_prompt()
+            return True
+        return False
 
     def dismiss_suggestions(self) -> bool:
         """Esc while completing: hide the list (the screen calls this first)."""

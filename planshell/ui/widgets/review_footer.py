@@ -22,6 +22,7 @@ __all__ = [
     "SEPARATOR",
     "Hint",
     "ReviewFooter",
+    "decision_hints",
     "fit_hints",
     "hints_width",
 ]
@@ -49,16 +50,40 @@ DECISION_HINTS: tuple[Hint, ...] = (
     Hint("Esc", "keep planning", 100),
     Hint("a", "approve & run", 90),
     Hint("r", "refine", 80),
-    Hint("x", "exit (keep file)", 50),
-    Hint("D", "discard", 40),
+    Hint("x", "exit", 50),  # help: "Exit plan mode, keep the file"
+    Hint("D", "delete", 40),  # the Discard decision: it deletes the plan file
     Hint("e", "edit", 30),
     Hint("n/p", "sections", 20),
+    Hint("?", "more", 1000),  # never dropped: the help lists what the footer has no room for
 )
 
-# After an ``e`` edit, ``a`` sends the edit back as feedback (it never approves it).
+# After an ``e`` edit, ``a`` approves the edited text; ``f`` sends it to the model instead.
 EDITED_HINTS: tuple[Hint, ...] = tuple(
-    Hint("a", "send edit as feedback", 90) if hint.key == "a" else hint for hint in DECISION_HINTS
+    item
+    for hint in DECISION_HINTS
+    for item in (
+        (Hint("a", "approve my edit", 90), Hint("f", "send edit as feedback", 85))
+        if hint.key == "a"
+        else (hint,)
+    )
 )
+
+def decision_hints(mode: str = "plan", *, edited: bool = False) -> tuple[Hint, ...]:
+    """The review's hints worded for the mode it opened in.
+
+    Only in PLAN does Esc mean "keep planning"; from OFF or EXECUTE (``/plan
+    review``) Esc closes the screen and changes nothing, and ``x`` (leave plan
+    mode) does nothing from OFF, so it is not offered there.
+    """
+    hints = EDITED_HINTS if edited else DECISION_HINTS
+    if mode == "plan":
+        return hints
+    return tuple(
+        Hint("Esc", "close", hint.priority) if hint.key == "Esc" else hint
+        for hint in hints
+        if not (hint.key == "x" and mode == "off")
+    )
+
 
 READ_ONLY_HINTS: tuple[Hint, ...] = (
     Hint("q", "close", 100),
@@ -66,6 +91,7 @@ READ_ONLY_HINTS: tuple[Hint, ...] = (
     Hint("space/b", "page", 50),
     Hint("g/G", "top/end", 40),
     Hint("↑↓", "scroll", 30),
+    Hint("?", "more", 1000),
 )
 
 

@@ -1,0 +1,73 @@
+"""FittedFooter: Textual's Footer, with whole keys dropped (least important first) to fit.
+
+Textual's Footer cuts the row at the right edge, so at 80 columns the chat lost
+"Help". Here each key has a priority (the screen's ``FOOTER_PRIORITY``, by
+action); keys that do not fit are left out whole, and the help key, labelled
+"more", is always kept: F1 lists everything the footer had no room for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from rich.cells import cell_len
+from textual import events
+from textual.widget import Widget
+from textual.widgets import Footer
+
+if TYPE_CHECKING:
+    from textual.app import ComposeResult
+
+# The help key: never dropped (it is how the dropped keys stay reachable).
+MORE_ACTION = "app.show_help"
+DEFAULT_PRIORITY = 10
+PALETTE_PRIORITY = 15
+
+
+def _key_width(key: Widget) -> int:
+    """Cells a compact FooterKey takes, with the footer's one-cell gap."""
+    display = str(getattr(key, "key_display", ""))
+    description = str(getattr(key, "description", ""))
+    width = cell_len(display) + (1 + cell_len(description) if description else 0)
+    return width + 1 + (2 if key.has_class("-command-palette") else 0)
+
+
+class FittedFooter(Footer):
+    def compose(self) -> ComposeResult:
+        keys = list(super().compose())
+        yield from self._fit(keys, self.size.width)
+
+    def _priority(self, key: Widget) -> int:
+        action = str(getattr(key, "action", ""))
+        if action.endswith("show_help"):
+            return 1000
+        if key.has_class("-command-palette"):
+            return PALETTE_PRIORITY
+        table: dict[str, int] = getattr(self.screen, "FOOTER_PRIORITY", {})
+        return table.get(action.split(".")[-1], DEFAULT_PRIORITY)
+
+    def _fit(self, keys: list[Widget], width: int) -> Iterator[Widget]:
+        if width <= 0:
+            yield from keys
+            return
+        order = sorted(range(len(keys)), key=lambda n: (self._priority(keys[n]), -n))
+        dropped: set[int] = set()
+        total = sum(_key_width(key) for key in keys)
+        for index in order:
+            if total <= width:
+                break
+            if self._priority(keys[index]) >= 1000:
+                continue
+            dropped.add(index)
+            total -= _key_width(keys[index])
+        for number, key in enumerate(keys):
+            if number not in dropped:
+                yield key
+
+    _fitted_width = -1
+
+    def on_resize(self, event: events.Resize) -> None:
+        if event.size.width != self._fitted_width:
+            self._fitted_width = event.size.width
+            self.call_after_refresh(self.recompose)

@@ -1,0 +1,86 @@
+"""Quitting while a turn runs, in a real terminal: no traceback, exit 0, a valid session file.
+
+The turn is cancelled and the chat stops rendering engine events before its
+widgets are torn down (issue 12, item 1).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.tmux_harness import TmuxPane, isolated_env, require_tmux
+
+pytestmark = pytest.mark.tmux
+
+
+def _check_session(home: Path, *, expect_calls: bool | None) -> None:
+    """Whole JSONL records, and every tool call the model made has its result."""
+    from planshell.agent.session import SessionLog
+
+    files = list((home / "data").glob("projects/*/sessions/*.jsonl"))
+    assert len(files) == 1, files
+    for line in files[0].read_text().splitlines():
+        json.loads(line)
+    loaded = SessionLog.load(files[0])
+    assert loaded.problems == []
+    calls = {c.id for m in loaded.messages for c in m.tool_calls}
+    answered = {m.tool_call_id for m in loaded.messages if m.tool_call_id is not None}
+    assert calls == answered
+    if expect_calls is not None:
+        assert bool(calls) == expect_calls
+
+
+def _start(project: Path, home: Path, size: tuple[int, int] = (120, 40)) -> TmuxPane:
+    command = [sys.executable, "-m", "planshell", "--plan", "-C", str(project)]
+    return TmuxPane.start(command, env=isolated_env(home), cwd=project, size=size)
+
+
+@pytest.mark.parametrize("how", ["ctrl+q", "/quit"])
+def test_quit_while_the_review_is_open(project: Path, tmp_path: Path, how: str) -> None:
+    require_tmux()
+    home = tmp_path / "home"
+    home.mkdir()
+    with _start(project, home) as pane:
+        pane.wait_for("demo (offline)")
+        pane.type("add pagination to the widget list")
+        pane.keys("Enter")
+        pane.wait_until(lambda s: "Review plan" in s and "a approve" in s, what="the review")
+        if how == "ctrl+q":
+            pane.keys("C-q")
+        else:
+            pane.keys("Escape")  # back to the chat (the turn keeps waiting for a decision)
+            pane.wait_for("Ask anything")
+            pane.type("/quit")
+            pane.keys("Enter")
+        pane.wait_for("Quit anyway?")
+        pane.keys("y")
+        status = pane.wait_exit()
+        screen = pane.capture()
+        assert "Traceback" not in screen and "Error" not in screen, screen
+        assert status == 0, screen
+    _check_session(home, expect_calls=True)  # exit_plan_mode's call got a "cancelled" result
+
+
+def test_quit_during_a_streamed_reply(project: Path, tmp_path: Path) -> None:
+    require_tmux()
+    home = tmp_path / "home"
+    home.mkdir()
+    command = [sys.executable, "-m", "planshell", "-C", str(project)]
+    env = isolated_env(home)
+    with TmuxPane.start(command, env=env, cwd=project, size=(120, 40)) as pane:
+        pane.wait_for("demo (offline)")
+        pane.type("what does the server do?")
+        pane.keys("Enter")
+        pane.wait_for("working")
+        pane.keys("C-q")
+        pane.wait_for("Quit anyway?")
+        pane.keys("y")
+        status = pane.wait_exit()
+        screen = pane.capture()
+        assert "Traceback" not in screen, screen
+        assert status == 0, screen
+    _check_session(home, expect_calls=None)  # quit may land before the first call
