@@ -46,7 +46,7 @@ async def run_conversation(pilot: Pilot) -> None:
     screen = await ready_for_snapshot(pilot)
     for text in ("What is this project?", "And the deployment?"):
         await send_and_settle(pilot, screen, text)
-    await until(pilot, lambda: bool(screen.query(ErrorRow)))
+    await until(pilot, lambda: bool(screen.transcript.entries_of(ErrorRow)))
     await clear_toasts(pilot)
 
 
