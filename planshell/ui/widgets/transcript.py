@@ -119,12 +119,14 @@ class Transcript(ScrollView, can_focus=True):
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up,k", "cursor(-1)", "Previous row", show=False),
-        Binding("down,j", "cursor(1)", "Next row", show=False),
-        Binding("enter,space", "activate", "Expand / collapse", show=False),
-        Binding("home,g", "top", "Top", show=False),
-        Binding("end,G", "bottom", "Bottom (follow)", show=False),
+        Binding("up", "cursor(-1)", "Previous row", show=False),
+        Binding("down", "cursor(1)", "Next row", show=False),
+        Binding("enter", "activate", "Expand / collapse", show=False),
+        Binding("home", "top", "Top", show=False),
+        Binding("end", "bottom", "Bottom (follow)", show=False),
     ]
+    # Printable keys the transcript keeps (vi style); other typing goes to the prompt.
+    _LETTER_ACTIONS: ClassVar[dict[str, str]] = {"g": "top", "G": "bottom"}
 
     def __init__(self, *entries: Entry, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -260,7 +262,8 @@ class Transcript(ScrollView, can_focus=True):
 
     def register_pastes(self, pastes: Iterable[str]) -> None:
         """Long pastes in the next user message: they show folded (the prompt's chips)."""
-        self._pastes.extend(p for p in pastes if p)
+        # The screen strips the message: match the pastes the same way.
+        self._pastes.extend(p.strip() for p in pastes if p.strip())
 
     def _take_pastes(self, text: str) -> list[str]:
         found = [p for p in self._pastes if clean(p) in clean(text)]
@@ -429,6 +432,14 @@ class Transcript(ScrollView, can_focus=True):
 
     def action_bottom(self) -> None:
         self.follow()
+
+    def on_key(self, event: events.Key) -> None:
+        # Handled here, before the screen sends printable keys to the prompt.
+        action = self._LETTER_ACTIONS.get(event.key)
+        if action is not None:
+            event.stop()
+            event.prevent_default()
+            getattr(self, f"action_{action}")()
 
     def on_blur(self) -> None:
         if isinstance(self._cursor, ToolRow):
