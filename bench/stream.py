@@ -73,7 +73,7 @@ def split_deltas(text: str, count: int) -> list[str]:
     # The last delta carries the end mark whole, so "seen" means "all arrived".
     tail = len(END_MARK) + 2
     joined_tail = "".join(deltas[-(tail // step + 2) :])
-    deltas = deltas[: -(tail // step + 2)] + [joined_tail]
+    deltas = [*deltas[: -(tail // step + 2)], joined_tail]
     return deltas
 
 
