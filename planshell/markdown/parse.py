@@ -9,25 +9,31 @@ agree on what every line is. Every block keeps its source line range
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
-from mdit_py_plugins.tasklists import tasklists_plugin
 
 from planshell.sanitize import strip_terminal_controls
 
-__all__ = ["Block", "MarkdownStream", "parse_blocks", "parse_tokens", "parser"]
+__all__ = ["Block", "MarkdownStream", "parse_blocks", "parse_tokens", "parser", "task_state"]
+
+_TASK = re.compile(r"\[([ xX])\](?=[ \t\n]|$)")
 
 _KEYS = itertools.count(1)
 
 
 @lru_cache(maxsize=1)
 def parser() -> MarkdownIt:
-    """The one parser: CommonMark + tables + strikethrough + task lists (no raw HTML rendering)."""
-    return MarkdownIt("commonmark").enable(["table", "strikethrough"]).use(tasklists_plugin)
+    """The one parser: CommonMark + GFM tables and strikethrough (task items: :func:`task_state`).
+
+    Not mdit-py-plugins' tasklists: it rewrites the inline content and marks
+    ``- [x]`` followed by a continuation line as an *unticked* task.
+    """
+    return MarkdownIt("commonmark").enable(["table", "strikethrough"])
 
 
 def parse_tokens(text: str) -> list[Token]:
@@ -51,6 +57,22 @@ class Block:
     @property
     def kind(self) -> str:
         return self.tokens[0].type.removesuffix("_open")
+
+
+def task_state(tokens: Sequence[Token], index: int) -> tuple[bool, bool]:
+    """(is a task, is ticked) of the ``list_item_open`` at ``index`` (GFM task items).
+
+    A task item's first paragraph starts with ``[ ]``, ``[x]`` or ``[X]``
+    followed by whitespace or the end of the paragraph (``- [ ]`` alone is an
+    empty task, as GitHub shows it).
+    """
+    if index + 2 >= len(tokens) or tokens[index + 1].type != "paragraph_open":
+        return False, False
+    inline = tokens[index + 2]
+    match = _TASK.match(inline.content) if inline.type == "inline" else None
+    if match is None:
+        return False, False
+    return True, match[1] in "xX"
 
 
 def parse_blocks(text: str, line_offset: int = 0) -> list[Block]:

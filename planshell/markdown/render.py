@@ -18,7 +18,7 @@ from markdown_it.token import Token
 from rich.segment import Segment
 from rich.style import Style
 
-from planshell.markdown.parse import Block, parse_blocks
+from planshell.markdown.parse import Block, parse_blocks, task_state
 from planshell.markdown.wrap import cells, chop, wrap_spans
 from planshell.sanitize import strip_terminal_controls
 
@@ -108,6 +108,16 @@ def inline_spans(token: Token | None, style: Style, palette: Palette, *, task: b
     for index, child in enumerate(children):
         kind = child.type
         current = stack[-1]
+        if task and index == 0 and kind == "text":
+            # The box ("[ ] "): the list item draws it as a checkbox.
+            rest = child.content[3:].lstrip(" \t")
+            if rest:
+                lines[-1].append((rest, current))
+            skip_space = not rest
+            continue
+        if skip_space and kind == "softbreak":
+            skip_space = False
+            continue
         if kind == "text":
             content = child.content
             if skip_space:
@@ -141,8 +151,6 @@ def inline_spans(token: Token | None, style: Style, palette: Palette, *, task: b
             lines[-1].append((f"[{alt}]", current + palette.link))
             if src:
                 lines[-1].append((f" ({src})", current + palette.muted))
-        elif kind == "html_inline" and task and index == 0:
-            skip_space = True  # the checkbox: the list item shows it
         else:
             lines[-1].append((child.content, current))
     return [[(strip_terminal_controls(text), st) for text, st in line if text] for line in lines]
@@ -311,12 +319,7 @@ class _Renderer:
             item = self.tokens[position]
             item_end = self.closing(position)
             start, end = item.map if item.map is not None else (0, 0)
-            is_task = "task-list-item" in str(item.attrs.get("class", ""))
-            done = False
-            if is_task:
-                inline = self._first_inline(position, item_end)
-                if inline is not None and inline.children:
-                    done = "checked" in inline.children[0].content
+            is_task, done = task_state(self.tokens, position)
             if ordered:
                 marker = [Segment(f"{number}.", p.bullet)]
                 number += 1
@@ -341,12 +344,6 @@ class _Renderer:
                 rows.append(RenderedLine([*prefix, *row.segments], row.start, row.end))
             position = item_end + 1
         return rows
-
-    def _first_inline(self, position: int, end: int) -> Token | None:
-        if position + 2 < end and self.tokens[position + 1].type == "paragraph_open":
-            token = self.tokens[position + 2]
-            return token if token.type == "inline" else None
-        return None
 
     def _item_body(
         self, index: int, end: int, width: int, depth: int, tight: bool, task: bool, done: bool
