@@ -26,14 +26,23 @@ class AssistantMessage(Entry):
 
     def __init__(self, text: str = "", *, finished: bool = False) -> None:
         super().__init__()
-        self.stream = MarkdownStream(clean(text))
+        self._text = clean(text)  # the text while no stream is held (finished replies)
+        self._stream: MarkdownStream | None = None if finished else MarkdownStream(self._text)
         self.finished = finished
         self._pending: list[str] = []
         self._blocks: dict[int, tuple[int, int, list[Strip]]] = {}  # key -> (width, gen, strips)
 
     @property
+    def stream(self) -> MarkdownStream:
+        """Parsed blocks; a finished reply parses on demand and forgets them with its rows."""
+        if self._stream is None:
+            self._stream = MarkdownStream(self._text)
+        return self._stream
+
+    @property
     def full_text(self) -> str:
-        return self.stream.text + "".join(self._pending)
+        text = self._stream.text if self._stream is not None else self._text
+        return text + "".join(self._pending)
 
     @property
     def pending(self) -> bool:
@@ -70,7 +79,10 @@ class AssistantMessage(Entry):
 
     def drop_cache(self) -> None:
         super().drop_cache()
-        if self.finished:
+        if self.finished and not self._pending:
+            # Tokens and rows are the heavy part: keep only the text.
+            self._text = self.full_text
+            self._stream = None
             self._blocks.clear()
 
     def build(self, width: int, look: Look) -> list[Strip]:

@@ -4,8 +4,9 @@ Why not a widget per entry (and Textual's ``Markdown``, a widget per block):
 measured, a 20,000-delta reply then fell 19–36 s behind and key echo took
 seconds. Here every entry (:mod:`planshell.ui.widgets.messages`) is a plain
 object that renders itself to strips for a width; the view keeps each entry's
-height (exact once measured, estimated before), a prefix sum of offsets, and
-the strips of only a few entries near the viewport. Streaming appends are
+height (exact once it has been in view, estimated before: a resumed session of
+thousands of entries is not parsed until it is scrolled to), a prefix sum of
+offsets, and the strips and tokens of only a few entries near the viewport. Streaming appends are
 buffered and flushed every ``FLUSH_INTERVAL``: a flush re-parses and re-renders
 the last block of the last entry only.
 
@@ -22,7 +23,6 @@ from bisect import bisect_right
 from collections import OrderedDict
 from collections.abc import Iterable
 from itertools import accumulate
-from time import perf_counter
 from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 from rich.cells import cell_len
@@ -58,7 +58,6 @@ E = TypeVar("E", bound=Entry)
 MAX_ENTRIES = 5_000  # older entries are dropped (a note says how many)
 HISTORY_MESSAGES = 1_000  # messages rendered when resuming a long session
 _CACHED_ENTRIES = 48  # entries whose strips stay built
-_CHUNK_SECONDS = 0.008  # one background measuring batch
 
 _MD = (
     "h1", "h2", "h3", "h4", "h1-rule", "rule", "bullet", "task", "task-done", "done",
@@ -142,7 +141,6 @@ class Transcript(ScrollView, can_focus=True):
         self._follow = True
         self._scrolling_ourselves = False
         self._flush_timer: Timer | None = None
-        self._measure_timer: Timer | None = None
         self._reply: AssistantMessage | None = None
         self._thinking: ThinkingBlock | None = None
         self._tools: dict[str, ToolRow] = {}
@@ -150,6 +148,7 @@ class Transcript(ScrollView, can_focus=True):
         self._pastes: list[str] = []
         self._hidden_count = 0
         self._hidden_note: NoteRow | None = None
+        self._bulk = False  # adding a resumed history: nothing is measured yet
         self._cursor: ToolRow | UserMessage | ThinkingBlock | None = None
         for entry in entries:
             self._append(entry)
@@ -194,16 +193,16 @@ class Transcript(ScrollView, can_focus=True):
 
     # --- the list -----------------------------------------------------------------
 
-    def _append(self, entry: Entry, before: Entry | None = None) -> Entry:
+    def _append(self, entry: Entry, before: Entry | None = None, *, measure: bool = True) -> Entry:
         entry.owner = self._entry_changed
         index = self._entries.index(before) if before is not None and before in self._entries else len(self._entries)
         self._entries.insert(index, entry)
         self._heights.insert(index, entry.estimate(self._width or 80))
         self._measured.insert(index, None)
         self._offsets_dirty = True
-        if self._width:
+        if self._width and measure:
             self._measure(index)
-        self._changed()
+            self._changed()
         return entry
 
     def _add(self, entry: E) -> E:
@@ -250,6 +249,8 @@ class Transcript(ScrollView, can_focus=True):
             self._hidden_note.message = text
 
     def _entry_changed(self, entry: Entry) -> None:
+        if self._bulk:
+            return  # measured when it comes into view
         try:
             index = self._entries.index(entry) if entry is not self._entries[-1] else len(self._entries) - 1
         except ValueError:
@@ -478,25 +479,35 @@ class Transcript(ScrollView, can_focus=True):
         items = list(messages)
         skipped = max(0, len(items) - HISTORY_MESSAGES)
         if skipped:
-            self._append(NoteRow(f"… {skipped} earlier messages are not shown", kind="hidden"))
+            self._append(NoteRow(f"… {skipped} earlier messages are not shown", kind="hidden"), measure=False)
         rows: dict[str, ToolRow] = {}
-        for message in items[skipped:]:
+        self._bulk = True
+        try:
+            self._add_history(items[skipped:], registry, rows)
+        finally:
+            self._bulk = False
+        self.follow()
+
+    def _add_history(
+        self, items: list[Message], registry: ToolRegistry | None, rows: dict[str, ToolRow]
+    ) -> None:
+        for message in items:
+            # Estimated heights only: entries are measured when they come into view.
             if message.role == "user":
-                self._append(UserMessage(message.content))
+                self._append(UserMessage(message.content), measure=False)
             elif message.role == "assistant":
                 if message.content.strip():
-                    self._append(AssistantMessage(message.content, finished=True))
+                    self._append(AssistantMessage(message.content, finished=True), measure=False)
                 for call in message.tool_calls:
                     row = ToolRow(call.id, call.name, _headline(registry, call.name, call.arguments))
                     row.grouped = bool(self._entries) and isinstance(self._entries[-1], ToolRow)
                     rows[call.id] = row
-                    self._append(row)
+                    self._append(row, measure=False)
             elif message.role == "tool" and message.tool_call_id in rows:
                 rows[message.tool_call_id].finish(message.content, message.is_error)
         for row in rows.values():
             if row.status == "running":
                 row.finish("(no result recorded)", True)
-        self.follow()
 
     # --- following ----------------------------------------------------------------
 
@@ -721,42 +732,6 @@ class Transcript(ScrollView, can_focus=True):
             finally:
                 self._scrolling_ourselves = False
             self._settle_viewport()
-        self._schedule_measuring()
-
-    def _schedule_measuring(self) -> None:
-        if self._measure_timer is None and self.is_mounted:
-            self._measure_timer = self.set_timer(0.05, self._measure_some)
-
-    def _measure_some(self) -> None:
-        """Measure estimated entries in ~8 ms batches, newest first, keeping the view still."""
-        self._measure_timer = None
-        if not self._width:
-            return
-        deadline = perf_counter() + _CHUNK_SECONDS
-        anchor = None if self._follow else self._anchor()
-        pending = False
-        for index in range(len(self._entries) - 1, -1, -1):
-            if self._measured[index] == (self._width, self._entries[index].version):
-                continue
-            if perf_counter() > deadline:
-                pending = True
-                break
-            self._measure(index)
-        self._update_virtual_size()
-        if self._follow:
-            self._scroll_to_end()
-        elif anchor is not None:
-            index, inside = anchor
-            target = self._offsets[index] + inside
-            if target != self._top:
-                self._scrolling_ourselves = True
-                try:
-                    self.scroll_to(y=target, animate=False, immediate=True)
-                finally:
-                    self._scrolling_ourselves = False
-        self.refresh()
-        if pending:
-            self._schedule_measuring()
 
     def on_resize(self, event: events.Resize) -> None:
         if self._content_width() != self._width:
