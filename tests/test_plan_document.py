@@ -5,7 +5,7 @@ from __future__ import annotations
 from textwrap import dedent
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from planshell.plan.document import (
@@ -643,6 +643,10 @@ def test_set_step_checked_changes_one_line_and_reparses(text: str, data: st.Data
         return
     index = data.draw(st.integers(1, before.total_steps), label="index")
     done = data.draw(st.booleans(), label="done")
+    target = before.steps[index - 1]
+    # CommonMark: an empty item ("-") cannot be continued lazily, an item with
+    # text can, so giving an empty item its box may pull the next line into it.
+    assume(target.has_checkbox or bool(target.text))
     out = set_step_checked(text, index, done)
     old_lines, new_lines = text.split("\n"), out.split("\n")
     assert len(old_lines) == len(new_lines)
@@ -666,3 +670,35 @@ def test_set_step_checked_changes_one_line_and_reparses(text: str, data: st.Data
     # And back again: unticking restores the state without touching other lines.
     again = parse_plan(set_step_checked(out, index, not done))
     assert again.steps[index - 1].done is (not done)
+
+
+@given(MARKDOWN)
+@settings(max_examples=300)
+def test_steps_are_exactly_the_task_items_the_review_shows(body: str) -> None:
+    """Issue 13: one grammar. A step with a box is a top-level task item on screen, and back."""
+    import re
+
+    from planshell.markdown import parse_blocks, render_blocks
+
+    text = "## Steps\n" + body
+    doc = parse_plan(text)
+    later = [s.start for s in doc.sections[1:] if 1 <= s.level <= 2]
+    end = later[0] if later else len(text.split("\n"))
+    shown: set[tuple[int, bool]] = set()
+    seen_lines: set[int] = set()
+    for row in render_blocks(parse_blocks(text.replace("\r", " ")), 200):
+        if not row.segments or row.start in seen_lines or not 0 < row.start < end:
+            continue
+        seen_lines.add(row.start)
+        match = re.match(r"(?:\d+[.)] )?([☐☑])", row.text)
+        if match:
+            shown.add((row.start, match[1] == "☑"))
+    steps = {(s.line, s.done) for s in doc.steps if s.has_checkbox}
+    assert steps == shown
+
+
+def test_an_indented_box_is_code_not_a_step() -> None:
+    doc = parse_plan("## Steps\n\n    - [ ] x\n")
+    assert doc.steps == ()
+    doc = parse_plan("## Steps\n\n- [ ] real\n\n    - [ ] nested detail\n")
+    assert [s.text for s in doc.steps] == ["real"]

@@ -294,20 +294,23 @@ def test_no_new_reads_of_private_textual_attributes() -> None:
 # ------------------------------------------------------- replacements behave
 
 
-async def test_frozen_reply_takes_code_colours_from_its_own_app() -> None:
-    """messages.py asked ``textual._context`` for the app; the widget's ``self.app`` now."""
-    from textual.app import App
+async def test_transcript_takes_code_colours_from_its_own_app() -> None:
+    """The transcript reads its app's theme through ``self.app``, not ``textual._context``."""
+    from textual.app import App, ComposeResult
 
-    from planshell.ui.widgets.messages import FrozenAssistantMessage
+    from planshell.ui.widgets.transcript import Transcript
 
-    def code_theme() -> str:
-        return FrozenAssistantMessage("```py\nx = 1\n```").content.code_theme  # type: ignore[attr-defined]
+    class Host(App[None]):
+        def compose(self) -> ComposeResult:
+            yield Transcript()
 
-    assert code_theme() == "ansi_dark"  # built outside any app
-    app: App[None] = App()
-    async with app.run_test():
+    app = Host()
+    async with app.run_test() as pilot:
+        transcript = app.query_one(Transcript)
         app.theme = "textual-light"
-        light = code_theme()
+        await pilot.pause()
+        light = transcript._get_look().markdown.dark
         app.theme = "textual-dark"
-        dark = code_theme()
-    assert (light, dark) == ("ansi_light", "ansi_dark")
+        await pilot.pause()
+        dark = transcript._get_look().markdown.dark
+    assert (light, dark) == (False, True)

@@ -57,7 +57,7 @@ def test_plan_review_approve_execute(project: Path, tmp_path: Path) -> None:
                 state = (int(match.group(1)), int(match.group(2)))
                 if not seen or seen[-1] != state:
                     seen.append(state)
-            return "Plan complete" in screen and status_line(screen).lstrip().startswith("OFF")
+            return "Plan complete:" in screen and status_line(screen).lstrip().startswith("OFF")
 
         screen = pane.wait_until(progress, what="the plan to complete")
         # The checklist was shown and only ever moved forward; it is gone at OFF.

@@ -58,10 +58,17 @@ async def idle(pilot: Pilot, screen: ChatScreen) -> None:
     await pilot.pause()
 
 
-def markdown_text(message: AssistantMessage) -> str:
-    return "\n".join(
-        str(getattr(block, "_content", "")) for block in message.query("MarkdownBlock")
-    )
+def markdown_text(message: AssistantMessage, width: int = 80) -> str:
+    """The reply's rows as the transcript draws them (markup rendered, not shown)."""
+    from planshell.ui.widgets.messages import Look
+
+    return "\n".join(strip.text.rstrip() for strip in message.strips(width, Look()))
+
+
+def shown(screen: ChatScreen) -> str:
+    """Every row of the transcript as text."""
+    transcript = screen.transcript
+    return "\n".join(transcript.rendered_line(row) for row in range(transcript.virtual_size.height))
 
 
 async def test_submit_streams_markdown_answer(project: Path) -> None:
@@ -70,11 +77,11 @@ async def test_submit_streams_markdown_answer(project: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         screen = await ready(pilot)
         await send(pilot, "say hi")
-        await until(pilot, lambda: bool(screen.query(AssistantMessage)))
+        await until(pilot, lambda: bool(screen.transcript.entries_of(AssistantMessage)))
         await idle(pilot, screen)
-        users = [u.text for u in screen.query(UserMessage)]
+        users = [u.text for u in screen.transcript.entries_of(UserMessage)]
         assert users == ["say hi"]
-        (reply,) = screen.query(AssistantMessage)
+        (reply,) = screen.transcript.entries_of(AssistantMessage)
         assert reply.full_text == text
         assert reply.finished
         shown = markdown_text(reply)
@@ -88,7 +95,7 @@ async def test_model_text_is_sanitised(project: Path) -> None:
         screen = await ready(pilot)
         await send(pilot, "x")
         await idle(pilot, screen)
-        (reply,) = screen.query(AssistantMessage)
+        (reply,) = screen.transcript.entries_of(AssistantMessage)
         assert "\x1b" not in reply.full_text
         assert reply.full_text == "safe text red"
 
@@ -103,19 +110,18 @@ async def test_tool_row_expands_and_collapses(project: Path) -> None:
         screen = await ready(pilot)
         await send(pilot, "what is this?")
         await idle(pilot, screen)
-        (row,) = screen.query(ToolRow)
+        (row,) = screen.transcript.entries_of(ToolRow)
         assert row.headline.startswith("read README.md")
         assert row.status == "ok"
         assert not row.expanded
-        body = row.query_one(".tool-body")
-        assert not body.display
+        assert "Widget Service" not in shown(screen)
         await pilot.press("ctrl+o")
         await pilot.pause()
-        assert row.expanded and body.display
-        assert "Widget Service" in str(body.render())
+        assert row.expanded
+        assert "Widget Service" in shown(screen)
         await pilot.press("ctrl+o")
         await pilot.pause()
-        assert not row.expanded and not body.display
+        assert not row.expanded and "Widget Service" not in shown(screen)
 
 
 async def test_tool_error_row_and_engine_error_row(project: Path) -> None:
@@ -128,10 +134,11 @@ async def test_tool_error_row_and_engine_error_row(project: Path) -> None:
         screen = await ready(pilot)
         await send(pilot, "read it")
         await idle(pilot, screen)
-        (row,) = screen.query(ToolRow)
+        (row,) = screen.transcript.entries_of(ToolRow)
         assert row.status == "error"
-        assert "✗" in str(row.query_one(".tool-header").render())
-        (error,) = screen.query(ErrorRow)
+        assert row.header_text().startswith("✗ read missing.txt")
+        assert "✗ read missing.txt" in shown(screen)
+        (error,) = screen.transcript.entries_of(ErrorRow)
         assert error.message.startswith("The model provider answered 500")
         assert "/retry" in error.message
 
@@ -144,10 +151,10 @@ async def test_escape_cancels_running_turn(project: Path) -> None:
         await send(pilot, "talk a lot")
         runtime = app.runtime
         assert runtime is not None
-        await until(pilot, lambda: bool(screen.query(AssistantMessage)))
+        await until(pilot, lambda: bool(screen.transcript.entries_of(AssistantMessage)))
         assert runtime.agent.busy
         await pilot.press("escape")
-        await until(pilot, lambda: any("Interrupted" in n.message for n in screen.query(NoteRow)))
+        await until(pilot, lambda: any("Interrupted" in n.message for n in screen.transcript.entries_of(NoteRow)))
         await idle(pilot, screen)
         assert not runtime.agent.busy
         # A second Esc with an empty prompt is harmless.
@@ -257,17 +264,17 @@ async def test_steering_while_busy_is_queued_then_delivered(project: Path) -> No
     async with app.run_test(size=SIZE) as pilot:
         screen = await ready(pilot)
         await send(pilot, "do the thing")
-        await until(pilot, lambda: bool(screen.query(AssistantMessage)))
+        await until(pilot, lambda: bool(screen.transcript.entries_of(AssistantMessage)))
         await send(pilot, "also check the tests")
-        await until(pilot, lambda: any(u.state == "queued" for u in screen.query(UserMessage)))
-        queued = next(u for u in screen.query(UserMessage) if u.state == "queued")
+        await until(pilot, lambda: any(u.state == "queued" for u in screen.transcript.entries_of(UserMessage)))
+        queued = next(u for u in screen.transcript.entries_of(UserMessage) if u.state == "queued")
         assert queued.text == "also check the tests"
-        assert "queued" in str(queued.render())
+        assert "⧗ queued" in shown(screen)
         await until(pilot, lambda: queued.state == "delivered")
         await idle(pilot, screen)
-        assert "delivered" in str(queued.render())
+        assert "↳ steering delivered" in shown(screen)
         # The delivered message sits after the first reply, before the answer to it.
-        children = list(screen.transcript.children)
+        children = screen.transcript.all_entries
         replies_shown = [c for c in children if isinstance(c, AssistantMessage)]
         assert children.index(queued) < children.index(replies_shown[-1])
 
@@ -434,18 +441,18 @@ async def test_clear_starts_a_new_conversation(project: Path) -> None:
         await idle(pilot, screen)
         assert app.runtime is not None and app.runtime.agent.messages
         await send(pilot, "/clear")
-        await until(pilot, lambda: not screen.query(AssistantMessage))
+        await until(pilot, lambda: not screen.transcript.entries_of(AssistantMessage))
         assert app.runtime.agent.messages == []
-        assert not screen.query(UserMessage)
+        assert not screen.transcript.entries_of(UserMessage)
 
 
 async def test_initial_prompt_is_submitted_at_start(project: Path) -> None:
     app = make_app(project, [Reply(text="right away")], prompt="start with this")
     async with app.run_test(size=SIZE) as pilot:
         screen = await ready(pilot)
-        await until(pilot, lambda: bool(screen.query(AssistantMessage)))
+        await until(pilot, lambda: bool(screen.transcript.entries_of(AssistantMessage)))
         await idle(pilot, screen)
-        assert [u.text for u in screen.query(UserMessage)] == ["start with this"]
+        assert [u.text for u in screen.transcript.entries_of(UserMessage)] == ["start with this"]
 
 
 async def test_resumed_history_is_rendered(project: Path) -> None:
@@ -458,8 +465,8 @@ async def test_resumed_history_is_rendered(project: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         screen = await ready(pilot)
         await pilot.pause()
-        assert [u.text for u in screen.query(UserMessage)] == ["earlier question"]
-        (reply,) = screen.query(AssistantMessage)
+        assert [u.text for u in screen.transcript.entries_of(UserMessage)] == ["earlier question"]
+        (reply,) = screen.transcript.entries_of(AssistantMessage)
         assert reply.full_text == "earlier **answer**"
         assert app.runtime is not None and len(app.runtime.agent.messages) == 2
 
@@ -549,7 +556,7 @@ async def test_deferred_settings_load_after_the_first_frame(project: Path, isola
         await until(pilot, lambda: app.theme == "planshell-light")
         await send(pilot, "hi")
         await idle(pilot, screen)
-        assert [u.text for u in screen.query(UserMessage)] == ["hi"]
+        assert [u.text for u in screen.transcript.entries_of(UserMessage)] == ["hi"]
     # Applied from the settings, not chosen by the user: nothing written.
     assert not (isolated_env / "config" / "planshell" / "config.toml").exists()
 
@@ -590,30 +597,40 @@ async def test_thinking_is_shown_dimmed_then_collapsed(project: Path) -> None:
         screen = await ready(pilot)
         await send(pilot, "think")
         await idle(pilot, screen)
-        (block,) = screen.query(ThinkingBlock)
+        (block,) = screen.transcript.entries_of(ThinkingBlock)
         assert block.text == "First I consider the options."
         assert block.collapsed and block.finished
-        await pilot.click(ThinkingBlock)
+        assert "consider the options" not in shown(screen)
+        transcript = screen.transcript
+        row = next(r for r in range(transcript.virtual_size.height) if "▸ thinking" in transcript.rendered_line(r))
+        await pilot.click(transcript, offset=(4, row - round(transcript.scroll_y)))
         await pilot.pause()
         assert not block.collapsed
-        assert "consider the options" in str(block.query_one(".thinking-body").render())
+        assert "consider the options" in shown(screen)
 
 
-async def test_old_replies_become_cheap_statics(project: Path) -> None:
-    from planshell.ui.widgets.messages import FrozenAssistantMessage
-    from planshell.ui.widgets.transcript import LIVE_MARKDOWN
+async def test_long_sessions_keep_rows_for_a_few_entries_only(project: Path) -> None:
+    """Entries are data, not widgets: only entries near the view keep their rows built."""
+    from planshell.ui.widgets import transcript as transcript_module
 
-    app = make_app(project, [Reply(text=f"Answer **{i}**") for i in range(6)])
+    app = make_app(project, [])
     async with app.run_test(size=SIZE) as pilot:
         screen = await ready(pilot)
-        for i in range(6):
-            await send(pilot, f"question {i}")
-            await idle(pilot, screen)
-        live = list(screen.query(AssistantMessage))
-        frozen = list(screen.query(FrozenAssistantMessage))
-        assert len(live) == LIVE_MARKDOWN
-        assert [f.full_text for f in frozen] == [f"Answer **{i}**" for i in range(6 - LIVE_MARKDOWN)]
-        assert live[-1].full_text == "Answer **5**"
+        transcript = screen.transcript
+        for i in range(300):
+            transcript.add_user(f"question {i}")
+            await transcript.reply_done(f"Answer **{i}**\n\n```py\nx = {i}\n```")
+        await pilot.pause()
+        assert not list(transcript.children)  # no widget per entry
+        built = [e for e in transcript.all_entries if e._key is not None]
+        assert len(built) <= transcript_module._CACHED_ENTRIES
+        assert "Answer 299" in transcript.visible_text()
+        assert "x = 299" in transcript.visible_text()
+        await pilot.press("home")  # the transcript is not focused: the prompt takes it
+        transcript.focus()
+        await pilot.press("home")
+        await pilot.pause()
+        assert "question 0" in transcript.visible_text()
 
 
 async def test_transcript_keeps_a_bounded_number_of_entries(
@@ -628,8 +645,8 @@ async def test_transcript_keeps_a_bounded_number_of_entries(
         for i in range(30):
             screen.transcript.add_note(f"note {i}")
         await pilot.pause()
-        notes = [n.message for n in screen.query(NoteRow)]
-        assert notes[0] == "… 21 earlier entries are not shown"
+        notes = [n.message for n in screen.transcript.entries_of(NoteRow)]
+        assert notes[0] == "… 20 earlier entries are not shown"  # the welcome line stays
         assert notes[-1] == "note 29"
         assert len(screen.transcript.entries) <= 10
 
@@ -677,10 +694,10 @@ async def test_resume_picker_loads_an_earlier_conversation(project: Path) -> Non
         picker = app.screen
         await until(pilot, lambda: picker.query_one("#sessions", OptionList).option_count == 1)
         await pilot.press("enter")
-        await until(pilot, lambda: [u.text for u in screen.query(UserMessage)] == ["old question"])
+        await until(pilot, lambda: [u.text for u in screen.transcript.entries_of(UserMessage)] == ["old question"])
         assert app.runtime is not None
         assert [m.content for m in app.runtime.agent.messages] == ["old question", "old answer"]
-        assert any("Resumed conversation" in n.message for n in screen.query(NoteRow))
+        assert any("Resumed conversation" in n.message for n in screen.transcript.entries_of(NoteRow))
 
 
 async def test_mode_chip_follows_mode_changes(project: Path) -> None:

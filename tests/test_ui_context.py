@@ -48,8 +48,8 @@ async def test_compact_shows_a_collapsed_summary_row(project):
                         Message("assistant", f"a{i}")]
         screen.runtime.agent.load_history(history)
         await send(pilot, "/compact the file names")
-        await until(pilot, lambda: bool(screen.transcript.query(SummaryRow)))
-        row = screen.transcript.query_one(SummaryRow)
+        await until(pilot, lambda: bool(screen.transcript.entries_of(SummaryRow)))
+        (row,) = screen.transcript.entries_of(SummaryRow)
         assert row.collapsed and "compacted" in row.title
         await idle(pilot, screen)
         assert activity_text(screen) == ""

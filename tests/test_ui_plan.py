@@ -114,11 +114,11 @@ def toasts(app: PlanshellApp) -> list[str]:
 
 
 def notes(screen: ChatScreen) -> list[str]:
-    return [n.message for n in screen.query(NoteRow)]
+    return [n.message for n in screen.transcript.entries_of(NoteRow)]
 
 
 def users(screen: ChatScreen) -> list[str]:
-    return [u.text for u in screen.query(UserMessage)]
+    return [u.text for u in screen.transcript.entries_of(UserMessage)]
 
 
 async def screen_of(pilot: Pilot, kind: type) -> Any:
@@ -401,7 +401,7 @@ async def test_plan_request_runs_read_only_from_its_first_tool_call(project: Pat
         assert "write" not in first.tools and "edit" not in first.tools
         assert "write_plan" in first.tools
         assert not (project / "hack.txt").exists()
-        (row,) = screen.query(ToolRow)
+        (row,) = screen.transcript.entries_of(ToolRow)
         assert row.status == "error"
         assert users(screen) == ["add caching to the server"]
         assert mode(app) == "plan"
@@ -437,9 +437,9 @@ async def test_busy_plan_guards_the_next_tool_call_and_steers(project: Path) -> 
         assert runtime(app).agent.busy  # still the same turn
         await idle(pilot, screen)
         assert not (project / "hack.txt").exists()
-        (row,) = screen.query(ToolRow)
+        (row,) = screen.transcript.entries_of(ToolRow)
         assert row.status == "error"
-        queued = [u for u in screen.query(UserMessage) if u.text == "also think about caching"]
+        queued = [u for u in screen.transcript.entries_of(UserMessage) if u.text == "also think about caching"]
         assert queued and queued[0].state == "delivered"
         assert len(provider(app).requests) == 2
         assert PLAN_MARKER in provider(app).requests[1].system
@@ -461,16 +461,16 @@ async def test_failed_submission_keeps_the_mode_the_person_chose(project: Path) 
 
         runtime(app).agent.submit = broken  # type: ignore[method-assign]
         await send(pilot, "/plan add caching to the server")
-        await until(pilot, lambda: bool(screen.query(ErrorRow)))
+        await until(pilot, lambda: bool(screen.transcript.entries_of(ErrorRow)))
         assert modes == ["plan"]
         assert mode(app) == "plan"  # the failure did not end plan mode
         assert not runtime(app).registry.is_active("write")
-        message = screen.query_one(ErrorRow).message
+        message = screen.transcript.entries_of(ErrorRow)[0].message
         assert "provider exploded" in message and "stays PLAN" in message
         # Executing a picked plan: the person approved it, so EXECUTE stays too.
         await send(pilot, "/plan list")
         (await screen_of(pilot, PlanPickerScreen)).dismiss(PickerChoice("execute", path=path))
-        await until(pilot, lambda: len(screen.query(ErrorRow)) == 2)
+        await until(pilot, lambda: len(screen.transcript.entries_of(ErrorRow)) == 2)
         assert modes == ["plan", "execute"]
         assert mode(app) == "execute"
         assert runtime(app).registry.is_active("write")

@@ -46,7 +46,7 @@ async def run_conversation(pilot: Pilot) -> None:
     screen = await ready_for_snapshot(pilot)
     for text in ("What is this project?", "And the deployment?"):
         await send_and_settle(pilot, screen, text)
-    await until(pilot, lambda: bool(screen.query(ErrorRow)))
+    await until(pilot, lambda: bool(screen.transcript.entries_of(ErrorRow)))
     await clear_toasts(pilot)
 
 
@@ -80,3 +80,56 @@ async def test_mode_toast_does_not_cover_the_status_bar(project: Path) -> None:
         toast = screen.query_one("Toast").region
         for widget in (screen.status, screen.prompt, screen.query_one("#footer")):
             assert not toast.overlaps(widget.region), (toast, widget, widget.region)
+
+
+MARKDOWN_ANSWER = """## Result
+
+The handler in `server.py` reads the *request*; see [the docs](https://example.com/docs).
+
+```python
+def handler(request):
+    return dispatch(parse(request), retries=3)
+```
+
+| step | file | status |
+|---|---|---|
+| 1 | `src/a.py` | done |
+| 2 | `src/b.py` | todo |"""
+
+
+def transcript_app(project: Path, theme: str) -> PlanshellApp:
+    replies = [
+        Reply(
+            text="Reading two files.",
+            calls=[("read", {"path": "README.md"}), ("read", {"path": "missing.txt"})],
+        ),
+        Reply(text=MARKDOWN_ANSWER, usage=Usage(input_tokens=900, output_tokens=80)),
+    ]
+    return snapshot_app(project, replies, Settings.model_validate({"ui": {"theme": theme}}))
+
+
+async def run_transcript(pilot: Pilot) -> None:
+    """A folded paste, a collapsed and an expanded tool row, text, code and a table."""
+    from textual import events
+
+    from planshell.ui.widgets.tool_row import ToolRow
+
+    screen = await ready_for_snapshot(pilot)
+    paste = "".join(f"log line {i}\n" for i in range(40))
+    screen.prompt.insert("what failed? ")
+    screen.prompt.post_message(events.Paste(paste))
+    await pilot.pause()
+    await pilot.press("enter")
+    await pilot.pause(0.05)
+    await until(pilot, lambda: not screen._is_busy() and not screen.transcript.streaming)
+    first, _ = screen.transcript.entries_of(ToolRow)
+    first.toggle()
+    screen.transcript.follow()
+    await clear_toasts(pilot)
+
+
+@pytest.mark.parametrize("theme", ["planshell-dark", "planshell-light"])
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
+def test_transcript_snapshot(snap_compare, project: Path, theme: str, size: tuple[int, int]) -> None:  # type: ignore[no-untyped-def]
+    app = transcript_app(project, theme)
+    assert snap_compare(app, terminal_size=size, run_before=run_transcript)

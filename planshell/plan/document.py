@@ -1,9 +1,14 @@
 """The plan document: a markdown file parsed into a title, sections and steps.
 
 Everything here is a pure function over text so the UI, the agent loop and the
-tools all agree on what "step 3" or "the Verification section" means. The
-parser is a single forward pass over the lines (no regexes that can backtrack),
-because it re-runs on every edit of the plan.
+tools all agree on what "step 3" or "the Verification section" means. Sections
+come from a single forward pass over the lines (ATX headings outside fences;
+no regexes that can backtrack), because it re-runs on every edit of a plan of
+any size. Steps come from the shared markdown engine's tokens
+(:mod:`planshell.markdown`), parsed over the Steps section only: a step is
+exactly a top-level list item the review shows (``"    - [ ] x"`` on its own
+is an indented code block, not a step), and it has a checkbox exactly when the
+review shows one.
 
 Line numbers are 0-based indices into ``text.split("\\n")``; a trailing newline
 does not add a line.
@@ -15,6 +20,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from planshell.markdown.parse import parse_tokens, task_state
 from planshell.sanitize import cut_at_word, strip_terminal_controls
 
 __all__ = [
@@ -408,14 +414,41 @@ def _steps_range(headings: list[_Heading], line_count: int) -> tuple[int, int] |
 
 def _steps(lines: list[str], marks: bytearray, headings: list[_Heading]) -> tuple[Step, ...]:
     span = _steps_range(headings, len(lines))
-    if span is None:
-        items = _top_level_items(lines, marks, 0, len(lines), first_list_only=True)
-    else:
-        items = _top_level_items(lines, marks, span[0], span[1], first_list_only=False)
-    return tuple(
-        Step(index=n, text=item.text, done=item.done, line=line, has_checkbox=item.has_checkbox)
-        for n, (line, item) in enumerate(items, start=1)
-    )
+    first_list_only = span is None
+    lo, hi = (0, len(lines)) if span is None else span
+    if first_list_only:
+        # Without a Steps heading: the first list. Parse from the first line the
+        # scan takes for an item up to the next heading (bounded work).
+        found = _top_level_items(lines, marks, lo, hi, first_list_only=True)
+        if not found:
+            return ()
+        lo = found[0][0]
+        hi = next((h.line for h in headings if h.line > lo), len(lines))
+    steps: list[Step] = []
+    for line, has_checkbox, done in _token_items(lines[lo:hi], first_list_only):
+        item = _parse_item(_strip_cr(lines[lo + line]))
+        if item is None:  # pragma: no cover - markdown-it only opens items on marker lines
+            continue
+        text = item.text if item.has_checkbox == has_checkbox else _strip_cr(lines[lo + line])[item.box :].strip()
+        steps.append(Step(len(steps) + 1, text, done, lo + line, has_checkbox))
+    return tuple(steps)
+
+
+def _token_items(lines: list[str], first_list_only: bool) -> list[tuple[int, bool, bool]]:
+    """(line, is a task, is ticked) of each top-level list item, from the engine's tokens."""
+    items: list[tuple[int, bool, bool]] = []
+    lists = 0
+    # markdown-it also breaks lines at "\r": keep its line numbers ours.
+    tokens = parse_tokens("\n".join(line.replace("\r", " ") for line in lines))
+    for index, token in enumerate(tokens):
+        if token.level == 0 and token.type in ("bullet_list_open", "ordered_list_open"):
+            lists += 1
+            if first_list_only and lists > 1:
+                break
+        if token.type != "list_item_open" or token.level != 1 or token.map is None:
+            continue
+        items.append((token.map[0], *task_state(tokens, index)))
+    return items
 
 
 # -------------------------------------------------------------------------- title

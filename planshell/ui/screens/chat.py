@@ -363,6 +363,7 @@ class ChatScreen(Screen[None]):
     def on_prompt_input_submitted(self, message: PromptInput.Submitted) -> None:
         message.stop()
         text = message.text
+        self.transcript.register_pastes(message.pastes)
         prompt = self.prompt
         prompt.remember(text)
         prompt.clear_prompt()

@@ -1,104 +1,111 @@
-"""A streaming assistant reply, rendered as markdown while it arrives.
+"""A streaming assistant reply: markdown rows from the shared engine.
 
-Imported lazily (Textual's Markdown widget costs ~25 ms to import), so the
-first frame does not pay for it.
+Deltas are buffered by the transcript and appended in one go (at most every
+``FLUSH_INTERVAL``); the :class:`~planshell.markdown.MarkdownStream` re-parses
+only the last open block, and rows are cached per block and width, so an
+append costs the last block, not the whole reply.
 """
 
 from __future__ import annotations
 
-import asyncio
+from rich.segment import Segment
+from textual.strip import Strip
 
-from textual.timer import Timer
-from textual.widgets import Markdown
-
-from planshell.ui.widgets.messages import ReplyEntry, clean
+from planshell.markdown import MarkdownStream, render_block
+from planshell.ui.widgets.messages import Entry, Look, clean
 
 FLUSH_INTERVAL = 0.05  # seconds between markdown updates while streaming
-SLOW_FLUSH_INTERVAL = 0.25  # for very long replies, where each update re-lays out more
+LEFT = 2  # columns of padding left of the reply
+RIGHT = 1
 
 
-def flush_interval(length: int) -> float:
-    """Every update re-lays out the reply: long replies update less often."""
-    return min(SLOW_FLUSH_INTERVAL, FLUSH_INTERVAL * (1 + length // 8_000))
+class AssistantMessage(Entry):
+    """Model text rendered as markdown while it streams."""
 
-
-class AssistantMessage(Markdown, ReplyEntry):
-    """Model text rendered as markdown while it streams.
-
-    Deltas are buffered and appended in one go at most every
-    ``FLUSH_INTERVAL`` (one ``Markdown.append`` per token falls behind fast
-    streams), and only one append is in flight at a time.
-    """
+    kind = "assistant"
 
     def __init__(self, text: str = "", *, finished: bool = False) -> None:
-        text = clean(text)
-        super().__init__(text, classes="assistant")
-        self._pending: list[str] = []
-        self._timer: Timer | None = None
-        self._flushing = False
+        super().__init__()
+        self._text = clean(text)  # the text while no stream is held (finished replies)
+        self._stream: MarkdownStream | None = None if finished else MarkdownStream(self._text)
         self.finished = finished
-        self._parts: list[str] = [text] if text else []
-        self._length = len(text)
-        # Markdown renders its initial text in its own mount handler; appending
-        # before that has run would be wiped out, so wait for it.
-        self._ready = asyncio.Event()
+        self._pending: list[str] = []
+        self._blocks: dict[int, tuple[int, int, list[Strip]]] = {}  # key -> (width, gen, strips)
 
-    def on_mount(self) -> None:
-        # Runs before Markdown's mount handler; call_next runs after all of them.
-        self.call_next(self._ready.set)
+    @property
+    def stream(self) -> MarkdownStream:
+        """Parsed blocks; a finished reply parses on demand and forgets them with its rows."""
+        if self._stream is None:
+            self._stream = MarkdownStream(self._text)
+        return self._stream
 
     @property
     def full_text(self) -> str:
-        if len(self._parts) > 1:
-            self._parts = ["".join(self._parts)]
-        return self._parts[0] if self._parts else ""
+        text = self._stream.text if self._stream is not None else self._text
+        return text + "".join(self._pending)
+
+    @property
+    def pending(self) -> bool:
+        return bool(self._pending)
 
     def feed(self, delta: str) -> None:
-        delta = clean(delta)
-        if not delta:
-            return
-        self._parts.append(delta)  # joined on demand: += on a long reply is quadratic
-        self._length += len(delta)
-        self._pending.append(delta)
-        if self._timer is None and not self._flushing:
-            self._timer = self.set_timer(flush_interval(self._length), self._flush)
+        """Buffer ``delta``; :meth:`flush` parses it (the transcript times flushes)."""
+        if delta:
+            self._pending.append(delta)
 
-    async def _flush(self) -> None:
-        self._timer = None
-        if not self._ready.is_set():
-            if not self.finished:
-                self._timer = self.set_timer(FLUSH_INTERVAL, self._flush)
-            return
-        if self._flushing or not self._pending:
-            return
+    def flush(self) -> bool:
+        if not self._pending:
+            return False
         chunk = "".join(self._pending)
         self._pending.clear()
-        self._flushing = True
-        try:
-            await self.append(chunk)
-        finally:
-            self._flushing = False
-        if self._pending and self._timer is None and not self.finished:
-            self._timer = self.set_timer(flush_interval(self._length), self._flush)
+        self.stream.append(chunk)
+        self.touch()
+        return True
 
-    async def finish(self, final_text: str | None = None) -> None:
+    def finish(self, final_text: str | None = None) -> None:
         """Stop streaming and show exactly ``final_text`` (the engine's reply)."""
         self.finished = True
-        if self._timer is not None:
-            self._timer.stop()
-            self._timer = None
-        await self._ready.wait()
-        while self._flushing:
-            await self._wait_idle()
-        final = clean(final_text) if final_text is not None else self.full_text
-        if final != self.full_text:
-            self._parts = [final]
-            self._pending.clear()
-            await self.update(final)
-        elif self._pending:
-            chunk = "".join(self._pending)
-            self._pending.clear()
-            await self.append(chunk)
+        self.flush()
+        if final_text is not None:
+            final = clean(final_text)
+            if final != self.stream.text:
+                self.stream.replace(final)
+                self._blocks.clear()
+        self.touch()
 
-    async def _wait_idle(self) -> None:
-        await asyncio.sleep(0.005)
+    def estimate(self, width: int) -> int:
+        text = self.full_text
+        return 1 + text.count("\n") + len(text) // max(20, width * 2)
+
+    def drop_cache(self) -> None:
+        super().drop_cache()
+        if self.finished and not self._pending:
+            # Tokens and rows are the heavy part: keep only the text.
+            self._text = self.full_text
+            self._stream = None
+            self._blocks.clear()
+
+    def build(self, width: int, look: Look) -> list[Strip]:
+        inner = max(1, width - LEFT - RIGHT)
+        base = look.base
+        blank = Strip.blank(width, base)
+        pad = Segment(" " * LEFT, base)
+        out: list[Strip] = [blank]
+        live: dict[int, tuple[int, int, list[Strip]]] = {}
+        blocks = self.stream.blocks
+        for number, block in enumerate(blocks):
+            cached = self._blocks.get(block.key)
+            if cached is not None and cached[0] == width and cached[1] == look.generation:
+                strips = cached[2]
+            else:
+                rows = render_block(block, inner, look.markdown)
+                strips = [Strip([pad, *row.segments]).crop_extend(0, width, base) for row in rows]
+            live[block.key] = (width, look.generation, strips)
+            if number:
+                out.append(blank)
+            out.extend(strips)
+        self._blocks = live
+        return out
+
+    def plain(self) -> str:
+        return self.full_text

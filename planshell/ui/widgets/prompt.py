@@ -5,6 +5,8 @@
 - A ``/`` at the start shows command completions (Tab completes, ↑/↓ choose).
 - ctrl+c copies the selection if there is one; otherwise the chat screen's ctrl+c
   (stop the turn / clear the prompt / twice: quit) applies.
+- A long paste shows as a chip, ``[pasted 2,000 lines, 84 KB]``; the chip is
+  replaced by the full text when the message is sent (the model gets it all).
 
 The prompt knows nothing about particular commands: it asks ``suggest`` (a
 callable the screen provides, backed by the command registry) what to show.
@@ -22,9 +24,12 @@ from textual.widgets import TextArea
 
 from planshell.ui.commands import Suggestion
 from planshell.ui.widgets.history import PromptHistory
+from planshell.ui.widgets.messages import paste_chip
 from planshell.ui.widgets.suggestions import CommandSuggestions
 
 PLACEHOLDER = "Ask anything · / for commands · ctrl+j newline"
+PASTE_FOLD_LINES = 8  # a paste with more lines than this is folded
+PASTE_FOLD_CHARS = 1_000  # ... or with more characters than this
 
 
 class PromptInput(TextArea):
@@ -44,10 +49,13 @@ class PromptInput(TextArea):
     ]
 
     class Submitted(Message):
-        def __init__(self, prompt: PromptInput, text: str) -> None:
+        """``text`` has every paste chip expanded; ``pastes`` are the folded pastes in it."""
+
+        def __init__(self, prompt: PromptInput, text: str, pastes: tuple[str, ...] = ()) -> None:
             super().__init__()
             self.prompt = prompt
             self.text = text
+            self.pastes = pastes
 
     def __init__(
         self,
@@ -74,6 +82,36 @@ class PromptInput(TextArea):
         self._draft = ""
         self._muted_for: str | None = None  # text for which Esc hid the completions
         self._suggested_for = ""
+        self._pastes: dict[str, str] = {}  # chip -> pasted text
+
+    # --- pastes -------------------------------------------------------------------
+
+    def on_paste(self, event: events.Paste) -> None:
+        """Fold a long paste into a chip (TextArea's own handler would insert it all)."""
+        text = event.text
+        if self.read_only or (
+            text.count("\n") < PASTE_FOLD_LINES and len(text) <= PASTE_FOLD_CHARS
+        ):
+            return
+        event.stop()
+        event.prevent_default()
+        chip = paste_chip(text)
+        number = 2
+        while chip in self._pastes and self._pastes[chip] != text:
+            chip = f"{paste_chip(text)[:-1]} #{number}]"
+            number += 1
+        self._pastes[chip] = text
+        start, end = self.selection
+        self.replace(chip, start, end, maintain_selection_offset=False)
+
+    def expand_pastes(self, text: str) -> tuple[str, tuple[str, ...]]:
+        """``text`` with chips replaced by their pastes, and the pastes used."""
+        used: list[str] = []
+        for chip, paste in self._pastes.items():
+            if chip in text:
+                text = text.replace(chip, paste)
+                used.append(paste)
+        return text, tuple(used)
 
     # --- keys ---------------------------------------------------------------------
 
@@ -95,7 +133,8 @@ class PromptInput(TextArea):
         if not text.strip():
             return
         self._hide_suggestions()
-        self.post_message(self.Submitted(self, text))
+        full, pastes = self.expand_pastes(text)
+        self.post_message(self.Submitted(self, full, pastes))
 
     def action_newline(self) -> None:
         if not self.read_only:
@@ -195,6 +234,7 @@ class PromptInput(TextArea):
 
     def clear_prompt(self) -> None:
         self._history_index = None
+        self._pastes.clear()
         self.set_text("")
 
     def remember(self, text: str) -> None:

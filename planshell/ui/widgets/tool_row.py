@@ -1,19 +1,24 @@
-"""One tool call in the transcript: a one-line headline and a collapsible output."""
+"""One tool call in the transcript: a one-line headline and a collapsible output.
+
+The headline names the target (``read planshell/config.py``, ``bash pytest -q``)
+and, once finished, what came of it: a one-line result (a decision such as
+"approved", a refusal) is shown in the headline itself, longer output as a
+line count that Enter or a click expands.
+"""
 
 from __future__ import annotations
 
-from rich.text import Text
-from textual.app import ComposeResult
-from textual.content import Content
-from textual.reactive import reactive
-from textual.widget import Widget
-from textual.widgets import Static
+from rich.segment import Segment
+from rich.style import Style
+from textual.strip import Strip
 
 from planshell.sanitize import strip_terminal_controls
+from planshell.ui.widgets.messages import Entry, Look, chop_lines
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 BODY_MAX_LINES = 200  # lines of output shown when expanded
 BODY_MAX_CHARS = 20_000
+SUMMARY_MAX = 100  # a one-line result up to this long is shown in the headline
 
 
 def _one_line(text: str, limit: int = 120) -> str:
@@ -21,108 +26,120 @@ def _one_line(text: str, limit: int = 120) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-class ToolRow(Widget):
-    """``✓ read planshell/config.py · 120 lines``; click or ctrl+o shows the output."""
+class ToolRow(Entry):
+    """``✓ read planshell/config.py · 120 lines ▸``; Enter or a click shows the output."""
 
-    status: reactive[str] = reactive("running")  # running | ok | error
-    expanded: reactive[bool] = reactive(False)
+    kind = "tool"
 
     def __init__(self, call_id: str, name: str, headline: str) -> None:
-        super().__init__(classes="tool-row -running")
+        super().__init__()
         self.call_id = call_id
         self.tool_name = name
         self.headline = _one_line(strip_terminal_controls(headline or name), 200)
         self.content = ""
         self.frame = 0
-
-    def compose(self) -> ComposeResult:
-        yield Static(self._header(), classes="tool-header")
-        body = Static("", classes="tool-body")
-        body.display = False
-        yield body
-
-    def on_mount(self) -> None:
-        self.watch_status(self.status)
+        self.status = "running"  # running | ok | error
+        self.expanded = False
+        self.grouped = False  # follows another tool row: no blank row before it
+        self.selected = False  # the keyboard cursor is on it
 
     # --- state ------------------------------------------------------------------
 
     def finish(self, content: str, is_error: bool) -> None:
         self.content = strip_terminal_controls(content)
         self.status = "error" if is_error else "ok"
+        self.touch()
 
-    def toggle(self) -> None:
+    def toggle(self) -> bool:
+        if self.status == "running":
+            return False
         self.expanded = not self.expanded
+        self.touch()
+        return True
+
+    def click(self, row: int) -> bool:
+        return self.toggle()
 
     def tick(self, frame: int) -> None:
         """Advance the spinner (driven by the screen's single timer)."""
         if self.status == "running":
             self.frame = frame
-            self._refresh_header()
+            self.touch()
+
+    def select(self, selected: bool) -> None:
+        if selected != self.selected:
+            self.selected = selected
+            self.touch()
 
     # --- rendering --------------------------------------------------------------
 
     def summary(self) -> str:
+        """What came of the call, for the headline."""
         if self.status == "running":
             return ""
+        lines = [ln for ln in self.content.splitlines() if ln.strip()]
         if self.status == "error":
-            first = next((ln for ln in self.content.splitlines() if ln.strip()), "failed")
-            return _one_line(first, 100)
-        lines = self.content.count("\n") + (1 if self.content and not self.content.endswith("\n") else 0)
-        if not self.content.strip():
+            return _one_line(lines[0] if lines else "failed", SUMMARY_MAX)
+        if not lines:
             return "no output"
-        return f"{lines} line{'s' if lines != 1 else ''}"
+        if len(lines) == 1 and len(lines[0].strip()) <= SUMMARY_MAX:
+            return _one_line(lines[0], SUMMARY_MAX)  # a decision or a short result
+        count = self.content.count("\n") + (0 if self.content.endswith("\n") else 1)
+        return f"{count} line{'s' if count != 1 else ''}"
 
-    def _header(self) -> Content:
+    def expandable(self) -> bool:
+        return self.status != "running" and bool(self.content.strip())
+
+    def header_text(self) -> str:
+        """The headline as shown (tests and copy)."""
+        return "".join(seg.text for seg in self._header(Look()))
+
+    def _header(self, look: Look) -> list[Segment]:
         mark, mark_style = {
-            "running": (SPINNER[self.frame % len(SPINNER)], "$accent bold"),
-            "ok": ("✓", "$success bold"),
-            "error": ("✗", "$error bold"),
+            "running": (SPINNER[self.frame % len(SPINNER)], look.tool_running),
+            "ok": ("✓", look.tool_ok),
+            "error": ("✗", look.tool_error),
         }[self.status]
         name, _, rest = self.headline.partition(" ")
-        parts: list[str | tuple[str, str]] = [(mark, mark_style), " ", (name, "bold")]
+        parts = [Segment(mark, mark_style), Segment(" "), Segment(name, look.tool_name)]
         if rest:
-            parts.append(f" {rest}")
+            parts.append(Segment(f" {rest}"))
         summary = self.summary()
         if summary:
-            style = "$text-error" if self.status == "error" else "$text-muted"
-            parts.append((f"  · {summary}", style))
-        if self.status != "running" and self.content.strip():
-            parts.append(("  ▾" if self.expanded else "  ▸", "$text-muted"))
-        return Content.assemble(*parts)
+            style = look.tool_error_text if self.status == "error" else look.muted
+            parts.append(Segment(f"  · {summary}", style))
+        if self.expandable():
+            parts.append(Segment("  ▾" if self.expanded else "  ▸", look.muted))
+        return parts
 
-    def _body(self) -> Text:
+    def body_lines(self, width: int) -> list[str]:
         content = self.content[:BODY_MAX_CHARS]
-        lines = content.splitlines()
+        shown = chop_lines(content or "(no output)", width, BODY_MAX_LINES)
         total = self.content.count("\n") + 1
-        shown = lines[:BODY_MAX_LINES]
-        text = Text("\n".join(shown) or "(no output)")
-        hidden = total - len(shown)
-        if hidden > 0 or len(self.content) > BODY_MAX_CHARS:
-            text.append(f"\n… {max(hidden, 1)} more lines not shown", style="italic")
-        return text
+        if total > len(shown) or len(self.content) > BODY_MAX_CHARS:
+            hidden = max(1, total - len(content.split("\n")[: len(shown)]))
+            if len(self.content.split("\n")) > len(shown) or len(self.content) > BODY_MAX_CHARS:
+                shown.append(f"… {hidden} more lines not shown")
+        return shown
 
-    def _refresh_header(self) -> None:
-        # query, not is_mounted: the children exist (composed) before the
-        # Mount event has been handled, and a finish may land in between.
-        for header in self.query(".tool-header").results(Static):
-            header.update(self._header())
+    def estimate(self, width: int) -> int:
+        return 1 + (not self.grouped) + (min(BODY_MAX_LINES, self.content.count("\n") + 1) if self.expanded else 0)
 
-    def watch_status(self, status: str) -> None:
-        for name in ("running", "ok", "error"):
-            self.set_class(status == name, f"-{name}")
-        self._refresh_header()
+    def build(self, width: int, look: Look) -> list[Strip]:
+        base = look.base + look.cursor if self.selected else look.base
+        header = [Segment("  ", base), *(Segment(s.text, base + s.style if s.style else base) for s in self._header(look))]
+        out = [Strip.blank(width, look.base)] * (0 if self.grouped else 1)
+        out.append(Strip(header).crop_extend(0, width, base))
+        if self.expanded:
+            body = look.base + look.tool_body
+            inner = max(1, width - 6)
+            for line in self.body_lines(inner):
+                row = [Segment("    ", look.base), Segment(" ", body), Segment(line, body)]
+                out.append(Strip(row).crop_extend(0, width - 1, body).extend_cell_length(width, look.base))
+        return out
 
-    def watch_expanded(self, expanded: bool) -> None:
-        bodies = list(self.query(".tool-body").results(Static))
-        if not bodies:
-            return
-        body = bodies[0]
-        # Collapsed rows drop their text so long sessions do not keep big renders alive.
-        body.update(self._body() if expanded else "")
-        body.display = expanded
-        self.set_class(expanded, "-expanded")
-        self._refresh_header()
+    def plain(self) -> str:
+        return self.header_text() + ("\n" + self.content if self.expanded else "")
 
-    def on_click(self) -> None:
-        if self.status != "running":
-            self.toggle()
+
+__all__ = ["SPINNER", "Style", "ToolRow"]

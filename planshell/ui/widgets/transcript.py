@@ -1,84 +1,176 @@
-"""The scrolling conversation: renders engine events, owns no engine state.
+"""The scrolling conversation: one Line-API view over entries, rendering only visible rows.
 
-Follows the stream (Textual's scroll *anchor*) until the user scrolls up;
-scrolling back to the bottom resumes following. Long sessions stay light:
-finished replies older than the last few become one cheap ``Static`` each,
-and only the newest ``MAX_ENTRIES`` entries are kept mounted.
+Why not a widget per entry (and Textual's ``Markdown``, a widget per block):
+measured, a 20,000-delta reply then fell 19–36 s behind and key echo took
+seconds. Here every entry (:mod:`planshell.ui.widgets.messages`) is a plain
+object that renders itself to strips for a width; the view keeps each entry's
+height (exact once it has been in view, estimated before: a resumed session of
+thousands of entries is not parsed until it is scrolled to), a prefix sum of
+offsets, and the strips and tokens of only a few entries near the viewport. Streaming appends are
+buffered and flushed every ``FLUSH_INTERVAL``: a flush re-parses and re-renders
+the last block of the last entry only.
+
+Following: while the view is at the bottom it follows new output; scrolling up
+by any means (keys, wheel, scrollbar) detaches it, and reaching the bottom by
+any means (PgDn, End, ``G``, wheel) re-attaches it. A view at the bottom stays
+at the bottom across resizes; otherwise the entry at the top stays in place.
 """
 
 from __future__ import annotations
 
 import json
-import weakref
+from bisect import bisect_right
+from collections import OrderedDict
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from itertools import accumulate
+from typing import TYPE_CHECKING, ClassVar, TypeVar
 
-from textual.containers import VerticalScroll
-from textual.widget import Widget
+from rich.cells import cell_len
+from rich.segment import Segment
+from textual import events
+from textual.binding import Binding, BindingType
+from textual.geometry import Region, Size
+from textual.scroll_view import ScrollView
+from textual.selection import Selection
+from textual.strip import Strip
+from textual.timer import Timer
 
+from planshell.markdown import Palette
+from planshell.ui.styling import solid_component_style
+from planshell.ui.widgets.assistant import FLUSH_INTERVAL, AssistantMessage
 from planshell.ui.widgets.messages import (
     Entry,
     ErrorRow,
-    FrozenAssistantMessage,
+    Look,
     NoteRow,
-    ReplyEntry,
     ThinkingBlock,
     UserMessage,
     clean,
 )
+from planshell.ui.widgets.summary import SummaryRow
 from planshell.ui.widgets.tool_row import ToolRow
 
 if TYPE_CHECKING:
     from planshell.llm.types import Message
     from planshell.tools.registry import ToolRegistry
-    from planshell.ui.widgets.assistant import AssistantMessage
+
+E = TypeVar("E", bound=Entry)
+
+MAX_ENTRIES = 5_000  # older entries are dropped (a note says how many)
+HISTORY_MESSAGES = 1_000  # messages rendered when resuming a long session
+_CACHED_ENTRIES = 48  # entries whose strips stay built
+
+_MD = (
+    "h1", "h2", "h3", "h4", "h1-rule", "rule", "bullet", "task", "task-done", "done",
+    "code", "code-block", "fence-info", "quote", "link", "muted",
+)
+_PARTS = (
+    "user", "user-bar", "queued-bar", "delivered-bar", "prompt-mark", "note", "note-warning",
+    "error", "error-bar", "thinking", "tool-name", "tool-ok", "tool-error", "tool-running",
+    "tool-error-text", "tool-body", "cursor", "chip", "welcome-name",
+)
 
 
-def _new_reply(text: str = "", *, finished: bool = False) -> AssistantMessage:
-    # Textual's Markdown is imported on the first reply, not at start-up.
-    from planshell.ui.widgets.assistant import AssistantMessage
-
-    return AssistantMessage(text, finished=finished)
-
-
-def _is_live_reply(widget: object) -> bool:
-    return isinstance(widget, ReplyEntry) and not isinstance(widget, FrozenAssistantMessage)
-
-LIVE_MARKDOWN = 3  # finished replies kept as live Markdown widgets
-MAX_ENTRIES = 400  # older entries are unmounted
-HISTORY_MESSAGES = 120  # messages rendered when resuming a long session
-
-
-class Transcript(VerticalScroll, can_focus=True):
+class Transcript(ScrollView, can_focus=True):
     """Vertical list of entries; the screen feeds it engine events."""
 
-    def __init__(self, *children: Widget, id: str | None = None) -> None:
-        super().__init__(*children, id=id)
+    COMPONENT_CLASSES: ClassVar[set[str]] = {f"transcript--{name}" for name in (*_MD, *_PARTS)}
+
+    DEFAULT_CSS = """
+    Transcript {
+        overflow-x: hidden;
+        overflow-y: auto;
+    }
+    Transcript > .transcript--h1 { color: $markdown-h1-color; text-style: $markdown-h1-text-style; }
+    Transcript > .transcript--h2 { color: $markdown-h2-color; text-style: $markdown-h2-text-style; }
+    Transcript > .transcript--h3 { color: $markdown-h3-color; text-style: $markdown-h3-text-style; }
+    Transcript > .transcript--h4 { color: $markdown-h4-color; text-style: $markdown-h4-text-style; }
+    Transcript > .transcript--h1-rule { color: $markdown-h1-color 70%; }
+    Transcript > .transcript--rule { color: $foreground-muted; }
+    Transcript > .transcript--bullet { color: $text-accent; }
+    Transcript > .transcript--task { color: $foreground-muted; }
+    Transcript > .transcript--task-done { color: $text-success; }
+    Transcript > .transcript--done { color: $foreground-muted; }
+    Transcript > .transcript--code { color: $text-warning; background: $surface; }
+    Transcript > .transcript--code-block { background: $surface; }
+    Transcript > .transcript--fence-info { color: $foreground-muted; background: $surface; }
+    Transcript > .transcript--quote { color: $foreground-muted; text-style: italic; }
+    Transcript > .transcript--link { color: $text-primary; text-style: underline; }
+    Transcript > .transcript--muted { color: $foreground-muted; }
+    Transcript > .transcript--user { background: $boost; }
+    Transcript > .transcript--user-bar { color: $primary; }
+    Transcript > .transcript--queued-bar { color: $warning; }
+    Transcript > .transcript--delivered-bar { color: $secondary; }
+    Transcript > .transcript--prompt-mark { color: $primary; text-style: bold; }
+    Transcript > .transcript--note { color: $foreground-muted; text-style: italic; }
+    Transcript > .transcript--note-warning { color: $text-warning; text-style: italic; }
+    Transcript > .transcript--error { color: $text-error; background: $error 15%; }
+    Transcript > .transcript--error-bar { color: $error; }
+    Transcript > .transcript--thinking { color: $foreground-muted; text-style: italic; }
+    Transcript > .transcript--tool-name { text-style: bold; }
+    Transcript > .transcript--tool-ok { color: $success; text-style: bold; }
+    Transcript > .transcript--tool-error { color: $error; text-style: bold; }
+    Transcript > .transcript--tool-running { color: $accent; text-style: bold; }
+    Transcript > .transcript--tool-error-text { color: $text-error; }
+    Transcript > .transcript--tool-body { color: $foreground-muted; background: $surface; }
+    Transcript > .transcript--cursor { background: $boost; }
+    Transcript > .transcript--chip { color: $text-accent; text-style: bold; }
+    Transcript > .transcript--welcome-name { color: $primary; text-style: bold; }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("up", "cursor(-1)", "Previous row", show=False),
+        Binding("down", "cursor(1)", "Next row", show=False),
+        Binding("enter", "activate", "Expand / collapse", show=False),
+        Binding("home", "top", "Top", show=False),
+        Binding("end", "bottom", "Bottom (follow)", show=False),
+    ]
+    # Printable keys the transcript keeps (vi style); other typing goes to the prompt.
+    _LETTER_ACTIONS: ClassVar[dict[str, str]] = {"g": "top", "G": "bottom"}
+
+    def __init__(self, *entries: Entry, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._entries: list[Entry] = []
+        self._heights: list[int] = []
+        self._measured: list[tuple[int, int] | None] = []  # (width, version) of the height
+        self._offsets: list[int] = [0]
+        self._offsets_dirty = False
+        self._width = 0
+        self._look: Look | None = None
+        self._generation = 0
+        self._built: OrderedDict[int, Entry] = OrderedDict()  # id -> entry with strips
+        self._follow = True
+        self._scrolling_ourselves = False
+        self._flush_timer: Timer | None = None
         self._reply: AssistantMessage | None = None
         self._thinking: ThinkingBlock | None = None
         self._tools: dict[str, ToolRow] = {}
         self._queued: list[UserMessage] = []
+        self._pastes: list[str] = []
         self._hidden_count = 0
-        self._removing: weakref.WeakSet[Widget] = weakref.WeakSet()  # removal is async
-
-    def on_mount(self) -> None:
-        self.anchor()
+        self._hidden_note: NoteRow | None = None
+        self._bulk = False  # adding a resumed history: nothing is measured yet
+        self._cursor: ToolRow | UserMessage | ThinkingBlock | None = None
+        for entry in entries:
+            self._append(entry)
 
     # --- queries ------------------------------------------------------------------
 
     @property
-    def entries(self) -> list[Widget]:
-        return [
-            child
-            for child in self.children
-            if isinstance(child, Entry | ToolRow)
-            and not child.has_class("-hidden-note")
-            and child not in self._removing
-        ]
+    def entries(self) -> list[Entry]:
+        """Conversation entries (the welcome line and the hidden-entries note excluded)."""
+        return [e for e in self._entries if e.kind != "welcome" and e is not self._hidden_note]
+
+    @property
+    def all_entries(self) -> list[Entry]:
+        return list(self._entries)
+
+    def entries_of(self, cls: type[E]) -> list[E]:
+        return [e for e in self._entries if isinstance(e, cls)]
 
     @property
     def tool_rows(self) -> list[ToolRow]:
-        return list(self.query(ToolRow))
+        return self.entries_of(ToolRow)
 
     @property
     def running_tools(self) -> list[ToolRow]:
@@ -92,74 +184,105 @@ class Transcript(VerticalScroll, can_focus=True):
     def streaming(self) -> bool:
         return self._reply is not None or self._thinking is not None
 
-    # --- mounting ---------------------------------------------------------------
+    @property
+    def following(self) -> bool:
+        return self._follow
 
-    def _add(self, widget: Widget) -> Widget:
-        # Queued steering stays at the bottom until it is delivered.
-        before = self._queued[0] if self._queued and widget not in self._queued else None
-        if isinstance(widget, ToolRow):
-            previous = self._last_entry(before)
-            widget.set_class(isinstance(previous, ToolRow), "-grouped")
-        if before is not None and before.parent is self:
-            self.mount(widget, before=before)
-        else:
-            self.mount(widget)
+    @property
+    def cursor_entry(self) -> Entry | None:
+        return self._cursor
+
+    # --- the list -----------------------------------------------------------------
+
+    def _append(self, entry: Entry, before: Entry | None = None, *, measure: bool = True) -> Entry:
+        entry.owner = self._entry_changed
+        index = self._entries.index(before) if before is not None and before in self._entries else len(self._entries)
+        self._entries.insert(index, entry)
+        self._heights.insert(index, entry.estimate(self._width or 80))
+        self._measured.insert(index, None)
+        self._offsets_dirty = True
+        if self._width and measure:
+            self._measure(index)
+            self._changed()
+        return entry
+
+    def _add(self, entry: E) -> E:
+        """Add an entry at the end (above queued steering, which waits at the bottom)."""
+        before = self._queued[0] if self._queued and entry not in self._queued else None
+        if isinstance(entry, ToolRow):
+            index = self._entries.index(before) if before is not None else len(self._entries)
+            entry.grouped = index > 0 and isinstance(self._entries[index - 1], ToolRow)
+        self._append(entry, before)
         self._prune()
-        return widget
+        return entry
 
-    def _last_entry(self, before: Widget | None) -> Widget | None:
-        children = list(self.children)
-        if before is not None and before in children:
-            children = children[: children.index(before)]
-        return children[-1] if children else None
+    def _remove(self, entries: list[Entry]) -> None:
+        doomed = {id(e) for e in entries}
+        keep = [i for i, e in enumerate(self._entries) if id(e) not in doomed]
+        for entry in entries:
+            entry.owner = None
+            self._built.pop(id(entry), None)
+            if entry is self._cursor:
+                self._cursor = None
+        self._entries = [self._entries[i] for i in keep]
+        self._heights = [self._heights[i] for i in keep]
+        self._measured = [self._measured[i] for i in keep]
+        self._offsets_dirty = True
+        self._changed()
 
     def _prune(self) -> None:
         entries = self.entries
         excess = len(entries) - MAX_ENTRIES
-        if excess > 0:
-            doomed = [w for w in entries[:excess] if w not in self._queued]
-            for widget in doomed:
-                if isinstance(widget, ToolRow):
-                    self._tools.pop(widget.call_id, None)
-            self._hidden_count += len(doomed)
-            self._removing.update(doomed)
-            self.remove_children(doomed)
-            self._update_hidden_note()
-
-    def _update_hidden_note(self) -> None:
-        notes = [c for c in self.children if c.has_class("-hidden-note")]
+        if excess <= 0:
+            return
+        doomed = [e for e in entries[:excess] if e not in self._queued]
+        for entry in doomed:
+            if isinstance(entry, ToolRow):
+                self._tools.pop(entry.call_id, None)
+        self._hidden_count += len(doomed)
+        self._remove(doomed)
         text = f"… {self._hidden_count} earlier entries are not shown"
-        if notes:
-            note = notes[0]
-            note.message = text  # type: ignore[attr-defined]
-            note.update(text)  # type: ignore[attr-defined]
+        if self._hidden_note is None:
+            self._hidden_note = NoteRow(text, kind="hidden")
+            first = next((e for e in self._entries if e.kind != "welcome"), None)
+            self._append(self._hidden_note, before=first)
         else:
-            note = NoteRow(text, kind="hidden")
-            note.add_class("-hidden-note")
-            self.mount(note, before=0)
+            self._hidden_note.message = text
 
-    def _freeze_old_replies(self) -> None:
-        live = [
-            c
-            for c in self.children
-            if _is_live_reply(c) and c.finished and c not in self._removing  # type: ignore[attr-defined]
-        ]
-        for message in live[:-LIVE_MARKDOWN] if len(live) > LIVE_MARKDOWN else []:
-            frozen = FrozenAssistantMessage(message.full_text)  # type: ignore[attr-defined]
-            self.mount(frozen, before=message)
-            self._removing.add(message)
-            message.remove()
+    def _entry_changed(self, entry: Entry) -> None:
+        if self._bulk:
+            return  # measured when it comes into view
+        try:
+            index = self._entries.index(entry) if entry is not self._entries[-1] else len(self._entries) - 1
+        except ValueError:
+            return
+        if self._width:
+            self._measure(index)
+        self._changed()
 
     # --- user side ----------------------------------------------------------------
 
+    def register_pastes(self, pastes: Iterable[str]) -> None:
+        """Long pastes in the next user message: they show folded (the prompt's chips)."""
+        # The screen strips the message: match the pastes the same way.
+        self._pastes.extend(p.strip() for p in pastes if p.strip())
+
+    def _take_pastes(self, text: str) -> list[str]:
+        found = [p for p in self._pastes if clean(p) in clean(text)]
+        self._pastes = [p for p in self._pastes if p not in found]
+        return found
+
     def add_user(self, text: str) -> UserMessage:
         self.end_stream()
-        return self._add(UserMessage(text))  # type: ignore[return-value]
+        message = self._add(UserMessage(text, pastes=self._take_pastes(text)))
+        self.follow()
+        return message
 
     def add_queued(self, text: str) -> UserMessage:
-        message = UserMessage(text, queued=True)
+        message = UserMessage(text, queued=True, pastes=self._take_pastes(text))
         self._queued.append(message)
-        self.mount(message)
+        self._append(message)
+        self.follow()
         return message
 
     def steering_delivered(self, text: str) -> None:
@@ -167,16 +290,14 @@ class Transcript(VerticalScroll, can_focus=True):
         wanted = clean(text)
         match = next((m for m in self._queued if m.text == wanted), None)
         if match is None:
-            self._add(UserMessage(text)).state = "delivered"  # type: ignore[attr-defined]
+            self._add(UserMessage(text)).state = "delivered"
             return
         self._queued.remove(match)
-        match.state = "delivered"
         # Move it to where the model actually saw it: after what came before.
+        self._remove([match])
         anchor = self._queued[0] if self._queued else None
-        if anchor is not None:
-            self.move_child(match, before=anchor)
-        else:
-            self.move_child(match, after=self.children[-1])
+        self._append(match, before=anchor)
+        match.state = "delivered"
 
     # --- model side ---------------------------------------------------------------
 
@@ -185,15 +306,26 @@ class Transcript(VerticalScroll, can_focus=True):
             self._thinking.finish()
             self._thinking = None
         if self._reply is None:
-            self._reply = _new_reply()
-            self._add(self._reply)
+            self._reply = self._add(AssistantMessage())
         self._reply.feed(delta)
+        self._schedule_flush()
 
     def thinking_delta(self, delta: str) -> None:
         if self._thinking is None:
-            self._thinking = ThinkingBlock()
-            self._add(self._thinking)
+            self._thinking = self._add(ThinkingBlock())
         self._thinking.feed(delta)
+        self._schedule_flush()
+
+    def _schedule_flush(self) -> None:
+        if self._flush_timer is None and self.is_mounted:
+            self._flush_timer = self.set_timer(FLUSH_INTERVAL, self._flush)
+
+    def _flush(self) -> None:
+        self._flush_timer = None
+        if self._reply is not None:
+            self._reply.flush()
+        if self._thinking is not None and not self._thinking.collapsed:
+            self._thinking.touch()
 
     async def reply_done(self, text: str) -> None:
         """One model reply finished: show the final text exactly."""
@@ -204,19 +336,17 @@ class Transcript(VerticalScroll, can_focus=True):
         if reply is None:
             if not text.strip():
                 return
-            reply = _new_reply()
-            self._add(reply)
-        await reply.finish(text)
-        self._freeze_old_replies()
+            reply = self._add(AssistantMessage())
+        reply.finish(text)
 
     def end_stream(self) -> None:
-        """Close an unfinished reply (interrupted turn) without waiting."""
+        """Close an unfinished reply (interrupted turn)."""
         if self._thinking is not None:
             self._thinking.finish()
             self._thinking = None
         if self._reply is not None:
             reply, self._reply = self._reply, None
-            self.run_worker(reply.finish(), group="finish-reply")
+            reply.finish()
 
     def tool_started(self, call_id: str, name: str, headline: str) -> ToolRow:
         self.end_stream()
@@ -234,15 +364,13 @@ class Transcript(VerticalScroll, can_focus=True):
 
     def add_error(self, message: str) -> ErrorRow:
         self.end_stream()
-        return self._add(ErrorRow(message))  # type: ignore[return-value]
+        return self._add(ErrorRow(message))
 
     def add_note(self, message: str, kind: str = "info") -> NoteRow:
-        return self._add(NoteRow(message, kind=kind))  # type: ignore[return-value]
+        return self._add(NoteRow(message, kind=kind))
 
-    def add_summary(self, title: str, summary: str) -> Widget:
+    def add_summary(self, title: str, summary: str) -> SummaryRow:
         """A collapsed row for a compaction; expanding it shows the summary."""
-        from planshell.ui.widgets.summary import SummaryRow
-
         self.end_stream()
         return self._add(SummaryRow(title, summary))
 
@@ -264,13 +392,82 @@ class Transcript(VerticalScroll, can_focus=True):
         row = rows[-1]
         row.toggle()
         if row.expanded:
-            self.call_after_refresh(self._show_row, row)
+            self._show_entry(row)
         return row
 
-    def _show_row(self, row: ToolRow) -> None:
-        if self.is_anchored and self.max_scroll_y - self.scroll_y < 1:
-            return  # following the stream already shows it
-        self.scroll_to_widget(row, animate=False)
+    def _interactive(self) -> list[Entry]:
+        return [
+            e for e in self._entries
+            if isinstance(e, ToolRow | ThinkingBlock | SummaryRow)
+            or (isinstance(e, UserMessage) and e.folds)
+        ]
+
+    def _set_cursor(self, entry: Entry | None) -> None:
+        old = self._cursor
+        if isinstance(old, ToolRow):
+            old.select(False)
+        self._cursor = entry  # type: ignore[assignment]
+        if isinstance(entry, ToolRow):
+            entry.select(True)
+        if entry is not None:
+            self._show_entry(entry)
+        self.refresh()
+
+    def action_cursor(self, step: int) -> None:
+        """Up/down walk the rows that expand (tool rows, thinking, folded pastes)."""
+        rows = self._interactive()
+        if not rows:
+            self.scroll_relative(y=step, animate=False)
+            return
+        if self._cursor not in rows:
+            index = len(rows) - 1 if step < 0 else 0
+            visible = [r for r in rows if self._is_visible(r)]
+            if visible:
+                index = rows.index(visible[-1] if step < 0 else visible[0])
+        else:
+            index = max(0, min(len(rows) - 1, rows.index(self._cursor) + step))  # type: ignore[arg-type]
+        self._set_cursor(rows[index])
+
+    def action_activate(self) -> None:
+        entry = self._cursor
+        if entry is None:
+            return
+        if entry.click(0):
+            self._show_entry(entry)
+
+    def action_top(self) -> None:
+        self.scroll_home(animate=False)
+
+    def action_bottom(self) -> None:
+        self.follow()
+
+    def on_key(self, event: events.Key) -> None:
+        # Handled here, before the screen sends printable keys to the prompt.
+        action = self._LETTER_ACTIONS.get(event.key)
+        if action is not None:
+            event.stop()
+            event.prevent_default()
+            getattr(self, f"action_{action}")()
+
+    def on_blur(self) -> None:
+        if isinstance(self._cursor, ToolRow):
+            self._cursor.select(False)
+
+    def on_focus(self) -> None:
+        if isinstance(self._cursor, ToolRow):
+            self._cursor.select(True)
+
+    def on_click(self, event: events.Click) -> None:
+        offset = event.get_content_offset(self)
+        if offset is None:
+            return
+        row = offset.y + self._top
+        if not self._entries or row >= self._total:
+            return
+        index = self._entry_at(row)
+        entry = self._entries[index]
+        if entry.click(row - self._offsets[index]) and entry in self._interactive():
+            self._set_cursor(entry)
 
     async def clear_entries(self) -> None:
         self._reply = None
@@ -278,8 +475,9 @@ class Transcript(VerticalScroll, can_focus=True):
         self._tools.clear()
         self._queued.clear()
         self._hidden_count = 0
-        await self.remove_children([c for c in self.children if not c.has_class("welcome")])
-        self.anchor()
+        self._hidden_note = None
+        self._remove([e for e in self._entries if e.kind != "welcome"])
+        self.follow()
 
     # --- history ------------------------------------------------------------------
 
@@ -287,34 +485,355 @@ class Transcript(VerticalScroll, can_focus=True):
         """Render a resumed conversation (the newest part when it is long)."""
         items = list(messages)
         skipped = max(0, len(items) - HISTORY_MESSAGES)
-        widgets: list[Widget] = []
         if skipped:
-            widgets.append(NoteRow(f"… {skipped} earlier messages are not shown", kind="hidden"))
+            self._append(NoteRow(f"… {skipped} earlier messages are not shown", kind="hidden"), measure=False)
         rows: dict[str, ToolRow] = {}
-        recent = items[skipped:]
-        last_texts = [i for i, m in enumerate(recent) if m.role == "assistant" and m.content.strip()]
-        live_from = last_texts[-LIVE_MARKDOWN] if len(last_texts) >= LIVE_MARKDOWN else 0
-        for index, message in enumerate(recent):
+        self._bulk = True
+        try:
+            self._add_history(items[skipped:], registry, rows)
+        finally:
+            self._bulk = False
+        self.follow()
+
+    def _add_history(
+        self, items: list[Message], registry: ToolRegistry | None, rows: dict[str, ToolRow]
+    ) -> None:
+        for message in items:
+            # Estimated heights only: entries are measured when they come into view.
             if message.role == "user":
-                widgets.append(UserMessage(message.content))
+                self._append(UserMessage(message.content), measure=False)
             elif message.role == "assistant":
                 if message.content.strip():
-                    if index >= live_from:
-                        widgets.append(_new_reply(message.content, finished=True))
-                    else:
-                        widgets.append(FrozenAssistantMessage(message.content))
+                    self._append(AssistantMessage(message.content, finished=True), measure=False)
                 for call in message.tool_calls:
                     row = ToolRow(call.id, call.name, _headline(registry, call.name, call.arguments))
+                    row.grouped = bool(self._entries) and isinstance(self._entries[-1], ToolRow)
                     rows[call.id] = row
-                    widgets.append(row)
+                    self._append(row, measure=False)
             elif message.role == "tool" and message.tool_call_id in rows:
                 rows[message.tool_call_id].finish(message.content, message.is_error)
         for row in rows.values():
             if row.status == "running":
                 row.finish("(no result recorded)", True)
-        if widgets:
-            await self.mount_all(widgets)
-        self.scroll_end(animate=False)
+
+    # --- following ----------------------------------------------------------------
+
+    def follow(self) -> None:
+        """Go to the bottom and follow new output."""
+        self._follow = True
+        self._scroll_to_end()
+
+    def _scroll_to_end(self) -> None:
+        if not self._width:
+            return
+        self._measure_bottom()
+        target = self.max_scroll_y
+        if self.scroll_y != target or self.scroll_target_y != target:
+            self._scrolling_ourselves = True
+            try:
+                self.scroll_to(y=target, animate=False, immediate=True)
+            finally:
+                self._scrolling_ourselves = False
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        if self._scrolling_ourselves or not self._width:
+            return
+        # Any scroll that ends at the bottom re-attaches; any other one detaches.
+        self._follow = round(new_value) >= self.max_scroll_y
+        if self._follow:
+            return
+        self._settle_viewport()
+
+    def _changed(self) -> None:
+        """Heights or rows changed: new virtual size, follow the bottom if attached."""
+        if not self._width:
+            return
+        self._update_virtual_size()
+        if self._follow:
+            self._scroll_to_end()
+        self.refresh()
+
+    def _show_entry(self, entry: Entry) -> None:
+        """Scroll the least needed for ``entry`` to be visible (its top first)."""
+        if not self._width or entry not in self._entries:
+            return
+        index = self._entries.index(entry)
+        self._measure(index)
+        top, bottom = self._offsets[index], self._offsets[index + 1]
+        view = self._view_height
+        if self._top <= top and bottom <= self._top + view:
+            return
+        target = top if bottom - top > view or top < self._top else bottom - view
+        self._scrolling_ourselves = True
+        try:
+            self.scroll_to(y=target, animate=False, immediate=True)
+        finally:
+            self._scrolling_ourselves = False
+        self._follow = round(self.scroll_y) >= self.max_scroll_y
+        self.refresh()
+
+    def _is_visible(self, entry: Entry) -> bool:
+        if entry not in self._entries:
+            return False
+        index = self._entries.index(entry)
+        top, bottom = self._offsets[index], self._offsets[index + 1]
+        return bottom > self._top and top < self._top + self._view_height
+
+    # --- layout -------------------------------------------------------------------
+
+    @property
+    def _top(self) -> int:
+        return round(self.scroll_y)
+
+    @property
+    def _view_height(self) -> int:
+        return max(1, self.scrollable_content_region.height)
+
+    @property
+    def _total(self) -> int:
+        self._sync_offsets()
+        return self._offsets[-1]
+
+    def _content_width(self) -> int:
+        return max(0, self.scrollable_content_region.width)
+
+    def _sync_offsets(self) -> None:
+        if self._offsets_dirty:
+            self._offsets = [0, *accumulate(self._heights)]
+            self._offsets_dirty = False
+
+    def _update_virtual_size(self) -> None:
+        self.virtual_size = Size(self._content_width(), self._total)
+
+    def _get_look(self) -> Look:
+        if self._look is None:
+            base = self.rich_style
+
+            def part(name: str) -> object:
+                return solid_component_style(self, f"transcript--{name}")
+
+            md = {name.replace("-", "_"): base + part(name) for name in _MD}  # type: ignore[operator]
+            md["code"] = part("code")
+            md["link"] = part("link")
+            dark = True
+            try:
+                dark = self.app.current_theme.dark
+            except Exception:
+                pass
+            palette = Palette(text=base, dark=dark, **md)  # type: ignore[arg-type]
+            parts = {name.replace("-", "_"): part(name) for name in _PARTS}
+            self._generation += 1
+            self._look = Look(
+                base=base, markdown=palette, generation=self._generation,
+                muted=base + part("muted"),  # type: ignore[operator]
+                **parts,  # type: ignore[arg-type]
+            )
+        return self._look
+
+    def notify_style_update(self) -> None:
+        """Theme or CSS changed: rebuild styles (heights do not depend on them)."""
+        super().notify_style_update()
+        self._look = None
+        self.refresh()
+
+    def _measure(self, index: int) -> int:
+        """Exact height of entry ``index`` at the current width."""
+        entry = self._entries[index]
+        key = (self._width, entry.version)
+        if self._measured[index] == key:
+            return self._heights[index]
+        height = len(self._strips(entry))
+        if self._heights[index] != height:
+            self._heights[index] = height
+            self._offsets_dirty = True
+        self._measured[index] = key
+        return height
+
+    def _strips(self, entry: Entry) -> list[Strip]:
+        strips = entry.strips(self._width, self._get_look())
+        key = id(entry)
+        self._built[key] = entry
+        self._built.move_to_end(key)
+        while len(self._built) > _CACHED_ENTRIES:
+            _, old = self._built.popitem(last=False)
+            if old is not self._reply:
+                old.drop_cache()
+        return strips
+
+    def _measure_bottom(self) -> None:
+        """Make the entries that fill the bottom screen exact."""
+        need = self._view_height
+        index = len(self._entries) - 1
+        while index >= 0 and need > 0:
+            need -= self._measure(index)
+            index -= 1
+        self._update_virtual_size()
+
+    def _entry_at(self, row: int) -> int:
+        self._sync_offsets()
+        index = bisect_right(self._offsets, row) - 1
+        return max(0, min(index, len(self._entries) - 1))
+
+    def _anchor(self) -> tuple[int, int] | None:
+        if not self._entries:
+            return None
+        index = self._entry_at(self._top)
+        return index, self._top - self._offsets[index]
+
+    def _settle_viewport(self) -> None:
+        """Measure estimated entries on screen; keep the top entry where it is."""
+        anchor = self._anchor()
+        if anchor is None:
+            return
+        changed = False
+        for _ in range(4):  # heights converge in a pass or two
+            self._sync_offsets()
+            first = self._entry_at(self._top)
+            last = self._entry_at(self._top + self._view_height)
+            before = list(self._measured[first : last + 1])
+            for index in range(first, last + 1):
+                self._measure(index)
+            if before == self._measured[first : last + 1]:
+                break
+            changed = True
+        if changed:
+            self._update_virtual_size()
+            index, inside = anchor
+            target = self._offsets[index] + min(inside, max(0, self._heights[index] - 1))
+            if target != self._top:
+                self._scrolling_ourselves = True
+                try:
+                    self.scroll_to(y=target, animate=False, immediate=True)
+                finally:
+                    self._scrolling_ourselves = False
+
+    def _relayout(self) -> None:
+        """The width changed: estimate every height, measure what is visible, keep the view."""
+        anchor = None if self._follow or not self._width else self._anchor()
+        fraction = 0.0
+        if anchor is not None:
+            index, inside = anchor
+            fraction = inside / max(1, self._heights[index])
+        old_width = self._width
+        self._width = self._content_width()
+        for index, entry in enumerate(self._entries):
+            if self._measured[index] is not None:
+                # Scale a known height: close enough until it is measured again.
+                scaled = round(self._heights[index] * max(1, old_width) / max(1, self._width))
+                self._heights[index] = max(1, scaled) if old_width else entry.estimate(self._width)
+            self._measured[index] = None
+        self._offsets_dirty = True
+        self._look = self._look  # styles do not depend on the width
+        if self._follow or anchor is None:
+            self._update_virtual_size()
+            self._scroll_to_end() if self._follow else None
+        else:
+            index, _ = anchor
+            self._measure(index)
+            self._update_virtual_size()
+            target = self._offsets[index] + round(fraction * self._heights[index])
+            self._scrolling_ourselves = True
+            try:
+                self.scroll_to(y=target, animate=False, immediate=True)
+            finally:
+                self._scrolling_ourselves = False
+            self._settle_viewport()
+
+    def on_resize(self, event: events.Resize) -> None:
+        if self._content_width() != self._width:
+            self._relayout()
+        else:
+            self._update_virtual_size()
+            if self._follow:
+                self._scroll_to_end()
+
+    def on_mount(self) -> None:
+        if self._content_width():
+            self._relayout()
+
+    # --- rendering ----------------------------------------------------------------
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        # The first frame can come before the Resize event: lay out for it now.
+        if self._content_width() != self._width:
+            self._relayout()
+        if self._follow:
+            self._scroll_to_end()
+        else:
+            self._settle_viewport()
+        return super().render_lines(crop)
+
+    def render_line(self, y: int) -> Strip:
+        width = self.scrollable_content_region.width
+        row = self._top + y
+        strip = self._strip_at(row)
+        if strip is None:
+            return Strip.blank(width, self.rich_style)
+        selection = self.text_selection
+        if selection is not None and (span := selection.get_span(row)) is not None:
+            strip = self._highlight(strip, span)
+        return strip.apply_offsets(0, row)
+
+    def _strip_at(self, row: int) -> Strip | None:
+        if not self._width or not self._entries or row < 0 or row >= self._total:
+            return None
+        index = self._entry_at(row)
+        strips = self._strips(self._entries[index])
+        inside = row - self._offsets[index]
+        return strips[inside] if 0 <= inside < len(strips) else None
+
+    def rendered_line(self, row: int) -> str:
+        """Plain text of absolute ``row`` (tests and copy)."""
+        strip = self._strip_at(row)
+        return strip.text if strip is not None else ""
+
+    def visible_text(self) -> str:
+        """What is on screen now, one line per row (tests)."""
+        return "\n".join(self.rendered_line(self._top + y).rstrip() for y in range(self._view_height))
+
+    # --- selection (mouse drag, then ctrl+c: ``Screen.action_copy_text``) ------------
+
+    def get_selection(self, selection: Selection) -> tuple[str, str] | None:
+        start, end = selection
+        if start is None and end is None:
+            return "\n\n".join(e.plain() for e in self.entries), "\n"
+        self._measure_range(0 if start is None else start.y, None if end is None else end.y)
+        total = self._total
+        first = 0 if start is None else max(0, start.y)
+        last = total - 1 if end is None else min(end.y, total - 1)
+        lines: list[str] = []
+        for row in range(first, last + 1):
+            span = selection.get_span(row)
+            if span is None:
+                continue
+            text = self.rendered_line(row)
+            left, right = span
+            right = len(text) if right == -1 else right
+            lines.append(text[left:right].rstrip())
+        return "\n".join(lines), "\n"
+
+    def _measure_range(self, first: int, last: int | None) -> None:
+        start = self._entry_at(first)
+        stop = len(self._entries) - 1 if last is None else self._entry_at(last)
+        for index in range(start, stop + 1):
+            self._measure(index)
+        self._update_virtual_size()
+
+    def selection_updated(self, selection: Selection | None) -> None:
+        self.refresh()
+
+    def _highlight(self, strip: Strip, span: tuple[int, int]) -> Strip:
+        text = strip.text
+        start, end = span
+        end = len(text) if end == -1 else min(end, len(text))
+        if start >= end:
+            return strip
+        style = self.screen.get_component_rich_style("screen--selection")
+        cuts = [cell_len(text[:start]), cell_len(text[:end]), strip.cell_length]
+        before, inside, after = strip.divide(cuts)
+        inside = Strip(Segment.apply_style(inside, post_style=style), inside.cell_length)
+        return Strip.join([before, inside, after])
 
 
 def _headline(registry: ToolRegistry | None, name: str, arguments: str) -> str:

@@ -1,0 +1,372 @@
+"""Streaming and long sessions in a real terminal (issue 13), against a loopback model.
+
+1. **stream**: a loopback OpenAI-compatible server streams one answer of
+   ``--deltas`` deltas (~120 KB of markdown: headings, lists, inline code,
+   links, fences, tables) at ``--rate`` deltas/s to ``python -m planshell`` in
+   tmux at 120x40, while 20 marks are typed into the prompt 0.4 s apart.
+   Reports key echo (median/p95: typing a mark until it is on screen), the end
+   lag (the server's last delta until the answer's last words are on screen)
+   and the resident memory of planshell afterwards.
+2. **long**: planshell resumes a conversation of ``--entries`` entries (~5 MB
+   of text, with tool rows). Reports the first frame of the resumed view, key
+   echo, PageUp scroll response (median/p95) and RSS.
+
+``--baseline REV`` also measures the planshell of git revision REV (checked
+out into a temporary worktree and put first on PYTHONPATH), for a table of
+"before" and "after". Timings poll ``capture-pane`` every 10 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.tmux_harness import TmuxPane, isolated_env, tmux_path  # noqa: E402
+
+END_MARK = "END-OF-ANSWER-7731"
+POLL = 0.01
+
+
+# ----------------------------------------------------------------------- content
+
+
+def answer_text(target: int = 120_000) -> str:
+    """Markdown like a long model answer, ending with ``END_MARK``."""
+    parts: list[str] = []
+    size = 0
+    n = 0
+    while size < target:
+        n += 1
+        section = (
+            f"## Part {n}: the `module_{n}` changes\n\n"
+            f"The handler in [server.py](https://example.com/src/server_{n}.py) reads the "
+            f"*request* and calls **`dispatch()`** with the parsed body; see `tests/test_{n}.py`.\n\n"
+            f"- [ ] update `load_config()` for case {n}\n- [x] keep the old path working\n"
+            f"  - nested detail about retries and time-outs\n- a plain bullet with a [link](https://x.org/{n})\n\n"
+            f"```python\ndef handler_{n}(request):\n    body = parse(request)\n"
+            f"    return dispatch(body, retries={n % 5})\n```\n\n"
+            f"| step | file | status |\n|---|---|---|\n| {n} | `src/a_{n}.py` | done |\n"
+            f"| {n + 1} | `src/b_{n}.py` | todo |\n\n"
+            "> A note on the design: keep the change small and testable.\n\n"
+        )
+        parts.append(section)
+        size += len(section)
+    parts.append(f"That is all. {END_MARK}\n")
+    return "".join(parts)
+
+
+def split_deltas(text: str, count: int) -> list[str]:
+    step = max(1, len(text) // count)
+    deltas = [text[i : i + step] for i in range(0, len(text), step)]
+    # The last delta carries the end mark whole, so "seen" means "all arrived".
+    tail = len(END_MARK) + 2
+    joined_tail = "".join(deltas[-(tail // step + 2) :])
+    deltas = [*deltas[: -(tail // step + 2)], joined_tail]
+    return deltas
+
+
+# ------------------------------------------------------------------------ server
+
+
+class Server:
+    """A loopback OpenAI-compatible /v1/chat/completions that streams one long answer.
+
+    The first request gets the long answer at ``rate`` deltas per second;
+    later ones get a one-word answer. ``finished`` is when the last delta was sent.
+    """
+
+    def __init__(self, deltas: list[str], rate: float) -> None:
+        self.deltas = deltas
+        self.rate = rate
+        self.requests = 0
+        self.started: float | None = None
+        self.finished: float | None = None
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.port = self.sock.getsockname()[1]
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._handle, args=(conn,), daemon=True).start()
+
+    def _handle(self, conn: socket.socket) -> None:
+        with conn:
+            data = b""
+            while b"\r\n\r\n" not in data:
+                chunk = conn.recv(65536)
+                if not chunk:
+                    return
+                data += chunk
+            head, _, body = data.partition(b"\r\n\r\n")
+            length = 0
+            for line in head.split(b"\r\n"):
+                if line.lower().startswith(b"content-length:"):
+                    length = int(line.split(b":")[1])
+            while len(body) < length:
+                body += conn.recv(65536)
+            self.requests += 1
+            first = self.requests == 1
+            conn.sendall(
+                b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+                b"cache-control: no-cache\r\nconnection: close\r\n\r\n"
+            )
+            deltas = self.deltas if first else ["ok"]
+            if first:
+                self.started = time.monotonic()
+            start = time.monotonic()
+            for number, delta in enumerate(deltas):
+                due = start + number / self.rate
+                delay = due - time.monotonic()
+                if delay > 0:
+                    time.sleep(delay)
+                event = {"choices": [{"index": 0, "delta": {"content": delta}}]}
+                conn.sendall(b"data: " + json.dumps(event).encode() + b"\n\n")
+            end = {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
+            conn.sendall(b"data: " + json.dumps(end).encode() + b"\n\ndata: [DONE]\n\n")
+            if first:
+                self.finished = time.monotonic()
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+# ------------------------------------------------------------------------- probes
+
+
+def rss_mib(pane: TmuxPane) -> float:
+    """Largest RSS among the pane's python processes (planshell itself)."""
+    shell = int(pane._tmux("display-message", "-p", "-t", "main", "#{pane_pid}").strip())
+    best = 0
+    stack = [shell]
+    while stack:
+        pid = stack.pop()
+        try:
+            children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+            status = Path(f"/proc/{pid}/status").read_text()
+        except OSError:
+            continue
+        stack.extend(int(child) for child in children)
+        for line in status.splitlines():
+            if line.startswith("VmRSS:"):
+                best = max(best, int(line.split()[1]))
+    return best / 1024
+
+
+def wait(pane: TmuxPane, predicate, timeout: float) -> float | None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate(pane.capture()):
+            return time.monotonic()
+        time.sleep(POLL)
+    return None
+
+
+def type_marks(pane: TmuxPane, count: int, gap: float, timeout: float) -> list[float]:
+    """Type ``count`` marks ``gap`` apart; return each one's echo time (s)."""
+    marks = [f"~{chr(65 + i % 26)}" for i in range(count)]
+    sent: list[float] = []
+    echoes: list[float] = [float("nan")] * count
+    done = threading.Event()
+
+    def typist() -> None:
+        for mark in marks:
+            sent.append(time.monotonic())
+            pane.type(mark)
+            time.sleep(gap)
+        done.set()
+
+    threading.Thread(target=typist, daemon=True).start()
+    seen = 0
+    deadline = time.monotonic() + count * gap + timeout
+    while seen < count and time.monotonic() < deadline:
+        screen = pane.capture().replace("\n", "")
+        now = time.monotonic()
+        while seen < min(len(sent), count) and "".join(marks[: seen + 1]) in screen:
+            echoes[seen] = now - sent[seen]
+            seen += 1
+        time.sleep(POLL)
+    return echoes
+
+
+def summary(values: list[float]) -> str:
+    ok = sorted(v for v in values if v == v)
+    if not ok:
+        return "n/a"
+    p95 = ok[min(len(ok) - 1, round(0.95 * (len(ok) - 1)))]
+    missing = len(values) - len(ok)
+    extra = f" ({missing} never echoed)" if missing else ""
+    return f"{statistics.median(ok) * 1000:.0f} ms / {p95 * 1000:.0f} ms{extra}"
+
+
+# ------------------------------------------------------------------------- runs
+
+
+def project_dir(base: Path) -> Path:
+    project = base / "proj"
+    project.mkdir()
+    (project / "README.md").write_text("# Widget service\n")
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+    return project
+
+
+def planshell_env(home: Path, code: Path) -> dict[str, str]:
+    env = isolated_env(home)
+    env["PYTHONPATH"] = str(code)
+    env["OPENAI_API_KEY"] = "sk-bench"
+    return env
+
+
+def run_stream(code: Path, args: argparse.Namespace) -> dict[str, object]:
+    deltas = split_deltas(answer_text(args.size), args.deltas)
+    server = Server(deltas, args.rate)
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp)
+        home = base / "home"
+        home.mkdir()
+        project = project_dir(base)
+        command = [
+            sys.executable, "-m", "planshell", "-C", str(project), "--provider", "openai",
+            "--base-url", f"http://127.0.0.1:{server.port}/v1", "--model", "bench",
+        ]
+        with TmuxPane.start(command, env=planshell_env(home, code), cwd=project, size=(120, 40)) as pane:
+            pane.wait_for("Ask anything", timeout=60)
+            time.sleep(1.0)  # let the deferred start-up finish
+            pane.type("write the long answer")
+            pane.keys("Enter")
+            while server.started is None:
+                time.sleep(0.01)
+            time.sleep(1.0)  # typing starts while the answer streams
+            echoes = type_marks(pane, 20, 0.4, timeout=args.timeout)
+            seen = wait(pane, lambda screen: END_MARK in screen, args.timeout)
+            finished = server.finished
+            lag = (seen - finished) if seen is not None and finished is not None else None
+            time.sleep(0.5)
+            rss = rss_mib(pane)
+    server.close()
+    return {
+        "echo": summary(echoes),
+        "end_lag": "did not finish" if lag is None else f"{lag:.2f} s",
+        "rss": f"{rss:.0f} MiB",
+        "deltas": len(deltas),
+        "bytes": sum(len(d) for d in deltas),
+    }
+
+
+SEED_SESSION = r"""
+import sys
+from pathlib import Path
+from planshell.agent.session import SessionLog
+from planshell.llm.types import Message, ToolCall
+
+root = Path(sys.argv[1])
+entries = int(sys.argv[2])
+log = SessionLog.create(root)
+body = sys.argv[3]
+n = 0
+while n < entries:
+    log.append_message(Message("user", f"question {n}: explain part {n}"))
+    n += 1
+    call = ToolCall(f"c{n}", "read", '{"path": "README.md"}')
+    log.append_message(Message("assistant", body.replace("#N", str(n)), tool_calls=[call]))
+    n += 2
+    log.append_message(Message("tool", "# Widget service\n" * 20, tool_call_id=call.id))
+log.close()
+print(log.path)
+"""
+
+
+def run_long(code: Path, args: argparse.Namespace) -> dict[str, object]:
+    body = answer_text(5_000_000 // max(1, args.entries // 3))
+    body = body.replace(END_MARK, "#N")
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp)
+        home = base / "home"
+        home.mkdir()
+        project = project_dir(base)
+        env = planshell_env(home, code)
+        subprocess.run(
+            [sys.executable, "-c", SEED_SESSION, str(project), str(args.entries), body],
+            env={**os.environ, **env}, check=True, capture_output=True,
+        )
+        command = [sys.executable, "-m", "planshell", "-C", str(project), "-c", "--provider", "demo"]
+        with TmuxPane.start(command, env=env, cwd=project, size=(120, 40)) as pane:
+            start = pane.started_at
+            shown = wait(pane, lambda s: "Resumed conversation" in s, args.timeout)
+            first = "did not load" if shown is None else f"{shown - start:.2f} s"
+            time.sleep(1.0)
+            echoes = type_marks(pane, 20, 0.2, timeout=args.timeout)
+            pane.keys("C-u")  # clear the prompt
+            scrolls: list[float] = []
+            for _ in range(15):
+                before = pane.capture()
+                sent = time.monotonic()
+                pane.keys("PageUp")
+                changed = wait(pane, lambda s, before=before: s != before, 10.0)
+                scrolls.append(float("nan") if changed is None else changed - sent)
+                time.sleep(0.1)
+            rss = rss_mib(pane)
+    return {
+        "resumed_view": first,
+        "echo": summary(echoes),
+        "pageup": summary(scrolls),
+        "rss": f"{rss:.0f} MiB",
+        "text": f"{len(body) * args.entries // 3 / 1e6:.1f} MB",
+    }
+
+
+def checkout(rev: str, base: Path) -> Path:
+    target = base / "baseline"
+    subprocess.run(["git", "worktree", "add", "-q", "--detach", str(target), rev], cwd=ROOT, check=True)
+    return target
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--deltas", type=int, default=20_000)
+    parser.add_argument("--rate", type=float, default=1_000.0, help="deltas per second")
+    parser.add_argument("--size", type=int, default=120_000, help="bytes of markdown")
+    parser.add_argument("--entries", type=int, default=1_000)
+    parser.add_argument("--timeout", type=float, default=240.0)
+    parser.add_argument("--baseline", metavar="REV", help="also measure this git revision")
+    parser.add_argument("--only", choices=["stream", "long"], help="run one scenario")
+    args = parser.parse_args()
+    if tmux_path() is None:
+        print("tmux is not installed: skipped")
+        return 0
+    trees = [("this tree", ROOT)]
+    with tempfile.TemporaryDirectory() as tmp:
+        if args.baseline:
+            trees.insert(0, (f"baseline {args.baseline}", checkout(args.baseline, Path(tmp))))
+        try:
+            for label, code in trees:
+                if args.only in (None, "stream"):
+                    print(f"[{label}] stream: {run_stream(code, args)}", flush=True)
+                if args.only in (None, "long"):
+                    print(f"[{label}] long session: {run_long(code, args)}", flush=True)
+        finally:
+            if args.baseline:
+                subprocess.run(["git", "worktree", "remove", "--force", str(Path(tmp) / "baseline")],
+                               cwd=ROOT, check=False)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
