@@ -19,6 +19,7 @@ from planshell.llm.types import Provider
 from planshell.plan.controller import Mode, PlanController
 from planshell.plan.decider import Decider
 from planshell.plan.store import PlanStore
+from planshell.plan.subagents import TaskTool, profile_problems
 from planshell.plan.tools import plan_tools
 from planshell.plan.turns import PlanTurnWatch
 from planshell.tools.base import ToolContext
@@ -81,6 +82,7 @@ def build_runtime(
         base_prompt=base_prompt(root),
         session=session,
         max_steps=settings.agent.max_steps,
+        max_concurrent=settings.agent.parallel_tasks,
     )
     store = PlanStore(root)
     controller = PlanController(
@@ -94,6 +96,7 @@ def build_runtime(
     )
     for tool in plan_tools(controller):
         registry.register(tool)
+    registry.register(TaskTool(agent, controller, settings.agents))
     controller.shape_tools()
     # The checklist is engine state; views learn about it through the event bus.
     todos.subscribe(
@@ -111,4 +114,5 @@ def build_runtime(
     if plan and controller.mode is not Mode.PLAN:
         controller.enter_plan()
     runtime.problems += controller.guard.warnings + controller.policy.warnings
+    runtime.problems += profile_problems(settings.agents)
     return runtime
