@@ -52,6 +52,8 @@ async def run_print(
             err.write(f"{event.level}: {strip_terminal_controls(event.message)}\n")
         elif verbose and isinstance(event, ev.ToolStarted):
             err.write(f"→ {strip_terminal_controls(event.headline)}\n")
+        elif verbose and isinstance(event, ev.ToolProgress):
+            err.write(f"  ↳ {strip_terminal_controls(event.line)}\n")
         elif verbose and isinstance(event, ev.ToolFinished) and event.is_error:
             first = strip_terminal_controls(event.content).splitlines()[:1]
             err.write(f"  ✗ {first[0] if first else 'failed'}\n")

@@ -258,7 +258,7 @@ async def test_a_child_error_is_a_tool_result_not_a_crash(project: Path) -> None
 
 
 async def test_child_tokens_are_added_to_the_session_usage(project: Path) -> None:
-    runtime, router = router_runtime(
+    runtime, _router = router_runtime(
         project,
         {
             "survey": [Reply(calls=[_task("A"), _task("B")]), Reply("done")],
@@ -348,3 +348,25 @@ def test_an_untrusted_repository_cannot_define_profiles(tmp_path: Path) -> None:
     trust(settings.untrusted_project.file, trust_file)
     trusted = load_settings(tmp_path, environ={}, user_file=user_file, trust_file=trust_file)
     assert trusted.agents["wide"].read_only is False and trusted.agent.parallel_tasks == 16
+
+
+async def test_headless_verbose_prints_subagent_progress(project: Path) -> None:
+    import io
+
+    from planshell.headless import run_print
+    from planshell.plan.decider import HeadlessDecider
+
+    decider = HeadlessDecider()
+    runtime, _router = router_runtime(
+        project,
+        {
+            "look": [Reply(calls=[_task("find it")]), Reply("the answer")],
+            "find it": [Reply(calls=[("ls", {"path": "."})]), Reply("found keep.txt")],
+        },
+        decider=decider,
+    )
+    out, err = io.StringIO(), io.StringIO()
+    code = await run_print(runtime, decider, "look", verbose=True, out=out, err=err)
+    assert code == 0
+    assert "→ task explore: look around\n  ↳ ls .\n" in err.getvalue()
+    assert out.getvalue().strip() == "the answer"

@@ -229,8 +229,12 @@ class ChatScreen(Screen[None]):
                 self._work_started()
             case ev.ToolFinished() as event:
                 transcript.tool_finished(event.call_id, event.name, event.content, event.is_error)
+            case ev.ToolProgress() as event:
+                transcript.tool_progress(event.call_id, event.line)
             case ev.UsageUpdated() as event:
                 self.status.set_tokens(event.context_tokens)
+            case ev.SubagentUsage() as event:
+                self.status.set_subagent_tokens(event.total)
             case ev.ErrorEvent() as event:
                 transcript.add_error(event.message)
             case ev.SteeringQueued(text=text):

@@ -76,6 +76,8 @@ class StatusBar(Horizontal):
         self._project = project
         self._labels = labels
         self._marker = ""
+        self._tokens: int | None = None
+        self._subagent_tokens = 0
 
     def compose(self) -> ComposeResult:
         yield ModeChip(self._labels, id="mode-chip")
@@ -121,8 +123,19 @@ class StatusBar(Horizontal):
         widget.remove_class("-starting")
 
     def set_tokens(self, tokens: int | None) -> None:
-        widget = self.query_one("#tokens", Static)
-        widget.update(Text(f"{format_tokens(tokens)} ctx") if tokens else "")
+        self._tokens = tokens
+        self._show_tokens()
+
+    def set_subagent_tokens(self, tokens: int) -> None:
+        """Tokens every sub-agent of this session used (shown after the context size)."""
+        self._subagent_tokens = tokens
+        self._show_tokens()
+
+    def _show_tokens(self) -> None:
+        parts = [f"{format_tokens(self._tokens)} ctx"] if self._tokens else []
+        if self._subagent_tokens:
+            parts.append(f"+{format_tokens(self._subagent_tokens)} sub-agents")
+        self.query_one("#tokens", Static).update(Text(" · ".join(parts)))
 
     def set_activity(self, frame: int | None, elapsed: float = 0.0) -> None:
         """``frame`` None: idle (nothing shown, so snapshots are stable)."""

@@ -232,6 +232,32 @@ class Transcript(VerticalScroll, can_focus=True):
         row.finish(content, is_error)
         return row
 
+    def tool_progress(self, call_id: str, line: str) -> None:
+        """One progress line (a sub-agent's tool call) in a collapsible row under the call."""
+        from rich.text import Text
+        from textual.content import Content
+        from textual.widgets import Collapsible, Static
+
+        from planshell.sanitize import strip_terminal_controls
+
+        row = self._tools.get(call_id)
+        if row is None:
+            return
+        text = Text(" ".join(strip_terminal_controls(line).split()))
+        boxes = list(row.query(".tool-progress").results(Collapsible))
+        if boxes:
+            box, body = boxes[0], boxes[0].query_one(".progress-lines", Static)
+            shown = body.content
+            assert isinstance(shown, Text)
+            lines = Text("\n").join([shown, text])
+            body.update(lines)
+        else:
+            lines = text.copy()
+            box = Collapsible(Static(lines, classes="progress-lines"), collapsed=True, classes="tool-progress")
+            row.mount(box)
+        count = len(lines.plain.splitlines())
+        box.title = Content(f"{count} step{'s' if count != 1 else ''} · {text.plain}")  # type: ignore[assignment]  # Content: not markup
+
     def add_error(self, message: str) -> ErrorRow:
         self.end_stream()
         return self._add(ErrorRow(message))  # type: ignore[return-value]
