@@ -110,3 +110,28 @@ async def test_questions_dialog_answers_and_skips(tmp_path: Path) -> None:
         await _questions(pilot)
         await pilot.click("#skip")
         assert await asyncio.wait_for(clicked, 30) is None
+
+
+async def test_init_command_asks_in_one_dialog_then_shows_the_plan(tmp_path: Path) -> None:
+    from planshell.llm.demo import DemoProvider
+    from planshell.ui.screens.review import ReviewScreen
+
+    (tmp_path / "Makefile").write_text("test:\n\tpytest\n")
+    app = PlanshellApp(
+        Settings(), tmp_path, provider=DemoProvider(chunk_delay=0), persist=False
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _ready(pilot)
+        screen.prompt.set_text("/init")
+        await pilot.press("enter")
+        dialog = await _questions(pilot)
+        assert app.runtime is not None and app.runtime.plan.mode.value == "plan"
+        assert len(dialog.query(Input)) == 4
+        await pilot.press(*"Widgets for dashboards")
+        await pilot.press("ctrl+s")
+        await until(pilot, lambda: isinstance(app.screen, ReviewScreen))
+        review = app.screen
+        assert isinstance(review, ReviewScreen)
+        assert "Widgets for dashboards" in review.request.text
+        assert "`make test` (Makefile target `test`)" in review.request.text
+        assert not (tmp_path / "AGENTS.md").exists()

@@ -453,6 +453,9 @@ class ChatScreen(Screen[None]):
     def plan_names(self, arg: str) -> list[str]:
         return self.plan_ui.plan_names()
 
+    async def init_command(self) -> None:
+        await self.plan_ui.init()
+
     def toggle_checklist(self) -> None:
         self.plan_ui.toggle_checklist()
 
