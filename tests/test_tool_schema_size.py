@@ -41,6 +41,26 @@ def test_normal_mode_tool_schema_is_under_the_goal(tmp_path: Path, wire) -> None
         runtime.close()
 
 
+# Plan mode drops edit/write/enter_plan_mode and adds the plan tools, ask_questions and task.
+PLAN_GOAL_TOKENS = 1700
+
+
+@pytest.mark.parametrize("wire", [to_openai_tool, to_anthropic_tool])
+def test_plan_mode_tool_schema_is_under_its_goal(tmp_path: Path, wire) -> None:  # type: ignore[no-untyped-def]
+    runtime = build_runtime(
+        load_settings(tmp_path), tmp_path, HeadlessDecider(), provider=DemoProvider(), persist=False
+    )
+    try:
+        runtime.plan.enter_plan()
+        specs = runtime.registry.specs()
+        names = [s.name for s in specs]
+        assert "write" not in names and "edit" not in names and "task" in names
+        tokens = len(json.dumps([wire(s) for s in specs], ensure_ascii=False)) // CHARS_PER_TOKEN
+        assert tokens < PLAN_GOAL_TOKENS, f"{tokens} tokens for {names}"
+    finally:
+        runtime.close()
+
+
 def test_lean_schema_drops_titles_not_properties_named_title() -> None:
     schema = {
         "title": "WritePlanArgs",

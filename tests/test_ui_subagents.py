@@ -93,7 +93,7 @@ async def test_questions_dialog_answers_and_skips(tmp_path: Path) -> None:
         dialog = await _questions(pilot)
         shown = [str(s.content) for s in dialog.query(".question").results(Static)]
         assert shown == ["1. What is it for?", "2. How to verify?", "3. Rules?"]
-        assert isinstance(app.focused, Input)
+        await until(pilot, lambda: isinstance(app.focused, Input))  # the first answer field
         await pilot.press(*"a tool")
         await pilot.press("enter")  # next field
         await pilot.press(*"make test")
@@ -102,6 +102,7 @@ async def test_questions_dialog_answers_and_skips(tmp_path: Path) -> None:
 
         skipped = asyncio.ensure_future(app.decider.ask_questions(["Anything?"]))
         await _questions(pilot)
+        await until(pilot, lambda: isinstance(app.focused, Input))
         await pilot.press(*"ignored")
         await pilot.press("escape")
         assert await asyncio.wait_for(skipped, 30) is None
@@ -125,6 +126,7 @@ async def test_init_command_asks_in_one_dialog_then_shows_the_plan(tmp_path: Pat
         screen.prompt.set_text("/init")
         await pilot.press("enter")
         dialog = await _questions(pilot)
+        await until(pilot, lambda: isinstance(app.focused, Input))
         assert app.runtime is not None and app.runtime.plan.mode.value == "plan"
         assert len(dialog.query(Input)) == 4
         await pilot.press(*"Widgets for dashboards")

@@ -140,7 +140,7 @@ def profile_problems(configured: dict[str, AgentProfile]) -> list[str]:
 
 class TaskArgs(ToolArgs):
     description: str = Field(description="A few words for the user.")
-    prompt: str = Field(description="The whole task (all it knows).")
+    prompt: str
     agent: str = "explore"
 
 
@@ -153,7 +153,7 @@ class _Outcome:
 
 class TaskTool(Tool[TaskArgs]):
     name = "task"
-    description = "Run a sub-agent (fresh context) on one task; returns its report."
+    description = "Run a sub-agent on one task; prompt is all it knows. Returns its report."
     Args = TaskArgs
     # Honest only because every child started in PLAN is built read-only (see the module doc).
     effects: ClassVar[frozenset[Effect]] = frozenset({Effect.READ})
@@ -175,7 +175,7 @@ class TaskTool(Tool[TaskArgs]):
         names = ", ".join(f"{p.name} ({p.description})" for p in self.profiles.values())
         return ToolSpec(
             self.name,
-            f"{self.description} Calls in one reply run in parallel. Agents: {names}.",
+            f"{self.description} Calls in one reply run in parallel. agent: {names}.",
             lean_schema(self.Args.model_json_schema()),
         )
 

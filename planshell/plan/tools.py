@@ -129,16 +129,14 @@ SKIPPED_RESULT = (
 
 
 class AskQuestionsArgs(ToolArgs):
-    questions: list[str] = Field(
-        min_length=1, max_length=MAX_QUESTIONS, description="Short questions, asked together."
-    )
+    questions: list[str] = Field(min_length=1, max_length=MAX_QUESTIONS)
 
 
 class AskQuestionsTool(_PlanTool[AskQuestionsArgs]):
     name = "ask_questions"
     description = (
-        f"Ask the user up to {MAX_QUESTIONS} questions in one dialog; they may skip. Call it "
-        "once, after exploring, only for what the files cannot tell you."
+        f"Ask the user up to {MAX_QUESTIONS} questions in one dialog (skippable); once, after "
+        "exploring, for what the files cannot tell."
     )
     Args = AskQuestionsArgs
     effects: ClassVar[frozenset[Effect]] = frozenset({Effect.READ})
