@@ -222,6 +222,39 @@ class UISettings(_Section):
 
 class AgentSettings(_Section):
     max_steps: int = Field(100, gt=0, description="Model calls per request before stopping.")
+    parallel_tasks: int = Field(
+        3, ge=1, le=16, description="Sub-agents (task calls in one reply) run at the same time."
+    )
+
+
+# Profiles planshell defines itself (planshell/plan/subagents.py); config adds others.
+BUILTIN_PROFILES = frozenset({"explore", "general"})
+
+
+class AgentProfile(_Section):
+    """A sub-agent profile (``[agents.NAME]``) the ``task`` tool can start.
+
+    Security-relevant (not settable by an untrusted project): a profile decides
+    which tools a sub-agent gets. In plan mode every profile is read-only anyway.
+    """
+
+    description: PrintableText = Field("", description="What it is for (shown to the model).")
+    system_prompt: str = Field("", description="Its instructions (replaces the default identity).")
+    tools: list[str] | None = Field(
+        None, description="Tool names it gets (default: all built-in tools)."
+    )
+    read_only: bool = Field(
+        True,
+        description="Plan-mode rules (read-only tools, guarded and sandboxed bash) in every mode.",
+    )
+
+
+def _profiles(value: dict[str, AgentProfile]) -> dict[str, AgentProfile]:
+    for name in value:
+        _name(name)
+        if name in BUILTIN_PROFILES:
+            raise ValueError(f"{name!r} is a built-in profile; give yours another name")
+    return value
 
 
 class CompactionSettings(_Section):
@@ -318,6 +351,9 @@ class Settings(BaseSettings):
     ui: UISettings = Field(default_factory=UISettings)
     agent: AgentSettings = Field(default_factory=AgentSettings)
     permissions: PermissionsSettings = Field(default_factory=PermissionsSettings)
+    agents: Annotated[dict[str, AgentProfile], AfterValidator(_profiles)] = Field(
+        default_factory=dict, description="Sub-agent profiles for the task tool, by name."
+    )
 
     # Set by load_settings when an untrusted project file's security keys were ignored.
     _untrusted: UntrustedProject | None = PrivateAttr(None)

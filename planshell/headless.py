@@ -17,6 +17,7 @@ from typing import TextIO
 
 from planshell.agent import events as ev
 from planshell.plan.decider import HeadlessDecider
+from planshell.plan.init import INIT_COMMAND, start_init
 from planshell.runtime import Runtime
 from planshell.sanitize import plain_line, strip_terminal_controls
 
@@ -104,6 +105,8 @@ async def run_print(
                 err.write(f"  ✗ {first[0] if first else 'failed'}\n")
         elif verbose and isinstance(event, ev.ToolStarted):
             err.write(f"→ {strip_terminal_controls(event.headline)}\n")
+        elif verbose and isinstance(event, ev.ToolProgress):
+            err.write(f"  ↳ {strip_terminal_controls(event.line)}\n")
         elif verbose and isinstance(event, ev.ModeChanged):
             err.write(f"mode: {event.previous} -> {event.mode}\n")
 
@@ -117,6 +120,9 @@ async def run_print(
         err.write(f"mode: {runtime.plan.mode.value}\n")
         for problem in runtime.problems:
             err.write(f"warning: {problem}\n")
+    if prompt.strip() == INIT_COMMAND:
+        # /init: the person's command enters PLAN for the AGENTS.md plan (questions are skipped).
+        prompt = start_init(runtime.plan)
     try:
         await runtime.agent.submit(prompt)
     finally:

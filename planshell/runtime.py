@@ -21,6 +21,7 @@ from planshell.plan.controller import Mode, PlanController
 from planshell.plan.decider import Decider
 from planshell.plan.pins import plan_pins
 from planshell.plan.store import PlanStore
+from planshell.plan.subagents import TaskTool, profile_problems
 from planshell.plan.tools import plan_tools
 from planshell.plan.turns import PlanTurnWatch
 from planshell.tools.base import ToolContext
@@ -155,6 +156,7 @@ def build_runtime(
         base_prompt=base_prompt(root),
         session=session,
         max_steps=settings.agent.max_steps,
+        max_concurrent=settings.agent.parallel_tasks,
     )
     store = PlanStore(root)
     controller = PlanController(
@@ -182,6 +184,7 @@ def build_runtime(
         project_file=project_config_path(root),
     )
     controller.on_approve_mode = permissions.set_mode
+    registry.register(TaskTool(agent, controller, settings.agents))
     controller.shape_tools()
     # The checklist is engine state; views learn about it through the event bus.
     todos.subscribe(
@@ -202,4 +205,5 @@ def build_runtime(
         controller.enter_plan()
     runtime.problems += controller.guard.warnings + controller.policy.warnings
     runtime.problems += permissions.warnings
+    runtime.problems += profile_problems(settings.agents)
     return runtime

@@ -2,7 +2,7 @@
 
 On a 4k-context local model the normal-mode list once cost about 3.4k
 tokens. Measured the way ``planshell doctor`` reports it (characters / 4 of
-the JSON each provider sends); the goal is under 1,500 tokens in normal mode.
+the JSON each provider sends); the goal is under 1,600 tokens in normal mode.
 """
 
 from __future__ import annotations
@@ -21,7 +21,9 @@ from planshell.plan.decider import HeadlessDecider
 from planshell.runtime import build_runtime
 from planshell.tools.base import lean_schema
 
-GOAL_TOKENS = 1500
+# 1,500 before the `task` tool (sub-agents, ~140 tokens as lean as it gets) joined the
+# normal-mode list; the rest of the list is unchanged.
+GOAL_TOKENS = 1600
 
 
 @pytest.mark.parametrize("wire", [to_openai_tool, to_anthropic_tool])
@@ -35,6 +37,26 @@ def test_normal_mode_tool_schema_is_under_the_goal(tmp_path: Path, wire) -> None
         assert "write_plan" not in names and "exit_plan_mode" not in names  # plan tools only in PLAN
         tokens = len(json.dumps([wire(s) for s in specs], ensure_ascii=False)) // CHARS_PER_TOKEN
         assert tokens < GOAL_TOKENS, f"{tokens} tokens for {names}"
+    finally:
+        runtime.close()
+
+
+# Plan mode drops edit/write/enter_plan_mode and adds the plan tools, ask_questions and task.
+PLAN_GOAL_TOKENS = 1700
+
+
+@pytest.mark.parametrize("wire", [to_openai_tool, to_anthropic_tool])
+def test_plan_mode_tool_schema_is_under_its_goal(tmp_path: Path, wire) -> None:  # type: ignore[no-untyped-def]
+    runtime = build_runtime(
+        load_settings(tmp_path), tmp_path, HeadlessDecider(), provider=DemoProvider(), persist=False
+    )
+    try:
+        runtime.plan.enter_plan()
+        specs = runtime.registry.specs()
+        names = [s.name for s in specs]
+        assert "write" not in names and "edit" not in names and "task" in names
+        tokens = len(json.dumps([wire(s) for s in specs], ensure_ascii=False)) // CHARS_PER_TOKEN
+        assert tokens < PLAN_GOAL_TOKENS, f"{tokens} tokens for {names}"
     finally:
         runtime.close()
 

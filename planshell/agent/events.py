@@ -62,6 +62,22 @@ class ToolFinished:
 
 
 @dataclass(frozen=True)
+class ToolProgress:
+    """A running tool's one-line progress (a sub-agent's tool call), under its row."""
+
+    call_id: str
+    line: str
+
+
+@dataclass(frozen=True)
+class SubagentUsage:
+    """Tokens a sub-agent used; ``total`` is every sub-agent's use in this session."""
+
+    usage: Usage
+    total: int
+
+
+@dataclass(frozen=True)
 class UsageUpdated:
     usage: Usage
     context_tokens: int
@@ -186,7 +202,9 @@ Event = (
     | AssistantDone
     | ToolStarted
     | ToolFinished
+    | ToolProgress
     | UsageUpdated
+    | SubagentUsage
     | ErrorEvent
     | SteeringQueued
     | SteeringDelivered

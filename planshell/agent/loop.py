@@ -33,7 +33,14 @@ from planshell.llm.types import (
     Usage,
     UsageReport,
 )
-from planshell.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolResult
+from planshell.tools.base import (
+    Tool,
+    ToolArgs,
+    ToolContext,
+    ToolError,
+    ToolResult,
+    progress_to,
+)
 from planshell.tools.registry import ToolRegistry
 
 Gate = Callable[[Tool, ToolArgs], str | Awaitable[str | None] | None]
@@ -92,6 +99,7 @@ class Agent:
         session: SessionLog | None = None,
         max_steps: int = 100,
         bus: ev.EventBus | None = None,
+        max_concurrent: int = 3,
     ) -> None:
         self.provider = provider
         self.registry = registry
@@ -99,6 +107,7 @@ class Agent:
         self.base_prompt = base_prompt
         self.session = session
         self.max_steps = max_steps
+        self.max_concurrent = max(1, max_concurrent)  # concurrent tool calls at once
         self.bus = bus or ev.EventBus()
         self.messages: list[Message] = []
         self.gates: list[Gate] = []
@@ -290,6 +299,7 @@ class Agent:
         budget_raised = False
         pending: list[ToolCall] = []
         overflow_tried = False
+        finished: dict[int, ToolResult] = {}  # id(call) -> result, for the batch in flight
         try:
             while True:
                 self._deliver_steering()
@@ -339,14 +349,19 @@ class Agent:
                     break
                 pending = list(reply.calls)
                 while pending:
-                    call = pending[0]
-                    result = await self._run_tool(call)
-                    pending.pop(0)
-                    self._record(_tool_message(call, result))
+                    batch = self._next_batch(pending)
+                    finished.clear()
+                    await self._run_batch(batch, finished)
+                    for call in batch:
+                        pending.pop(0)
+                        self._record(_tool_message(call, finished[id(call)]))
         except asyncio.CancelledError:
             for call in pending:
-                self._record(_tool_message(call, ToolResult(CANCELLED_RESULT, is_error=True)))
-                self.emit(ev.ToolFinished(call.id, call.name, CANCELLED_RESULT, True))
+                result = finished.get(id(call))
+                if result is None:  # still running (or not started) when cancelled
+                    result = ToolResult(CANCELLED_RESULT, is_error=True)
+                    self.emit(ev.ToolFinished(call.id, call.name, CANCELLED_RESULT, True))
+                self._record(_tool_message(call, result))
             self.emit(ev.TurnDone("cancelled", cancelled=True))
             return
         self.emit(ev.TurnDone(stop))
@@ -553,6 +568,32 @@ class Agent:
             self.emit(ev.Notice(note, "warning"))
         self._emit_context()
 
+    def _next_batch(self, pending: list[ToolCall]) -> list[ToolCall]:
+        """The leading run of calls to concurrency-safe tools, else the first call alone."""
+        batch: list[ToolCall] = []
+        for call in pending:
+            tool = self.registry.get(call.name)
+            if tool is None or not tool.concurrent:
+                break
+            batch.append(call)
+        return batch or pending[:1]
+
+    async def _run_batch(self, calls: list[ToolCall], finished: dict[int, ToolResult]) -> None:
+        """Run ``calls`` (at most ``max_concurrent`` at once); results land in ``finished``."""
+        if len(calls) == 1:
+            finished[id(calls[0])] = await self._run_tool(calls[0])
+            return
+        limit = asyncio.Semaphore(self.max_concurrent)
+
+        async def one(call: ToolCall) -> None:
+            async with limit:
+                finished[id(call)] = await self._run_tool(call)
+
+        # A TaskGroup: cancelling the turn cancels every call in the batch.
+        async with asyncio.TaskGroup() as group:
+            for call in calls:
+                group.create_task(one(call))
+
     async def _run_tool(self, call: ToolCall) -> ToolResult:
         tool = self.registry.get(call.name)
         if tool is None or not self.registry.is_active(call.name):
@@ -570,7 +611,8 @@ class Agent:
                 return self._refuse(call, refusal, headline=tool.headline(args))
         self.emit(ev.ToolStarted(call.id, call.name, tool.headline(args), args.model_dump()))
         try:
-            result = await tool.run(args, self.ctx)
+            with progress_to(lambda line: self.emit(ev.ToolProgress(call.id, line))):
+                result = await tool.run(args, self.ctx)
         except ToolError as exc:
             result = ToolResult(str(exc), is_error=True)
         except asyncio.CancelledError:

@@ -32,10 +32,11 @@ def agents_md(root: Path) -> str | None:
     return text
 
 
-def base_prompt(root: Path, today: date | None = None) -> str:
+def base_prompt(root: Path, today: date | None = None, *, identity: str = _IDENTITY) -> str:
+    """Who the agent is (``identity``: a sub-agent has its own), where, and AGENTS.md."""
     today = today or date.today()
     parts = [
-        _IDENTITY,
+        identity,
         "## Environment\n"
         f"- Project root (working directory): {root}\n"
         f"- Platform: {platform.system()} {platform.release()}\n"

@@ -121,9 +121,15 @@ def _decide(system: str, request: str, done: list[_Done], tools: set[str]) -> De
     # The mode shows in the tools offered (each mode offers only the plan tools
     # that can succeed there), so the demo needs nothing from the plan package.
     if "plan_complete" in tools:
+        if "write" in tools:
+            writing = _init_write(system, done)
+            if writing is not None:
+                return writing
         return _execute(system, done)
     if done and done[-1].name == "plan_complete":
         return _after_complete(done), []
+    if request.startswith(INIT_PREFIX) and "write_plan" in tools:
+        return _init(request, done, tools)
     explored = _explore(request, done, tools)
     if explored is not None:
         return explored
@@ -375,3 +381,305 @@ def _after_complete(done: list[_Done]) -> str:
         f"{DEMO_BANNER}\n\nPlan complete: {ticks} steps ticked, back to normal mode. "
         "A real model would have edited code and run the verification commands."
     )
+
+
+# --- /init: AGENTS.md from evidence ---------------------------------------------------
+# The request starts with "/init:" (planshell/plan/init.py). The demo reads the manifests,
+# README, CI and tests it finds, asks its questions once, and proposes AGENTS.md content
+# naming only commands backed by a file it read. After approval it writes exactly that.
+
+INIT_PREFIX = "/init:"
+AGENTS = "AGENTS.md"
+_EVIDENCE_FILES = (
+    "Makefile", "makefile", "GNUmakefile", "package.json", "pyproject.toml", "Cargo.toml",
+    "go.mod", ".gitlab-ci.yml", "AGENTS.md", "CLAUDE.md",
+)  # fmt: skip
+_TEST_DIRS = ("tests/", "test/", "spec/")
+_MAKE_TARGET_RE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9_.-]*)\s*:(?!=)")
+_CI_RUN_RE = re.compile(r"^\s*(?:-\s*)?(?:run|script):\s*(?:-\s*)?([^|>\s].*?)\s*$")
+_COMMAND_RE = re.compile(r"`([^`\n]+)`")
+_TOOL_WORDS = frozenset(
+    "make npm yarn pnpm npx python python3 pytest uv poetry tox nox cargo go just ruff mypy "
+    "bundle rake gradle mvn dotnet".split()
+)
+QUESTIONS = [
+    "What is this project for, in one sentence?",
+    "How should a change be verified (which command or check)?",
+    "Are there non-obvious rules an agent must follow here?",
+    "Is there anything an agent must never touch?",
+]
+NO_CHANGES = "No changes needed"
+
+
+def _read_text(done: list[_Done], path: str) -> str | None:
+    """The text of the last successful ``read`` of ``path`` (line numbers removed)."""
+    for item in reversed(done):
+        if item.name == "read" and item.args.get("path") == path and not item.is_error:
+            return "\n".join(re.sub(r"^\s*\d+\t", "", ln) for ln in item.content.splitlines())
+    return None
+
+
+def _found(done: list[_Done], pattern: str) -> list[str]:
+    for item in reversed(done):
+        if item.name == "find" and item.args.get("pattern") == pattern and not item.is_error:
+            return [ln for ln in item.content.splitlines() if ln and not ln.startswith("[")]
+    return []
+
+
+@dataclass
+class _Evidence:
+    """Commands with where they come from, and what the repository looks like."""
+
+    commands: list[tuple[str, str]]  # (command, source)
+    test: str | None
+    entries: list[str]
+    tests: tuple[str, list[str]] | None  # (directory, files)
+    readme: str
+    existing: str | None
+
+
+def _gather(done: list[_Done]) -> _Evidence:
+    commands: list[tuple[str, str]] = []
+    test: str | None = None
+    entries = _entries(done)
+    makefile = next((n for n in ("Makefile", "makefile", "GNUmakefile") if n in entries), None)
+    targets: list[str] = []
+    if makefile:
+        for line in (_read_text(done, makefile) or "").splitlines():
+            match = _MAKE_TARGET_RE.match(line)
+            if match and not match.group(1).startswith(".") and match.group(1) not in targets:
+                targets.append(match.group(1))
+        commands += [(f"make {t}", f"{makefile} target `{t}`") for t in targets[:8]]
+        if "test" in targets:
+            test = "make test"
+    package = _read_text(done, "package.json") if "package.json" in entries else None
+    if package:
+        try:
+            scripts = json.loads(package).get("scripts") or {}
+        except (json.JSONDecodeError, AttributeError):
+            scripts = {}
+        for name in list(scripts)[:8]:
+            command = "npm test" if name == "test" else f"npm run {name}"
+            commands.append((command, f"package.json script `{name}`"))
+        if "test" in scripts and test is None:
+            test = "npm test"
+    pyproject = _read_text(done, "pyproject.toml") if "pyproject.toml" in entries else None
+    if pyproject and "pytest" in pyproject and test is None:
+        test = "python -m pytest"
+        commands.append((test, "pytest is configured in pyproject.toml"))
+    if "Cargo.toml" in entries:
+        commands += [("cargo build", "Cargo.toml"), ("cargo test", "Cargo.toml")]
+        test = test or "cargo test"
+    if "go.mod" in entries:
+        commands.append(("go test ./...", "go.mod"))
+        test = test or "go test ./..."
+    for workflow in [*_found(done, ".github/workflows/*")[:3], ".gitlab-ci.yml"]:
+        for line in (_read_text(done, workflow) or "").splitlines():
+            match = _CI_RUN_RE.match(line)
+            if match and not any(c == match.group(1) for c, _ in commands):
+                commands.append((match.group(1), f"CI step in `{workflow}`"))
+    tests = None
+    for folder in _TEST_DIRS:
+        if folder in entries:
+            tests = (folder, _found(done, f"{folder}**"))
+            break
+    readme = _readme_name(done)
+    reads_of_readme = [d for d in done if d.name == "read" and d.args.get("path") == readme]
+    summary = _readme_summary(reads_of_readme) if readme else ""
+    existing = _read_text(done, AGENTS) if AGENTS in entries else None
+    return _Evidence(commands, test, entries, tests, summary, existing)
+
+
+def _answers(done: list[_Done]) -> list[str] | None:
+    """The answers to the four questions, or None when they were skipped (or not asked)."""
+    asked = _last(done, "ask_questions")
+    if asked is None or asked.is_error or not asked.content.startswith("The user answered"):
+        return None
+    answers = [ln[3:].strip() for ln in asked.content.splitlines() if ln.startswith("A: ")]
+    return [("" if a == "(no answer)" else a) for a in answers]
+
+
+def _backed(command: str, evidence: _Evidence) -> bool:
+    known = {c for c, _ in evidence.commands}
+    return command in known or any(command in c for c in known)
+
+
+def _claims(text: str) -> list[str]:
+    """Backticked spans of ``text`` that look like commands (first word is a known tool)."""
+    return [
+        span.strip()
+        for span in _COMMAND_RE.findall(text)
+        if span.split() and span.split()[0] in _TOOL_WORDS
+    ]
+
+
+def _agents_content(evidence: _Evidence, answers: list[str] | None) -> str:
+    purpose, verify, rules, never = (answers or []) + [""] * (4 - len(answers or []))
+    lines = ["# AGENTS.md", ""]
+    lines.append(purpose or evidence.readme or "(What this project is for was not recorded.)")
+    lines += ["", "## Commands", ""]
+    if evidence.commands:
+        lines += [f"- `{c}` ({source})" for c, source in evidence.commands]
+    else:
+        lines.append("- No build or test commands were found in the repository yet.")
+    folders = [e for e in evidence.entries if e.endswith("/") and not e.startswith(".")]
+    if folders or evidence.tests:
+        lines += ["", "## Layout", ""]
+        if folders:
+            lines.append(f"- Top-level folders: {', '.join(f'`{f}`' for f in folders[:8])}.")
+        if evidence.tests:
+            folder, files = evidence.tests
+            sample = ", ".join(f"`{f}`" for f in files[:3])
+            lines.append(f"- Tests live in `{folder}` ({len(files)} files{': ' + sample if sample else ''}).")
+    lines += ["", "## Verifying a change", ""]
+    if verify:
+        lines.append(verify)
+    elif evidence.test:
+        lines.append(f"Run `{evidence.test}`.")
+    else:
+        lines.append("No test command was found; say how a change was checked.")
+    if rules:
+        lines += ["", "## Rules", "", rules]
+    if never:
+        lines += ["", "## Never touch", "", never]
+    return "\n".join(lines) + "\n"
+
+
+def _fenced(content: str) -> list[str]:
+    return ["    ````markdown", *[f"    {ln}" if ln else "" for ln in content.splitlines()], "    ````"]
+
+
+def _init_plan(request: str, done: list[_Done], feedback: str | None) -> tuple[str, str]:
+    evidence = _gather(done)
+    answers = _answers(done)
+    sources = sorted({s.split(" ")[0].strip("`") for _, s in evidence.commands})
+    context = [
+        f"- Evidence read: {', '.join(f'`{n}`' for n in _reads(done)) or 'nothing (an empty repository)'}.",
+        f"- Test command found: `{evidence.test}`." if evidence.test else "- No test command found.",
+    ]
+    if sources:
+        context.append(f"- Commands come only from: {', '.join(sources)}.")
+    if answers is None:
+        context.append(
+            "- Assumptions (the questions were skipped): the purpose is taken from the README "
+            "(or left open), verification is the test command found, no extra rules or "
+            "off-limits files are recorded."
+        )
+    else:
+        context.append("- The user's answers are used for purpose, verification, rules and off-limits files.")
+    if evidence.existing is not None:
+        wrong = [c for c in _claims(evidence.existing) if not _backed(c, evidence)]
+        missing = evidence.test is not None and evidence.test not in evidence.existing
+        if not wrong and not missing and feedback is None:
+            title = f"{AGENTS}: {NO_CHANGES.lower()}"
+            steps = [f"Leave `{AGENTS}` as it is ({NO_CHANGES}: every command it names is backed by the repository)"]
+            body: list[str] = []
+        else:
+            kept = [ln for ln in evidence.existing.splitlines() if not any(w in ln for w in wrong)]
+            content = "\n".join(kept).rstrip() + "\n"
+            if missing:
+                content += f"\n## Verifying a change\n\nRun `{evidence.test}`.\n"
+            why = [f"`{w}` has no evidence in the repository" for w in wrong]
+            if missing:
+                why.append(f"the test command `{evidence.test}` is missing")
+            context.append(f"- The existing {AGENTS} needs edits: {'; '.join(why) or 'as asked'}.")
+            title = f"Update {AGENTS}"
+            steps = [f"Replace `{AGENTS}` with exactly this content:"]
+            body = _fenced(content)
+    else:
+        title = f"Write {AGENTS}"
+        steps = [f"Write `{AGENTS}` with exactly this content:"]
+        body = _fenced(_agents_content(evidence, answers))
+    lines = [
+        f"# Plan: {title}", "", "## Goal", "",
+        f"Give agents working here accurate project instructions in `{AGENTS}`.", "",
+        f"> {DEMO_BANNER} Every command below was found in a file it read.", "",
+        "## Context", "", *context, "", "## Steps", "",
+        f"- [ ] {steps[0]}", *(["", *body] if body else []), "",
+    ]
+    if feedback:
+        lines += ["## Feedback addressed", "", f"- {feedback}", ""]
+    lines += ["## Verification", "", f"Read `{AGENTS}` back; each command matches its source."]
+    if evidence.test:
+        lines += ["", "```sh", evidence.test, "```"]
+    return title, "\n".join(lines) + "\n"
+
+
+def _reads(done: list[_Done]) -> list[str]:
+    return list(dict.fromkeys(str(d.args.get("path")) for d in done if d.name == "read" and not d.is_error))
+
+
+def _init(request: str, done: list[_Done], tools: set[str]) -> Decision:
+    names = _names(done)
+    last = done[-1] if done else None
+    if last is not None and last.name in ("write_plan", "exit_plan_mode"):
+        if last.name == "exit_plan_mode" and last.content.startswith("The user asked for changes"):
+            feedback = last.content.split(":", 1)[-1].strip().splitlines()[0][:200]
+            title, content = _init_plan(request, done, feedback)
+            args: dict[str, Any] = {"title": title, "content": content}
+            saved = _last(done, "write_plan")
+            match = _SAVED_RE.search(saved.content) if saved else None
+            if match:
+                args["plan_path"] = match.group(1)
+            return "Revising the plan with your feedback.\n", [("write_plan", args)]
+        return _plan(request, done)
+    if "ls" not in names:
+        return "Looking for the manifests, README, CI configuration and tests.\n", [
+            ("ls", {"path": "."})
+        ]
+    if "read" not in names and "find" not in names:
+        entries = _entries(done)
+        calls: list[tuple[str, dict[str, Any]]] = [
+            ("read", {"path": name, "limit": 200}) for name in _EVIDENCE_FILES if name in entries
+        ]
+        readme = _readme_name(done)
+        if readme:
+            calls.append(("read", {"path": readme, "limit": 60}))
+        if ".github/" in entries:
+            calls.append(("find", {"pattern": ".github/workflows/*", "include_hidden": True}))
+        folder = next((f for f in _TEST_DIRS if f in entries), None)
+        if folder:
+            calls.append(("find", {"pattern": f"{folder}**"}))
+        if calls:
+            return "Reading what the repository says about itself.\n", calls
+    workflows = _found(done, ".github/workflows/*")[:3]
+    unread = [w for w in workflows if _read_text(done, w) is None and not any(
+        d.name == "read" and d.args.get("path") == w for d in done)]
+    if unread:
+        return "", [("read", {"path": w, "limit": 200}) for w in unread]
+    if "ask_questions" in tools and "ask_questions" not in names:
+        return "A few questions the files cannot answer (you may skip them).\n", [
+            ("ask_questions", {"questions": QUESTIONS})
+        ]
+    title, content = _init_plan(request, done, None)
+    return "Writing the plan from what I found.\n", [
+        ("write_plan", {"title": title, "content": content})
+    ]
+
+
+_CONTENT_START = "    ````markdown"
+
+
+def _approved_content(system: str) -> str | None:
+    """The AGENTS.md content of an approved /init plan (the fenced block of its step)."""
+    lines = system.splitlines()
+    starts = [i for i, ln in enumerate(lines) if ln == _CONTENT_START]
+    if not starts or f"`{AGENTS}` with exactly this content" not in lines[starts[-1] - 2]:
+        return None
+    body: list[str] = []
+    for line in lines[starts[-1] + 1 :]:
+        if line == "    ````":
+            return "\n".join(body) + "\n"
+        body.append(line[4:])
+    return None
+
+
+def _init_write(system: str, done: list[_Done]) -> Decision | None:
+    content = _approved_content(system)
+    if content is None:
+        return None
+    if any(d.name == "write" and d.args.get("path") == AGENTS for d in done):
+        return None
+    return f"Writing `{AGENTS}` exactly as the approved plan says.\n", [
+        ("write", {"path": AGENTS, "content": content})
+    ]

@@ -39,6 +39,7 @@ MODE_TOOLS: dict[str, frozenset[Mode]] = {
     "write_plan": frozenset({Mode.PLAN}),
     "exit_plan_mode": frozenset({Mode.PLAN}),
     "cancel_plan_mode": frozenset({Mode.PLAN}),
+    "ask_questions": frozenset({Mode.PLAN}),
     "set_plan_steps": frozenset({Mode.EXECUTE}),
     "plan_complete": frozenset({Mode.EXECUTE}),
 }

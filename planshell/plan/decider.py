@@ -106,6 +106,10 @@ class Decider(Protocol):
         """A tool call that needs a person's approval; only a person may allow it."""
         ...
 
+    async def ask_questions(self, questions: list[str]) -> list[str] | None:
+        """The model's questions in one dialog: an answer per question, or None (skipped)."""
+        ...
+
 
 class HeadlessDecider:
     """For ``--print``: may enter plan mode, never approves a plan.
@@ -126,6 +130,9 @@ class HeadlessDecider:
     async def confirm_leave_plan(self, reason: str) -> bool:
         # Nobody is there to agree: plan mode stays on for the whole run.
         return False
+
+    async def ask_questions(self, questions: list[str]) -> list[str] | None:
+        return None  # nobody to ask: skipped, the model records its assumptions
 
     async def review_plan(self, request: ReviewRequest) -> Review:
         self.awaiting = request.path

@@ -75,6 +75,7 @@ class PlanPolicy:
                 why = {
                     "bash": "only commands the bash guard proves read-only",
                     "write_plan": "writes only the plan file, through the plan store",
+                    "task": "its sub-agents are built read-only (this list, this gate, the sandbox)",
                 }.get(tool.name, f"effects: {effects}")
                 rows.append((tool.name, True, why))
             elif tool.name in NOT_IN_PLAN:

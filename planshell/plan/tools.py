@@ -120,6 +120,50 @@ class CancelPlanModeTool(_PlanTool[CancelPlanArgs]):
         return ToolResult(await self.controller.request_leave(args.reason))
 
 
+MAX_QUESTIONS = 4
+QUESTION_MAX_CHARS = 300
+SKIPPED_RESULT = (
+    "The user skipped the questions. Do not ask again: go on with what the files show and "
+    "write your assumptions down in the plan (under Context, marked as assumptions)."
+)
+
+
+class AskQuestionsArgs(ToolArgs):
+    questions: list[str] = Field(min_length=1, max_length=MAX_QUESTIONS)
+
+
+class AskQuestionsTool(_PlanTool[AskQuestionsArgs]):
+    name = "ask_questions"
+    description = (
+        f"Ask the user up to {MAX_QUESTIONS} questions in one dialog (skippable); once, after "
+        "exploring, for what the files cannot tell."
+    )
+    Args = AskQuestionsArgs
+    effects: ClassVar[frozenset[Effect]] = frozenset({Effect.READ})
+
+    def headline(self, args: AskQuestionsArgs) -> str:
+        return f"ask_questions {len(args.questions)} question(s)"
+
+    async def run(self, args: AskQuestionsArgs, ctx: ToolContext) -> ToolResult:
+        if self.controller.mode is not Mode.PLAN:
+            raise ToolError("ask_questions works only in plan mode.")
+        questions = [_question(q) for q in args.questions]
+        answers = await self.controller.decider.ask_questions(questions)
+        if answers is None:
+            return ToolResult(SKIPPED_RESULT, data={"skipped": True})
+        pairs = [
+            f"Q: {q}\nA: {a.strip() or '(no answer)'}"
+            for q, a in zip(questions, [*answers, *[""] * len(questions)], strict=False)
+        ]
+        return ToolResult("The user answered:\n\n" + "\n\n".join(pairs), data={"skipped": False})
+
+
+def _question(text: str) -> str:
+    """One line of at most QUESTION_MAX_CHARS (the dialog shows it as plain text)."""
+    line = " ".join(text.split())
+    return line if len(line) <= QUESTION_MAX_CHARS else line[: QUESTION_MAX_CHARS - 1] + "…"
+
+
 class StepUpdate(BaseModel):
     model_config = ConfigDict(extra="forbid")
     step: int = Field(ge=1, description="1-based step number in the plan's Steps list.")
@@ -170,6 +214,7 @@ def plan_tools(controller: PlanController) -> list[Tool[Any]]:
             WritePlanTool,
             ExitPlanModeTool,
             CancelPlanModeTool,
+            AskQuestionsTool,
             SetPlanStepsTool,
             PlanCompleteTool,
         )

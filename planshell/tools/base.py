@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -134,6 +135,9 @@ class Tool(ABC, Generic[ArgsT]):
     effects: ClassVar[frozenset[Effect]]
     #: How to get what a capped result left out (said in the truncation note).
     more_hint: ClassVar[str] = "ask for a narrower result"
+    #: Safe to run at the same time as other calls of concurrent tools in one reply
+    #: (the loop runs a run of such calls together, bounded; results keep call order).
+    concurrent: ClassVar[bool] = False
 
     @property
     def read_only(self) -> bool:
@@ -160,6 +164,33 @@ class Tool(ABC, Generic[ArgsT]):
         if content is result.content:
             return result
         return ToolResult(content, result.is_error, {**result.data, "capped": True})
+
+
+# The running call's progress sink, set by the agent loop around ``Tool.run`` (a
+# context variable, so calls running at the same time each report to their own row).
+_progress: ContextVar[Callable[[str], None] | None] = ContextVar("tool_progress", default=None)
+
+
+def report_progress(line: str) -> None:
+    """Show ``line`` under the running call's row (ignored outside a call)."""
+    sink = _progress.get()
+    if sink is not None:
+        sink(line)
+
+
+def current_progress() -> Callable[[str], None]:
+    """The running call's progress sink, to hand to code running elsewhere (a sub-agent)."""
+    return _progress.get() or (lambda line: None)
+
+
+@contextmanager
+def progress_to(sink: Callable[[str], None]) -> Iterator[None]:
+    """Route ``report_progress`` of the code run inside to ``sink``."""
+    token = _progress.set(sink)
+    try:
+        yield
+    finally:
+        _progress.reset(token)
 
 
 def lean_schema(schema: Any) -> Any:

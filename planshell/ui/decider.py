@@ -82,6 +82,13 @@ class TuiDecider:
         )
         return await self.ask(screen) is True
 
+    async def ask_questions(self, questions: list[str]) -> list[str] | None:
+        """One dialog for all questions; Esc, *Skip* or dismissal answer None (skipped)."""
+        from planshell.ui.screens.questions import QuestionsScreen
+
+        answers = await self.ask(QuestionsScreen(questions))
+        return answers if isinstance(answers, list) else None
+
     async def review_plan(self, request: ReviewRequest) -> Review:
         return await self.show_review(request)
 

@@ -488,6 +488,22 @@ class PlanModeUI:
             case _:
                 await self._request(controller, value)
 
+    async def init(self) -> None:
+        """``/init``: AGENTS.md through plan mode (enter PLAN, send the request)."""
+        from planshell.plan.init import INIT_PLAN_NAME, INIT_REQUEST
+
+        controller = self._controller()
+        if controller is None:
+            return
+        if controller.agent.busy:
+            self.screen.notify("Wait for the current turn to finish (or esc), then /init.",
+                               severity="warning")
+            return
+        async with self._lock:
+            if not await self._enter(controller, name=INIT_PLAN_NAME):
+                return
+            self._submit(controller, INIT_REQUEST)
+
     async def _turn_on(self, controller: PlanController, *, hint: bool) -> None:
         async with self._lock:
             if controller.mode.value == "plan":
@@ -674,6 +690,11 @@ def _plan_names(ctx: CommandContext, arg: str) -> Iterable[str]:
 )
 async def _plan(ctx: CommandContext, arg: str) -> None:
     await ctx.plan_command(arg)
+
+
+@REGISTRY.command("init", "Write or update AGENTS.md through plan mode (you approve the plan)")
+async def _init(ctx: CommandContext, arg: str) -> None:
+    await ctx.init_command()
 
 
 @REGISTRY.command("todos", "Show or hide the plan checklist", key="ctrl+t")

@@ -276,6 +276,8 @@ class ChatScreen(Screen[None]):
                 self._work_started()
             case ev.ToolFinished() as event:
                 transcript.tool_finished(event.call_id, event.name, event.content, event.is_error)
+            case ev.ToolProgress() as event:
+                transcript.tool_progress(event.call_id, event.line)
             case ev.UsageUpdated() as event:
                 window, cost = self._window_cost
                 self.status.set_context(event.context_tokens, window, cost)
@@ -288,6 +290,8 @@ class ChatScreen(Screen[None]):
                 if event.dropped:
                     transcript.add_note("↻ Regenerating the last reply (the previous one was dropped).")
                 self._work_started()
+            case ev.SubagentUsage() as event:
+                self.status.set_subagent_tokens(event.total)
             case ev.ErrorEvent() as event:
                 transcript.add_error(event.interactive_text())
             case ev.SteeringQueued(text=text):
@@ -570,6 +574,9 @@ class ChatScreen(Screen[None]):
 
     def plan_names(self, arg: str) -> list[str]:
         return self.plan_ui.plan_names()
+
+    async def init_command(self) -> None:
+        await self.plan_ui.init()
 
     def toggle_checklist(self) -> None:
         self.plan_ui.toggle_checklist()

@@ -89,6 +89,8 @@ class StatusBar(Horizontal):
         self._project = project
         self._labels = labels
         self._marker = ""
+        self._context_reading: tuple[int, int | None, float | None] = (0, None, None)
+        self._subagent_tokens = 0
 
     def compose(self) -> ComposeResult:
         yield ModeChip(self._labels, id="mode-chip")
@@ -147,14 +149,25 @@ class StatusBar(Horizontal):
         widget.remove_class("-starting")
 
     def set_tokens(self, tokens: int | None) -> None:
-        widget = self.query_one("#tokens", Static)
-        widget.update(Text(f"{format_tokens(tokens)} ctx") if tokens else "")
-        widget.remove_class("-warning")
+        self.set_context(tokens or 0, None)
 
     def set_context(self, used: int, window: int | None, cost: float | None = None) -> None:
         """``used / window`` (and the session cost when priced); warning colour past 80%."""
+        self._context_reading = (used, window, cost)
+        self._show_tokens()
+
+    def set_subagent_tokens(self, tokens: int) -> None:
+        """Tokens every sub-agent of this session used (shown after the context size)."""
+        self._subagent_tokens = tokens
+        self._show_tokens()
+
+    def _show_tokens(self) -> None:
+        used, window, cost = self._context_reading
+        parts = [format_context(used, window, cost)] if used or cost else []
+        if self._subagent_tokens:
+            parts.append(f"+{format_tokens(self._subagent_tokens)} sub-agents")
         widget = self.query_one("#tokens", Static)
-        widget.update(Text(format_context(used, window, cost)) if used or cost else "")
+        widget.update(Text(" · ".join(parts)))
         widget.set_class(bool(window) and used >= WARN_FRACTION * (window or 1), "-warning")
 
     def set_activity(self, frame: int | None, elapsed: float = 0.0) -> None:

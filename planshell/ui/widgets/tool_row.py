@@ -42,6 +42,7 @@ class ToolRow(Entry):
         self.expanded = False
         self.grouped = False  # follows another tool row: no blank row before it
         self.selected = False  # the keyboard cursor is on it
+        self.progress: list[str] = []  # a sub-agent's steps, one headline each
 
     # --- state ------------------------------------------------------------------
 
@@ -50,8 +51,20 @@ class ToolRow(Entry):
         self.status = "error" if is_error else "ok"
         self.touch()
 
+    def add_progress(self, line: str) -> None:
+        """One step of the work behind this call (a sub-agent's tool call), shown on expand."""
+        self.progress.append(_one_line(strip_terminal_controls(line), 200))
+        self.touch()
+
+    def progress_title(self) -> str:
+        """``2 steps · grep x =``: how many steps so far, and the latest."""
+        if not self.progress:
+            return ""
+        count = len(self.progress)
+        return f"{count} step{'s' if count != 1 else ''} · {self.progress[-1]}"
+
     def toggle(self) -> bool:
-        if self.status == "running":
+        if self.status == "running" and not self.progress:
             return False
         self.expanded = not self.expanded
         self.touch()
@@ -88,7 +101,7 @@ class ToolRow(Entry):
         return f"{count} line{'s' if count != 1 else ''}"
 
     def expandable(self) -> bool:
-        return self.status != "running" and bool(self.content.strip())
+        return bool(self.progress) or (self.status != "running" and bool(self.content.strip()))
 
     def header_text(self) -> str:
         """The headline as shown (tests and copy)."""
@@ -104,7 +117,7 @@ class ToolRow(Entry):
         parts = [Segment(mark, mark_style), Segment(" "), Segment(name, look.tool_name)]
         if rest:
             parts.append(Segment(f" {rest}"))
-        summary = self.summary()
+        summary = self.summary() or (f"{self.progress_title()}" if self.status == "running" else "")
         if summary:
             style = look.tool_error_text if self.status == "error" else look.muted
             parts.append(Segment(f"  · {summary}", style))
@@ -123,7 +136,8 @@ class ToolRow(Entry):
         return shown
 
     def estimate(self, width: int) -> int:
-        return 1 + (not self.grouped) + (min(BODY_MAX_LINES, self.content.count("\n") + 1) if self.expanded else 0)
+        body = min(BODY_MAX_LINES, self.content.count("\n") + 1) + len(self.progress)
+        return 1 + (not self.grouped) + (body if self.expanded else 0)
 
     def build(self, width: int, look: Look) -> list[Strip]:
         base = look.base + look.cursor if self.selected else look.base
@@ -133,13 +147,16 @@ class ToolRow(Entry):
         if self.expanded:
             body = look.base + look.tool_body
             inner = max(1, width - 6)
-            for line in self.body_lines(inner):
+            steps = [f"↳ {step}" for step in self.progress]
+            lines = [*steps, *(self.body_lines(inner) if self.status != "running" else [])]
+            for line in lines:
                 row = [Segment("    ", look.base), Segment(" ", body), Segment(line, body)]
                 out.append(Strip(row).crop_extend(0, width - 1, body).extend_cell_length(width, look.base))
         return out
 
     def plain(self) -> str:
-        return self.header_text() + ("\n" + self.content if self.expanded else "")
+        steps = "".join(f"\n↳ {step}" for step in self.progress) if self.expanded else ""
+        return self.header_text() + steps + ("\n" + self.content if self.expanded else "")
 
 
 __all__ = ["SPINNER", "Style", "ToolRow"]

@@ -362,6 +362,12 @@ class Transcript(ScrollView, can_focus=True):
         row.finish(content, is_error)
         return row
 
+    def tool_progress(self, call_id: str, line: str) -> None:
+        """One progress line (a sub-agent's tool call), folded under the call's row."""
+        row = self._tools.get(call_id)
+        if row is not None:
+            row.add_progress(line)
+
     def add_error(self, message: str) -> ErrorRow:
         self.end_stream()
         return self._add(ErrorRow(message))
