@@ -166,7 +166,8 @@ class BrowserReview:
         self.token = secrets.token_urlsafe(32)
         self.csrf = secrets.token_urlsafe(32)
         self._lock = threading.Lock()
-        self._closed = threading.Event()
+        self._closed = threading.Event()  # closing: event streams say goodbye
+        self._stopped = threading.Event()  # the listening socket is closed
         self._decided = False
         self._streams = 0
         self._grace_timer: threading.Timer | None = None
@@ -230,11 +231,13 @@ class BrowserReview:
         _OPEN.discard(self)
         server = self._server
         if server is None:
+            self._stopped.set()
             return
 
         def stop() -> None:
             server.shutdown()
             server.server_close()
+            self._stopped.set()
 
         if self._thread is not None and threading.current_thread() is self._thread:
             threading.Thread(target=stop, daemon=True).start()
@@ -294,7 +297,8 @@ class BrowserReview:
         self._end_without_decision("the browser tab was closed")
 
     def wait_closed(self, timeout: float) -> bool:
-        return self._closed.wait(timeout)
+        """Wait until the port no longer listens; False on timeout."""
+        return self._stopped.wait(timeout)
 
     # -- the page
 
@@ -389,7 +393,10 @@ class BrowserReview:
                 new_text = apply_reviews(text, comments)
             except FeedbackError as exc:
                 return HTTPStatus.BAD_REQUEST, {"error": str(exc)}
-            self.store.write(self.request.path, new_text)
+            try:
+                self.store.write(self.request.path, new_text)
+            except PlanStoreError as exc:  # the old file is intact (the write is atomic)
+                return HTTPStatus.INTERNAL_SERVER_ERROR, {"error": f"Saving failed: {exc}"}
         base, written = split_reviews(new_text)
         message = feedback_message(render_plan_html(base), base.split("\n"), written)
         if not self._decide(Review(Decision.REFINE, feedback=message)):
@@ -593,7 +600,7 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             self.wfile.write(b"retry: 1000\n\n")
             self.wfile.flush()
-            while not owner.wait_closed(owner.heartbeat):
+            while not owner._closed.wait(owner.heartbeat):
                 self.wfile.write(b": ping\n\n")
                 self.wfile.flush()
             reason = owner.close_reason.replace("\n", " ")
