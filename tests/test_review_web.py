@@ -442,3 +442,23 @@ def test_any_plan_round_trips(lines: list[str], data: st.DataObject) -> None:
     assert split_reviews(written) == (base, comments)
     assert apply_reviews(written, comments) == written
 
+
+
+def test_outline_marks_sections_changed_since_the_last_review(tmp_path: Path) -> None:
+    previous = PLAN.replace("- [ ] add the cache", "- [ ] add a cache")
+    for served in running(serve(tmp_path, previous=previous)):
+        _, _, body = served.request("GET", served.base)
+        parser = _Tags()
+        parser.feed(body.decode())
+        marked = [attrs.get("class") for tag, attrs in parser.tags if tag == "li" and "lvl-" in (attrs.get("class") or "")]
+        assert marked == ["lvl-1", "lvl-2", "lvl-2 changed", "lvl-2"]
+        assert b"1/2 steps done" in body
+
+
+def test_close_all_closes_every_open_review(tmp_path: Path) -> None:
+    from planshell.review_web.server import close_all
+
+    first = serve(tmp_path / "a")
+    second = serve(tmp_path / "b")
+    close_all()  # what planshell's exit runs (atexit)
+    assert first.review.wait_closed(WAIT) and second.review.wait_closed(WAIT)
