@@ -56,6 +56,16 @@ settings.register_profile(
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
+@pytest.fixture(autouse=True)
+def browser_opened(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """planshell never starts a real browser in tests: the opener records the URL instead."""
+    import planshell.ui.browser_review as browser_review
+
+    opened: list[str] = []
+    monkeypatch.setattr(browser_review, "OPENER", opened.append)
+    return opened
+
+
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     """A small realistic project to point tools and the demo model at."""

@@ -17,6 +17,7 @@ the user hid the checklist).
     /plan on | off        enter / leave plan mode, no turn is started
     /plan list            the picker
     /plan review [PATH]   the review screen on the newest plan (or PATH)
+    /plan review --browser [PATH]   the same, opened in the browser too (issue 17)
     /plan why             what plan mode allows, and why (capabilities)
     /plan NAME            one word: that plan's action menu if it exists, else a new plan NAME
     /plan REQUEST         several words: plan mode on, then REQUEST as the first planning turn
@@ -95,7 +96,8 @@ def toggle_keys(configured: str | None) -> tuple[str, list[str]]:
 
 
 def parse_plan_argument(arg: str) -> tuple[str, str]:
-    """``/plan`` argument -> (form, value); forms: bare, on, off, list, why, review, new, name, request.
+    """``/plan`` argument -> (form, value); forms: bare, on, off, list, why, review,
+    review-browser, new, name, request.
 
     ``new REQUEST`` plans REQUEST in a new file (a plain request in PLAN refines
     the current plan).
@@ -111,6 +113,11 @@ def parse_plan_argument(arg: str) -> tuple[str, str]:
     if lowered in RESERVED:
         return lowered, ""
     words = text.split()
+    if len(words) in (2, 3) and words[0].lower() == "review" and words[1] == "--browser":
+        if len(words) == 2:
+            return "review-browser", ""
+        if words[2].lower().endswith(".md") or "/" in words[2]:
+            return "review-browser", words[2]
     if len(words) >= 2 and words[0].lower() == "new":
         return "new", text[len(words[0]) :].strip()
     if len(words) == 2 and words[0].lower() == "review":
@@ -479,8 +486,8 @@ class PlanModeUI:
                 await self._pick()
             case "why":
                 await self._why(controller)
-            case "review":
-                await self._review(controller, value or None)
+            case "review" | "review-browser":
+                await self._review(controller, value or None, browser=form == "review-browser")
             case "new":
                 await self._new_plan(controller, value)
             case "name":
@@ -622,7 +629,9 @@ class PlanModeUI:
 
     # -- /plan review: the engine's review rounds, from any mode
 
-    async def _review(self, controller: PlanController, target: str | None) -> None:
+    async def _review(
+        self, controller: PlanController, target: str | None, *, browser: bool = False
+    ) -> None:
         store = controller.store
         if target is None:
             path = store.newest()
@@ -635,8 +644,11 @@ class PlanModeUI:
             except Exception as exc:
                 self.screen.notify(f"Cannot review {target}: {exc}", severity="error")
                 return
+        from planshell.ui.browser_review import review_origin
+
         try:
-            outcome = await controller.review_existing(path)
+            with review_origin(open_browser=browser):  # a person's review: no browser approval
+                outcome = await controller.review_existing(path)
         except Exception as exc:
             self.screen.notify(f"Cannot review {path.name}: {exc}", severity="error")
             return
@@ -684,7 +696,7 @@ def _plan_names(ctx: CommandContext, arg: str) -> Iterable[str]:
 @REGISTRY.command(
     "plan",
     "Plan mode: on/off, pick a plan, or plan a request read-only (ctrl+shift+l / F2 toggle)",
-    argument="[on|off|list|review [PATH]|why|new REQUEST|NAME|REQUEST]",
+    argument="[on|off|list|review [--browser] [PATH]|why|new REQUEST|NAME|REQUEST]",
     complete=_plan_names,
     key="f2",
 )

@@ -197,6 +197,7 @@ class ReviewScreen(AnswersWhenRemoved[Review], Screen[Review]):
         Binding("e", "edit", "Edit", show=False),
         Binding("f", "send_edit", "Send my edit as feedback", show=False),
         Binding("q", "close", "Close", show=False),
+        Binding("w", "browser", "Review in browser", show=False),
         Binding("question_mark", "more_keys", "Every key of this screen", show=False),
     ]
     HELP_EXTRA_KEYS: ClassVar[list[tuple[str, str]]] = [
@@ -204,7 +205,7 @@ class ReviewScreen(AnswersWhenRemoved[Review], Screen[Review]):
         ("mouse drag", "Select plan text (ctrl+c copies it)"),
     ]
 
-    _DECISION_ACTIONS = frozenset({"approve", "refine", "exit_plan", "discard", "edit"})
+    _DECISION_ACTIONS = frozenset({"approve", "refine", "exit_plan", "discard", "edit", "browser"})
 
     def __init__(self, request: ReviewRequest, *, read_only: bool = False) -> None:
         super().__init__()
@@ -212,6 +213,9 @@ class ReviewScreen(AnswersWhenRemoved[Review], Screen[Review]):
         self.read_only = read_only
         self._edited: str | None = None  # the user's edit of the plan, when there is one
         self._refining = False  # the feedback editor is open
+        from planshell.ui.browser_review import BrowserLink
+
+        self.browser = BrowserLink(self)  # w: the same review in a browser (issue 17)
 
     # -- layout
 
@@ -246,6 +250,14 @@ class ReviewScreen(AnswersWhenRemoved[Review], Screen[Review]):
         self._show_changes(len(self.request.changed_sections), "since your last review")
         self._show_notice(_with_hidden(self.request.notice, self.request.hidden))
         self._show_receipt(self.request.receipt)
+        if self.browser.open_at_start:
+            self.action_browser()
+
+    def action_browser(self) -> None:
+        self.browser.open()
+
+    def on_unmount(self) -> None:
+        self.browser.close()
 
     def _title_text(self) -> Text:
         title = strip_terminal_controls(self.request.title) or "Untitled plan"
@@ -372,6 +384,9 @@ class ReviewScreen(AnswersWhenRemoved[Review], Screen[Review]):
         self.plan_view.focus()
 
     def action_keep(self) -> None:
+        if self.browser.active:
+            self.browser.close()  # Esc first closes the browser review
+            return
         if self._refining:
             self._close_refine()  # Esc with the plan focused still means "back to the plan"
             return

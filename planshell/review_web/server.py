@@ -1,0 +1,613 @@
+"""The loopback server behind a browser review: one review, one token, one port.
+
+Why ``http.server.ThreadingHTTPServer`` (standard library) and not asyncio:
+the standard library has a tested HTTP/1.x request parser only in
+``http.server`` (asyncio has streams, not HTTP), and a thread per request keeps
+markdown rendering, Pygments and the long-lived event stream off the Textual
+event loop. Decisions cross back to the engine's loop with
+``call_soon_threadsafe``. The page is served as HTTP/1.0 (one request per
+connection), which keeps the handler simple.
+
+Security (the plan is hostile text and any web page in the same browser is a
+hostile client):
+
+* bound to ``127.0.0.1`` only, a random free port (the same port again for the
+  same plan while planshell runs, when it is free);
+* every URL starts with ``/r/<token>/`` (32 random bytes, compared in constant
+  time): a page on another origin cannot guess it;
+* ``Host`` must be exactly ``127.0.0.1:PORT`` or ``localhost:PORT`` (421
+  otherwise): a DNS-rebinding page talks to us under its own host name;
+* only GET, HEAD and POST (405 for anything else); POST bodies are JSON, at
+  most 256 KiB (413), need ``Origin`` equal to the page's own origin and the
+  per-review CSRF token (not in any URL) in ``X-Planshell-CSRF``: a cross-site
+  form cannot send either, and a leaked URL (history) is not enough to decide;
+* every response carries a strict CSP (no inline script or style, nothing from
+  the network), ``X-Frame-Options: DENY``, ``nosniff``, ``no-referrer`` and
+  ``no-store``.
+
+The server closes on a decision, on :meth:`BrowserReview.close` (the TUI
+decided, Esc, planshell exits: ``atexit``), and when the page's event stream
+has been gone for ``grace`` seconds (the tab was closed).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import hashlib
+import hmac
+import html
+import json
+import logging
+import secrets
+import threading
+import weakref
+from collections.abc import Callable
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from importlib import resources
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from planshell.plan.decider import Decision, Review, ReviewRequest
+from planshell.plan.document import changed_sections, parse_plan
+from planshell.plan.store import PlanStore, PlanStoreError
+from planshell.review_web.feedback import Comment, FeedbackError, apply_reviews, split_reviews
+from planshell.review_web.render import Block, highlight_css, render_plan_html
+
+__all__ = ["MAX_BODY_BYTES", "BrowserReview", "close_all", "feedback_message"]
+
+MAX_BODY_BYTES = 256 * 1024
+MAX_COMMENTS = 500
+HOST = "127.0.0.1"
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
+)
+SECURITY_HEADERS = (
+    ("Content-Security-Policy", CSP),
+    ("X-Frame-Options", "DENY"),
+    ("X-Content-Type-Options", "nosniff"),
+    ("Referrer-Policy", "no-referrer"),
+    ("Cache-Control", "no-store"),
+    ("Cross-Origin-Opener-Policy", "same-origin"),
+    ("Cross-Origin-Resource-Policy", "same-origin"),
+)
+_ASSETS = {"app.js": "text/javascript; charset=utf-8", "style.css": "text/css; charset=utf-8"}
+_PORTS: dict[str, int] = {}  # plan path -> the port its last review used
+_OPEN: weakref.WeakSet[BrowserReview] = weakref.WeakSet()
+_log = logging.getLogger(__name__)
+
+
+def close_all() -> None:
+    """Close every open browser review (planshell exits)."""
+    for review in list(_OPEN):
+        review.close("planshell exited")
+
+
+atexit.register(close_all)
+
+
+def _version(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class _CommentIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    start: int = Field(ge=0)
+    end: int = Field(ge=1)
+    text: str = Field(max_length=8000)
+
+
+class _SaveIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    version: str = Field(max_length=64)
+    comments: list[_CommentIn] = Field(max_length=MAX_COMMENTS)
+
+
+class _ApproveIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    version: str = Field(max_length=64)
+
+
+class _CloseIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+def feedback_message(blocks: list[Block], lines: list[str], comments: list[Comment]) -> str:
+    """What the model is told: where each comment sits and what it says."""
+    by_range = {(b.start, b.end): b for b in blocks}
+    parts = [
+        f"The reviewer left {len(comments)} comment(s) in the plan file as "
+        "`> [!REVIEW]` lines after the block each is about:",
+    ]
+    for comment in comments:
+        block = by_range.get((comment.start, comment.end))
+        first = lines[comment.start].strip() if comment.start < len(lines) else ""
+        where = f"{block.kind if block else 'block'} starting {first[:80]!r}"
+        parts.append(f"- On the {where}: {comment.text}")
+    parts.append(
+        "Revise the plan to address every comment and remove the `> [!REVIEW]` lines."
+    )
+    return "\n".join(parts)
+
+
+class BrowserReview:
+    """One plan review served to a browser; decisions go to ``on_decision``.
+
+    ``on_decision`` receives the same :class:`Review` the TUI review screen
+    would return (APPROVE with the exact reviewed text, REFINE with the saved
+    comments as feedback), so the engine takes one path for both.
+    ``on_closed`` is told when the browser side ends without a decision.
+    Both run on ``loop`` when one is given, else on a server thread.
+    """
+
+    def __init__(
+        self,
+        request: ReviewRequest,
+        store: PlanStore,
+        *,
+        allow_approve: bool,
+        on_decision: Callable[[Review], None],
+        on_closed: Callable[[str], None] | None = None,
+        loop: asyncio.AbstractEventLoop | None = None,
+        grace: float = 10.0,
+        heartbeat: float = 2.0,
+    ) -> None:
+        self.request = request
+        self.store = store
+        self.allow_approve = allow_approve
+        self._on_decision = on_decision
+        self._on_closed = on_closed
+        self._loop = loop
+        self.grace = grace
+        self.heartbeat = heartbeat
+        self.token = secrets.token_urlsafe(32)
+        self.csrf = secrets.token_urlsafe(32)
+        self._lock = threading.Lock()
+        self._closed = threading.Event()  # closing: event streams say goodbye
+        self._stopped = threading.Event()  # the listening socket is closed
+        self._decided = False
+        self._streams = 0
+        self._grace_timer: threading.Timer | None = None
+        self.close_reason = ""
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle
+
+    @property
+    def port(self) -> int:
+        assert self._server is not None, "start() first"
+        return int(self._server.server_address[1])
+
+    @property
+    def url(self) -> str:
+        return f"http://{HOST}:{self.port}/r/{self.token}/"
+
+    @property
+    def closed(self) -> bool:
+        return self._closed.is_set()
+
+    @property
+    def streams(self) -> int:
+        """Event streams (open tabs) connected now."""
+        return self._streams
+
+    def start(self) -> str:
+        """Bind 127.0.0.1 (the plan's previous port when free) and serve; returns the URL."""
+        key = str(self.request.path)
+        handler = _handler_for(self)
+        server: ThreadingHTTPServer | None = None
+        for port in (_PORTS.get(key, 0), 0):
+            try:
+                server = ThreadingHTTPServer((HOST, port), handler)
+                break
+            except OSError:
+                continue
+        if server is None:
+            raise OSError("could not bind a port on 127.0.0.1")
+        server.daemon_threads = True
+        self._server = server
+        _PORTS[key] = self.port
+        _OPEN.add(self)
+        self._thread = threading.Thread(
+            target=server.serve_forever, kwargs={"poll_interval": 0.2},
+            name=f"planshell-review-{self.port}", daemon=True,
+        )
+        self._thread.start()
+        return self.url
+
+    def close(self, reason: str = "closed") -> None:
+        """Stop serving (idempotent). Open pages are told through their event stream."""
+        with self._lock:
+            if self._closed.is_set():
+                return
+            self.close_reason = reason
+            self._closed.set()
+            if self._grace_timer is not None:
+                self._grace_timer.cancel()
+        _OPEN.discard(self)
+        server = self._server
+        if server is None:
+            self._stopped.set()
+            return
+
+        def stop() -> None:
+            server.shutdown()
+            server.server_close()
+            self._stopped.set()
+
+        if self._thread is not None and threading.current_thread() is self._thread:
+            threading.Thread(target=stop, daemon=True).start()
+        else:
+            stop()
+
+    # -- callbacks into the engine
+
+    def _call(self, callback: Callable[..., None], *args: Any) -> None:
+        if self._loop is not None:
+            try:
+                self._loop.call_soon_threadsafe(callback, *args)
+            except RuntimeError:  # the loop is gone: planshell is exiting
+                pass
+        else:
+            callback(*args)
+
+    def _decide(self, review: Review) -> bool:
+        with self._lock:
+            if self._decided or self._closed.is_set():
+                return False
+            self._decided = True
+        self._call(self._on_decision, review)
+        threading.Thread(target=self.close, args=("decided",), daemon=True).start()
+        return True
+
+    def _end_without_decision(self, reason: str) -> None:
+        if self.closed:
+            return
+        self.close(reason)
+        if self._on_closed is not None:
+            self._call(self._on_closed, reason)
+
+    # -- event streams
+
+    def stream_opened(self) -> None:
+        with self._lock:
+            self._streams += 1
+            if self._grace_timer is not None:
+                self._grace_timer.cancel()
+                self._grace_timer = None
+
+    def stream_closed(self) -> None:
+        with self._lock:
+            self._streams -= 1
+            if self._streams or self._closed.is_set():
+                return
+            timer = threading.Timer(self.grace, self._grace_over)
+            timer.daemon = True
+            self._grace_timer = timer
+        timer.start()
+
+    def _grace_over(self) -> None:
+        with self._lock:
+            if self._streams:
+                return
+        self._end_without_decision("the browser tab was closed")
+
+    def wait_closed(self, timeout: float) -> bool:
+        """Wait until the port no longer listens; False on timeout."""
+        return self._stopped.wait(timeout)
+
+    # -- the page
+
+    def current_text(self) -> str:
+        return self.store.read(self.request.path)
+
+    def page(self) -> bytes:
+        text = self.current_text()
+        base, comments = split_reviews(text)
+        blocks = render_plan_html(base)
+        doc = parse_plan(base)
+        changed: set[int] = set()
+        if self.request.previous_text is not None:
+            changed = changed_sections(parse_plan(self.request.previous_text), doc)
+        changed_starts = {doc.sections[i].start for i in changed if i < len(doc.sections)}
+        by_range = {(c.start, c.end): c.text for c in comments}
+        title = doc.title or self.request.path.stem
+        esc = html.escape
+        outline: list[str] = []
+        body: list[str] = []
+        for block in blocks:
+            anchor = f"b-{block.start}"
+            if block.heading and block.heading <= 3:
+                mark = " changed" if block.start in changed_starts else ""
+                outline.append(
+                    f'<li class="lvl-{block.heading}{mark}"><a href="#{anchor}">'
+                    f"{esc(block.title) or '(untitled)'}</a></li>"
+                )
+            saved = by_range.get((block.start, block.end))
+            saved_attr = f' data-comment="{esc(saved)}"' if saved else ""
+            body.append(
+                f'<section class="block kind-{esc(block.kind)}" id="{anchor}" '
+                f'data-start="{block.start}" data-end="{block.end}"{saved_attr}>'
+                f"{block.html}</section>"
+            )
+        steps = (
+            f'<span class="progress">{doc.done_count}/{doc.total_steps} steps done</span>'
+            if doc.total_steps else ""
+        )
+        approve = (
+            '<button type="button" id="approve" class="primary">Approve &amp; run</button>'
+            if self.allow_approve else ""
+        )
+        page = f"""<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="color-scheme" content="light dark">
+<title>{esc(title)}</title>
+<link rel="stylesheet" href="style.css">
+<script src="app.js" defer></script>
+</head>
+<body data-csrf="{esc(self.csrf)}" data-version="{_version(text)}">
+<header class="bar">
+<div class="title"><strong>{esc(title)}</strong> <span class="path">{esc(self.request.path.name)}</span> {steps}</div>
+<div class="actions">
+<span id="status" role="status"></span>
+<button type="button" id="save">Save feedback</button>
+{approve}
+<button type="button" id="close">Close</button>
+</div>
+</header>
+<div id="banner" hidden><span id="banner-text"></span> <button type="button" id="reload" hidden>Reload</button></div>
+<div class="layout">
+<nav class="outline" aria-label="Outline"><ul>{"".join(outline)}</ul></nav>
+<main id="plan">{"".join(body)}</main>
+</div>
+<dialog id="confirm">
+<p>Approve this plan and let the agent run it?</p>
+<div class="dialog-actions">
+<button type="button" id="confirm-cancel" autofocus>Cancel</button>
+<button type="button" id="confirm-ok" class="primary">Approve &amp; run</button>
+</div>
+</dialog>
+</body>
+</html>
+"""
+        return page.encode("utf-8")
+
+    # -- decisions from the page
+
+    def save(self, data: _SaveIn) -> tuple[HTTPStatus, dict[str, Any]]:
+        with self._lock:
+            text = self.current_text()
+            if not hmac.compare_digest(data.version, _version(text)):
+                return HTTPStatus.CONFLICT, {"error": "The plan file changed since this page loaded."}
+            comments = [Comment(c.start, c.end, c.text) for c in data.comments if c.text.strip()]
+            if not comments:
+                return HTTPStatus.BAD_REQUEST, {"error": "Write a comment first."}
+            try:
+                new_text = apply_reviews(text, comments)
+            except FeedbackError as exc:
+                return HTTPStatus.BAD_REQUEST, {"error": str(exc)}
+            try:
+                self.store.write(self.request.path, new_text)
+            except PlanStoreError as exc:  # the old file is intact (the write is atomic)
+                return HTTPStatus.INTERNAL_SERVER_ERROR, {"error": f"Saving failed: {exc}"}
+        base, written = split_reviews(new_text)
+        message = feedback_message(render_plan_html(base), base.split("\n"), written)
+        if not self._decide(Review(Decision.REFINE, feedback=message)):
+            return HTTPStatus.GONE, {"error": "This review was already decided."}
+        return HTTPStatus.OK, {"ok": True, "saved": len(written)}
+
+    def approve(self, data: _ApproveIn) -> tuple[HTTPStatus, dict[str, Any]]:
+        if not self.allow_approve:
+            return HTTPStatus.FORBIDDEN, {"error": "Approve from the review the agent asked for."}
+        reviewed = self.request.text
+        current = self.current_text()
+        if not hmac.compare_digest(data.version, _version(reviewed)) or current != reviewed:
+            return HTTPStatus.CONFLICT, {
+                "error": "The plan is not the one this review opened with; nothing was approved."
+            }
+        # Exactly what the TUI's `a` returns: approval bound to the text reviewed.
+        if not self._decide(Review(Decision.APPROVE, reviewed_text=reviewed)):
+            return HTTPStatus.GONE, {"error": "This review was already decided."}
+        return HTTPStatus.OK, {"ok": True}
+
+    def close_from_page(self) -> tuple[HTTPStatus, dict[str, Any]]:
+        self._end_without_decision("closed in the browser")
+        return HTTPStatus.OK, {"ok": True}
+
+
+def _handler_for(review: BrowserReview) -> type[BaseHTTPRequestHandler]:
+    class Handler(_Handler):
+        owner = review
+
+    return Handler
+
+
+class _Handler(BaseHTTPRequestHandler):
+    owner: BrowserReview
+    server_version = "planshell"
+    timeout = 15  # a slow client cannot pin a thread forever
+
+    # -- plumbing
+
+    def version_string(self) -> str:
+        return self.server_version
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Never stderr (it would draw over the TUI): the debug log."""
+        _log.debug("review server: %s", (format % args).replace(self.owner.token, "<token>"))
+
+    def __getattr__(self, name: str) -> Any:
+        # BaseHTTPRequestHandler answers unknown methods with 501; every method
+        # but GET, HEAD and POST is refused the same way: 405.
+        if name.startswith("do_"):
+            return self._not_allowed
+        raise AttributeError(name)
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """Parse errors too get the security headers (and no HTML echo of the request)."""
+        self._reply(HTTPStatus(code), {"error": message or HTTPStatus(code).phrase})
+
+    def _headers(self, status: HTTPStatus, content_type: str, length: int | None) -> None:
+        self.send_response(status)
+        for name, value in SECURITY_HEADERS:
+            self.send_header(name, value)
+        self.send_header("Content-Type", content_type)
+        if length is not None:
+            self.send_header("Content-Length", str(length))
+        if status == HTTPStatus.METHOD_NOT_ALLOWED:
+            self.send_header("Allow", "GET, HEAD, POST")
+        self.send_header("Connection", "close")
+        self.end_headers()
+
+    def _send(self, status: HTTPStatus, body: bytes, content_type: str) -> None:
+        self._headers(status, content_type, len(body))
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def _reply(self, status: HTTPStatus, data: dict[str, Any]) -> None:
+        self._send(status, json.dumps(data).encode(), "application/json")
+
+    def _not_allowed(self) -> None:
+        if self._host_ok():
+            self._reply(HTTPStatus.METHOD_NOT_ALLOWED, {"error": "method not allowed"})
+
+    # -- checks
+
+    def _host_ok(self) -> bool:
+        port = self.owner.port
+        host = self.headers.get("Host", "")
+        if host in (f"{HOST}:{port}", f"localhost:{port}") and len(self.headers.get_all("Host") or []) == 1:
+            return True
+        self._reply(HTTPStatus.MISDIRECTED_REQUEST, {"error": "unknown host"})
+        return False
+
+    def _route(self) -> str | None:
+        """The path after ``/r/<token>/``, or None after answering 403/404."""
+        path = self.path.split("?", 1)[0].split("#", 1)[0]
+        parts = path.split("/", 3)
+        if len(parts) < 3 or parts[0] != "" or parts[1] != "r":
+            self._reply(HTTPStatus.FORBIDDEN, {"error": "forbidden"})
+            return None
+        given = parts[2].encode("utf-8", "replace")
+        if not hmac.compare_digest(given, self.owner.token.encode()):
+            self._reply(HTTPStatus.FORBIDDEN, {"error": "forbidden"})
+            return None
+        if len(parts) < 4:  # /r/<token> without the slash: the page's relative URLs need it
+            self._send(HTTPStatus.NOT_FOUND, b"{}", "application/json")
+            return None
+        return parts[3]
+
+    # -- methods
+
+    def do_GET(self) -> None:
+        if not self._host_ok():
+            return
+        route = self._route()
+        if route is None:
+            return
+        owner = self.owner
+        if route == "":
+            try:
+                self._send(HTTPStatus.OK, owner.page(), "text/html; charset=utf-8")
+            except PlanStoreError as exc:
+                self._reply(HTTPStatus.NOT_FOUND, {"error": str(exc)})
+        elif route in _ASSETS:
+            body = resources.files(__package__).joinpath("assets", route).read_bytes()
+            if route == "style.css":
+                body += highlight_css().encode()
+            self._send(HTTPStatus.OK, body, _ASSETS[route])
+        elif route == "events":
+            self._events()
+        else:
+            self._reply(HTTPStatus.NOT_FOUND, {"error": "not found"})
+
+    def do_HEAD(self) -> None:
+        self.do_GET()
+
+    def do_POST(self) -> None:
+        if not self._host_ok():
+            return
+        route = self._route()
+        if route is None:
+            return
+        data = self._json_body()
+        if data is None:
+            return
+        owner = self.owner
+        try:
+            match route:
+                case "api/save":
+                    status, reply = owner.save(_SaveIn.model_validate(data))
+                case "api/approve":
+                    status, reply = owner.approve(_ApproveIn.model_validate(data))
+                case "api/close":
+                    _CloseIn.model_validate(data)
+                    status, reply = owner.close_from_page()
+                case _:
+                    status, reply = HTTPStatus.NOT_FOUND, {"error": "not found"}
+        except ValidationError:
+            status, reply = HTTPStatus.BAD_REQUEST, {"error": "malformed request"}
+        except PlanStoreError as exc:
+            status, reply = HTTPStatus.CONFLICT, {"error": str(exc)}
+        self._reply(status, reply)
+
+    def _json_body(self) -> Any | None:
+        """The checked JSON body (Origin, CSRF token, type, size), or None after answering."""
+        owner = self.owner
+        origin = self.headers.get("Origin", "")
+        if origin != f"http://{self.headers.get('Host', '')}":
+            self._reply(HTTPStatus.FORBIDDEN, {"error": "cross-origin request refused"})
+            return None
+        csrf = self.headers.get("X-Planshell-CSRF", "").encode("utf-8", "replace")
+        if not hmac.compare_digest(csrf, owner.csrf.encode()):
+            self._reply(HTTPStatus.FORBIDDEN, {"error": "missing or wrong CSRF token"})
+            return None
+        if self.headers.get("Transfer-Encoding"):
+            self._reply(HTTPStatus.LENGTH_REQUIRED, {"error": "send a Content-Length"})
+            return None
+        raw_length = self.headers.get("Content-Length")
+        if raw_length is None or not raw_length.isdigit():
+            self._reply(HTTPStatus.LENGTH_REQUIRED, {"error": "send a Content-Length"})
+            return None
+        length = int(raw_length)
+        if length > MAX_BODY_BYTES:
+            self._reply(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, {"error": "request body too large"})
+            return None
+        content_type = self.headers.get("Content-Type", "").split(";", 1)[0].strip().lower()
+        if content_type != "application/json":
+            self._reply(HTTPStatus.UNSUPPORTED_MEDIA_TYPE, {"error": "send JSON"})
+            return None
+        try:
+            return json.loads(self.rfile.read(length))
+        except (ValueError, OSError):
+            self._reply(HTTPStatus.BAD_REQUEST, {"error": "malformed JSON"})
+            return None
+
+    def _events(self) -> None:
+        """Server-sent events, used to notice a closed tab and to tell the page we closed."""
+        owner = self.owner
+        self._headers(HTTPStatus.OK, "text/event-stream", None)
+        if self.command == "HEAD":
+            return
+        owner.stream_opened()
+        try:
+            self.wfile.write(b"retry: 1000\n\n")
+            self.wfile.flush()
+            while not owner._closed.wait(owner.heartbeat):
+                self.wfile.write(b": ping\n\n")
+                self.wfile.flush()
+            reason = owner.close_reason.replace("\n", " ")
+            self.wfile.write(f"event: closed\ndata: {reason}\n\n".encode())
+            self.wfile.flush()
+        except OSError:
+            pass
+        finally:
+            owner.stream_closed()
+

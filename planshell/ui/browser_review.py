@@ -1,0 +1,168 @@
+"""The review screen's browser review: ``w`` (or ``/plan review --browser``) opens the plan
+on 127.0.0.1 (see ``planshell.review_web``); the page's decisions come back here and
+are taken exactly like the screen's own keys, so the engine sees one path.
+
+Approve & run is offered in the browser only for the review the agent asked for
+(``exit_plan_mode``). ``/plan review`` runs ``review_existing`` inside
+:func:`review_origin`, and the review screen, built in that task, reads the
+context variable when it is created: a per-task fact, so a review the agent
+opens meanwhile is not mistaken for it.
+
+The browser is opened by :data:`OPENER` (``webbrowser.open`` in a thread, never
+a shell); tests replace it so they never start a real browser.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import webbrowser
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+from textual.widgets import Static
+
+from planshell.plan.decider import Decision, Review
+from planshell.review_web.server import BrowserReview
+
+if TYPE_CHECKING:
+    from planshell.ui.screens.review import ReviewScreen
+
+__all__ = ["OPENER", "BrowserLink", "ReviewOrigin", "open_url", "review_origin"]
+
+
+@dataclass
+class ReviewOrigin:
+    """Where a review screen comes from: ``/plan review`` (no approval in the browser)."""
+
+    from_tool: bool = False
+    open_browser: bool = False  # consumed by the first screen of the review
+
+
+_ORIGIN: ContextVar[ReviewOrigin | None] = ContextVar("planshell_review_origin", default=None)
+
+
+@contextmanager
+def review_origin(*, open_browser: bool) -> Iterator[None]:
+    """Mark the review screens created in this task as a person's ``/plan review``."""
+    token = _ORIGIN.set(ReviewOrigin(from_tool=False, open_browser=open_browser))
+    try:
+        yield
+    finally:
+        _ORIGIN.reset(token)
+
+
+def open_url(url: str) -> bool:
+    """Open ``url`` in the default browser; False when there is no graphical one.
+
+    Without a display a console browser (lynx, w3m) would take over the
+    terminal the TUI is drawing on, so then nothing is started and the URL
+    shown on the review screen is the way in.
+    """
+    graphical = sys.platform in {"darwin", "win32"} or bool(
+        os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
+    )
+    if not graphical and not os.environ.get("BROWSER"):
+        return False
+    return webbrowser.open(url, new=2)
+
+
+OPENER: Callable[[str], object] = open_url
+
+
+class BrowserLink:
+    """One review screen's browser review: start it, show the URL, close it."""
+
+    def __init__(self, screen: ReviewScreen) -> None:
+        self.screen = screen
+        origin = _ORIGIN.get()
+        self.allow_approve = origin is None or origin.from_tool
+        self.open_at_start = False
+        if origin is not None and origin.open_browser:
+            origin.open_browser = False
+            self.open_at_start = True
+        self.review: BrowserReview | None = None
+
+    @property
+    def active(self) -> bool:
+        return self.review is not None and not self.review.closed
+
+    def open(self) -> None:
+        """Start the server (or show the running one again) and open the browser."""
+        screen = self.screen
+        if self.active:
+            assert self.review is not None
+            self._launch(self.review.url)
+            return
+        store = getattr(getattr(screen.app, "runtime", None), "store", None)
+        if store is None:
+            screen.notify("The browser review needs a project; it is not available here.",
+                          severity="warning")
+            return
+        self.review = BrowserReview(
+            screen.request,
+            store,
+            allow_approve=self.allow_approve,
+            on_decision=self._decided,
+            on_closed=self._ended,
+            loop=asyncio.get_running_loop(),
+        )
+        try:
+            url = self.review.start()
+        except OSError as exc:
+            self.review = None
+            screen.notify(f"Could not start the browser review: {exc}", severity="error")
+            return
+        self._show(url)
+        self._launch(url)
+
+    def _launch(self, url: str) -> None:
+        async def run() -> None:
+            try:
+                await asyncio.to_thread(OPENER, url)
+            except Exception as exc:  # the URL on screen still works
+                self.screen.notify(f"Could not open a browser: {exc}", severity="warning")
+
+        self.screen.run_worker(run(), group="browser-open", exit_on_error=False)
+
+    def _show(self, url: str) -> None:
+        line = Text.assemble(
+            ("reviewing in browser… ", "bold"), url, ("   Esc closes it", "dim")
+        )
+        try:
+            widget = self.screen.query_one("#browser-line", Static)
+            widget.update(line)
+            widget.display = True
+        except Exception:
+            self.screen.query_one("#review-header").mount(Static(line, id="browser-line"))
+
+    def _hide(self) -> None:
+        for widget in self.screen.query("#browser-line"):
+            widget.display = False
+
+    def close(self, reason: str = "closed in the terminal") -> None:
+        if self.review is not None:
+            self.review.close(reason)
+        if self.screen.is_attached:
+            self._hide()
+
+    def _decided(self, review: Review) -> None:
+        """A decision from the page, taken as the screen's own key would take it."""
+        self._hide()
+        if not self.screen.is_current:
+            return
+        if review.decision is Decision.APPROVE:
+            self.screen.action_approve()  # an edit made in the TUI is still never approved
+        else:
+            self.screen.dismiss(review)
+
+    def _ended(self, _reason: str) -> None:
+        if self.screen.is_attached:
+            self._hide()
+            self.screen.notify("The browser review was closed; the review goes on here.")
+

@@ -1,0 +1,128 @@
+"""A real loopback BrowserReview and a raw HTTP client that can send any Host/Origin."""
+
+from __future__ import annotations
+
+import http.client
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from planshell.plan.decider import Review, ReviewRequest
+from planshell.plan.document import parse_plan
+from planshell.plan.store import PlanStore
+from planshell.review_web.server import BrowserReview
+
+PLAN = """# Plan: widget cache
+
+## Context
+
+Widgets are slow to serve.
+
+## Steps
+
+- [ ] add the cache
+- [x] measure
+
+## Verification
+
+```bash
+pytest -q
+```
+"""
+
+
+@dataclass
+class Served:
+    review: BrowserReview
+    store: PlanStore
+    path: Path
+    decisions: list[Review] = field(default_factory=list)
+    ended: list[str] = field(default_factory=list)
+
+    @property
+    def host(self) -> str:
+        return f"127.0.0.1:{self.review.port}"
+
+    @property
+    def base(self) -> str:
+        return f"/r/{self.review.token}/"
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        body: bytes | None = None,
+        headers: dict[str, str] | None = None,
+        host: str | None = "default",
+        address: str = "127.0.0.1",
+    ) -> tuple[int, dict[str, str], bytes]:
+        conn = http.client.HTTPConnection(address, self.review.port, timeout=30)
+        try:
+            conn.putrequest(method, path, skip_host=True, skip_accept_encoding=True)
+            if host is not None:
+                conn.putheader("Host", self.host if host == "default" else host)
+            for name, value in (headers or {}).items():
+                conn.putheader(name, value)
+            if body is not None:
+                conn.putheader("Content-Length", str(len(body)))
+            conn.endheaders(body)
+            response = conn.getresponse()
+            data = response.read()
+            return response.status, {k.lower(): v for k, v in response.getheaders()}, data
+        finally:
+            conn.close()
+
+    def post(self, route: str, data: Any, **overrides: str) -> tuple[int, dict[str, Any]]:
+        headers = {
+            "Origin": f"http://{self.host}",
+            "X-Planshell-CSRF": self.review.csrf,
+            "Content-Type": "application/json",
+        }
+        headers.update(overrides)
+        status, _, body = self.request(
+            "POST", self.base + route, body=json.dumps(data).encode(), headers=headers
+        )
+        return status, json.loads(body or b"{}")
+
+    def page_version(self) -> str:
+        status, _, body = self.request("GET", self.base)
+        assert status == 200
+        marker = 'data-version="'
+        text = body.decode()
+        start = text.index(marker) + len(marker)
+        return text[start : text.index('"', start)]
+
+
+def serve(
+    root: Path,
+    text: str = PLAN,
+    *,
+    allow_approve: bool = True,
+    previous: str | None = None,
+    grace: float = 10.0,
+    heartbeat: float = 2.0,
+) -> Served:
+    store = PlanStore(root)
+    store.ensure_dir()
+    path = store.write(store.plans_dir / "cache.md", text)
+    request = ReviewRequest(path, text, parse_plan(text).title, previous_text=previous)
+    served: Served
+    decisions: list[Review] = []
+    ended: list[str] = []
+    review = BrowserReview(
+        request, store, allow_approve=allow_approve, on_decision=decisions.append,
+        on_closed=ended.append, grace=grace, heartbeat=heartbeat,
+    )
+    review.start()
+    served = Served(review, store, path, decisions, ended)
+    return served
+
+
+def running(served: Served) -> Iterator[Served]:
+    try:
+        yield served
+    finally:
+        served.review.close()

@@ -1,0 +1,147 @@
+"""The browser review in a real headless Chromium, against the real engine.
+
+The agent's ``exit_plan_mode`` review (``PlanController.review``) is answered by
+a decider that serves it with :class:`BrowserReview` (as the TUI's ``w`` does):
+a comment on the second section is saved into the plan file and goes back to
+the model as a refinement; the revised plan is then approved through the
+page's confirmation (which starts on Cancel) and the engine enters EXECUTE.
+
+Set BROWSER_REVIEW_SCREENSHOT=path.png to keep the screenshot (docs/plan-mode.md).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+import pytest
+
+from planshell.config import Settings
+from planshell.llm.scripted import ScriptedProvider
+from planshell.plan.controller import Mode
+from planshell.plan.decider import Review, ReviewRequest
+from planshell.review_web.feedback import REVIEW_PREFIX
+from planshell.review_web.server import BrowserReview
+from planshell.runtime import Runtime, build_runtime
+from tests.engine_helpers import ScriptedDecider
+from tests.review_web_helpers import PLAN
+from tests.webdriver import MISSING, Browser, chromium
+
+pytestmark = [
+    pytest.mark.skipif(MISSING is not None, reason=f"headless Chromium test {MISSING}"),
+    pytest.mark.timeout(180),
+]
+
+COMMENT = "Name the tests that cover the cache."
+WAIT = 60.0
+
+
+class BrowserDecider(ScriptedDecider):
+    """Serves every plan review in the browser and waits for the page's decision."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.runtime: Runtime | None = None
+        self.urls: asyncio.Queue[str] = asyncio.Queue()
+
+    async def review_plan(self, request: ReviewRequest) -> Review:
+        assert self.runtime is not None
+        self.requests.append(request)
+        loop = asyncio.get_running_loop()
+        decided: asyncio.Future[Review] = loop.create_future()
+
+        def decide(review: Review) -> None:
+            if not decided.done():
+                decided.set_result(review)
+
+        served = BrowserReview(
+            request, self.runtime.store, allow_approve=True, on_decision=decide, loop=loop
+        )
+        await self.urls.put(served.start())
+        try:
+            return await decided
+        finally:
+            served.close()
+
+
+def comment_and_save(browser: Browser, url: str, shot: Path) -> None:
+    browser.go(url)
+    browser.wait_for("return document.querySelectorAll('.add-comment').length > 0")
+    sections = browser.run(
+        "return [...document.querySelectorAll('section.block h2')].map(h => h.textContent)"
+    )
+    assert sections[:2] == ["Context", "Steps"]
+    # The block under the second section's heading.
+    target = browser.run(
+        "const h = [...document.querySelectorAll('section.block h2')][1].parentElement;"
+        "return '#' + h.nextElementSibling.id;"
+    )
+    browser.click(f"{target} .add-comment")
+    browser.type(f"{target} + .comment textarea", COMMENT)
+    # Nothing typed is lost: Save refuses while the box holds text not yet Done.
+    browser.click("#save")
+    assert "unsaved text" in browser.run("return document.getElementById('status').textContent")
+    browser.click(f"{target} + .comment button.done")
+    browser.screenshot(shot)
+    browser.click("#save")
+    browser.wait_for("return !document.getElementById('banner').hidden")
+
+
+def approve_through_confirmation(browser: Browser, url: str) -> None:
+    browser.go(url)
+    browser.wait_for("return !!document.getElementById('approve')")
+    browser.click("#approve")
+    assert browser.run("return document.getElementById('confirm').open")
+    assert browser.run("return document.activeElement.id") == "confirm-cancel"
+    browser.click("#confirm-cancel")
+    assert not browser.run("return document.getElementById('confirm').open")
+    browser.click("#approve")
+    browser.click("#confirm-ok")
+    browser.wait_for("return document.body.classList.contains('finished')")
+
+
+async def test_comment_save_then_approve_in_chromium(project: Path, tmp_path: Path) -> None:
+    decider = BrowserDecider()
+    runtime = build_runtime(
+        Settings.model_validate({"plan": {"sandbox": "off"}}),
+        project,
+        decider,
+        provider=ScriptedProvider([]),
+        persist=False,
+    )
+    decider.runtime = runtime
+    runtime.store.ensure_dir()
+    path = runtime.store.write(runtime.store.plans_dir / "cache.md", PLAN)
+    runtime.plan.enter_plan(plan_path=path)
+    shot = Path(os.environ.get("BROWSER_REVIEW_SCREENSHOT") or tmp_path / "review.png")
+
+    with chromium(tmp_path / "profile") as browser:
+        # Round 1: a comment on the second section, saved -> a refinement, still PLAN.
+        first = asyncio.create_task(runtime.plan.review(str(path)))
+        url = await asyncio.wait_for(decider.urls.get(), WAIT)
+        await asyncio.to_thread(comment_and_save, browser, url, shot)
+        result = await asyncio.wait_for(first, WAIT)
+        assert COMMENT in result and "Stay in plan mode" in result
+        assert runtime.plan.mode is Mode.PLAN
+        lines = path.read_text().split("\n")
+        steps = lines.index("## Steps")
+        assert lines[steps + 2 : steps + 7] == [
+            "- [ ] add the cache", "- [x] measure", "", f"{REVIEW_PREFIX} {COMMENT}", "",
+        ]
+        assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+        # Round 2: the model revised the plan; approve it through the confirmation.
+        revised = PLAN.replace("- [x] measure", "- [x] measure\n- [ ] test the cache (tests/test_cache.py)")
+        runtime.store.write(path, revised)
+        second = asyncio.create_task(runtime.plan.review(str(path)))
+        url = await asyncio.wait_for(decider.urls.get(), WAIT)
+        await asyncio.to_thread(approve_through_confirmation, browser, url)
+        result = await asyncio.wait_for(second, WAIT)
+
+    assert runtime.plan.mode is Mode.EXECUTE  # the engine received the approval
+    assert runtime.plan.plan_path == path
+    assert "approved" in result.lower()
+    assert [item.content for item in runtime.todos.items][:3] == [
+        "add the cache", "measure", "test the cache (tests/test_cache.py)",
+    ]
