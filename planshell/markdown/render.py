@@ -179,7 +179,7 @@ def _code_theme(dark: bool) -> Callable[[object], Style]:
     from rich.syntax import Syntax
 
     theme = Syntax.get_theme("ansi_dark" if dark else "ansi_light")
-    return lru_cache(maxsize=256)(theme.get_style_for_token)  # type: ignore[arg-type]
+    return lru_cache(maxsize=256)(theme.get_style_for_token)
 
 
 def highlight(code: str, info: str, palette: Palette) -> list[Spans]:
@@ -261,7 +261,7 @@ class _Renderer:
                 rows.append(RenderedLine([Segment("━" * width, p.h1_rule)], start, end))
             return rows
         if kind in ("bullet_list_open", "ordered_list_open"):
-            return self.list(index, stop, width, depth)
+            return self.list_block(index, stop, width, depth)
         if kind == "blockquote_open":
             inner = self.children(index + 1, stop, max(1, width - 2), depth, False)
             bar = Segment("▎ ", p.quote)
@@ -301,7 +301,7 @@ class _Renderer:
             rows.extend(RenderedLine(segments, start, end) for segments in wrapped)
         return rows
 
-    def list(self, index: int, stop: int, width: int, depth: int) -> list[RenderedLine]:
+    def list_block(self, index: int, stop: int, width: int, depth: int) -> list[RenderedLine]:
         p = self.p
         list_token = self.tokens[index]
         ordered = list_token.type == "ordered_list_open"
@@ -339,9 +339,9 @@ class _Renderer:
                 body = [RenderedLine([], start, end)]
             if rows and not tight:
                 rows.append(RenderedLine([], start, start))
-            for offset, row in enumerate(body):
+            for offset, line in enumerate(body):
                 prefix = marker if offset == 0 else self.pad(indent)
-                rows.append(RenderedLine([*prefix, *row.segments], row.start, row.end))
+                rows.append(RenderedLine([*prefix, *line.segments], line.start, line.end))
             position = item_end + 1
         return rows
 
@@ -436,10 +436,12 @@ class _Renderer:
             for row_number in range(height):
                 segments = [Segment("│", p.muted)]
                 for col in range(columns):
-                    cell = wrapped[col][row_number] if row_number < len(wrapped[col]) else []
-                    used = sum(cells(seg.text) for seg in cell)
+                    piece: list[Segment] = (
+                        wrapped[col][row_number] if row_number < len(wrapped[col]) else []
+                    )
+                    used = sum(cells(seg.text) for seg in piece)
                     segments.append(Segment(" ", p.text))
-                    segments.extend(cell)
+                    segments.extend(piece)
                     segments.append(Segment(" " * max(0, widths[col] - used + 1), p.text))
                     segments.append(Segment("│", p.muted))
                 out.append(RenderedLine(segments, source, source + 1))

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 from rich.cells import cell_len
 from rich.segment import Segment
+from rich.style import Style
 from textual import events
 from textual.binding import Binding, BindingType
 from textual.geometry import Region, Size
@@ -431,7 +432,7 @@ class Transcript(ScrollView, can_focus=True):
             if visible:
                 index = rows.index(visible[-1] if step < 0 else visible[0])
         else:
-            index = max(0, min(len(rows) - 1, rows.index(self._cursor) + step))  # type: ignore[arg-type]
+            index = max(0, min(len(rows) - 1, rows.index(self._cursor) + step))
         self._set_cursor(rows[index])
 
     def action_activate(self) -> None:
@@ -616,10 +617,10 @@ class Transcript(ScrollView, can_focus=True):
         if self._look is None:
             base = self.rich_style
 
-            def part(name: str) -> object:
+            def part(name: str) -> Style:
                 return solid_component_style(self, f"transcript--{name}")
 
-            md = {name.replace("-", "_"): base + part(name) for name in _MD}  # type: ignore[operator]
+            md = {name.replace("-", "_"): base + part(name) for name in _MD}
             md["code"] = part("code")
             md["link"] = part("link")
             dark = True
@@ -627,13 +628,13 @@ class Transcript(ScrollView, can_focus=True):
                 dark = self.app.current_theme.dark
             except Exception:
                 pass
-            palette = Palette(text=base, dark=dark, **md)  # type: ignore[arg-type]
+            palette = Palette(text=base, dark=dark, **md)  # type: ignore[arg-type]  # md: Style fields only
             parts = {name.replace("-", "_"): part(name) for name in _PARTS}
             self._generation += 1
             self._look = Look(
                 base=base, markdown=palette, generation=self._generation,
-                muted=base + part("muted"),  # type: ignore[operator]
-                **parts,  # type: ignore[arg-type]
+                muted=base + part("muted"),
+                **parts,
             )
         return self._look
 
