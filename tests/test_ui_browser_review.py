@@ -80,7 +80,7 @@ async def test_approve_in_the_page_takes_the_a_path(tmp_path: Path) -> None:
             if app.results:
                 break
             await pilot.pause(0.02)
-        assert app.results == [Review(Decision.APPROVE, reviewed_text=PLAN)]
+        assert app.results == [Review(Decision.APPROVE, reviewed_text=PLAN, permission_mode="accept-edits")]
         assert await asyncio.to_thread(page.review.wait_closed, WAIT)
 
 
@@ -123,7 +123,7 @@ async def test_terminal_decision_closes_the_browser_review(tmp_path: Path) -> No
         await pilot.press("w")
         page = served(app)
         await pilot.press("a")
-        assert app.results == [Review(Decision.APPROVE, reviewed_text=PLAN)]
+        assert app.results == [Review(Decision.APPROVE, reviewed_text=PLAN, permission_mode="accept-edits")]
         assert await asyncio.to_thread(page.review.wait_closed, WAIT)
 
 

@@ -224,6 +224,21 @@ async def test_keymap_from_settings(project: Path) -> None:
         ]
 
 
+@pytest.mark.parametrize("width", [100, 90, 80, 60])
+async def test_execute_footer_fits_with_the_checklist_key(project: Path, width: int) -> None:
+    """EXECUTE adds ^t Checklist: whole keys drop, "more" is never cut (it was at 100 columns)."""
+    path = save_plan(project)
+    app = make_app(project, [])
+    async with app.run_test(size=(width, 30)) as pilot:
+        screen = await ready(pilot)
+        runtime(app).plan.execute_existing(path)
+        await until(pilot, lambda: chip_text(app).startswith("EXECUTE"))
+        await pilot.pause(0.1)
+        keys = list(screen.query("FooterKey"))
+        assert "more" in {str(k.description) for k in keys}
+        assert max(k.region.right for k in keys) <= width
+
+
 async def test_footer_palette_and_help_name_the_toggle(project: Path) -> None:
     app = make_app(project, [])
     async with app.run_test(size=(120, 30)) as pilot:

@@ -26,11 +26,11 @@ PALETTE_PRIORITY = 15
 
 
 def _key_width(key: Widget) -> int:
-    """Cells a compact FooterKey takes, with the footer's one-cell gap."""
+    """Cells a compact FooterKey takes, with the two-cell gap the footer draws after it."""
     display = str(getattr(key, "key_display", ""))
     description = str(getattr(key, "description", ""))
     width = cell_len(display) + (1 + cell_len(description) if description else 0)
-    return width + 1 + (2 if key.has_class("-command-palette") else 0)
+    return width + 2 + (2 if key.has_class("-command-palette") else 0)
 
 
 class FittedFooter(Footer):
