@@ -399,8 +399,10 @@ class LsTool(Tool[LsArgs]):
 class ScopeArgs(ToolArgs):
     """What a recursive search may leave out: shared by ``find`` and ``grep``."""
 
-    include_ignored: bool = Field(False, description="Also search git-ignored files.")
-    include_hidden: bool = Field(False, description="Also search hidden folders (.name).")
+    # Self-explanatory names, and the tool descriptions say what they change:
+    # every schema word is sent with every request.
+    include_ignored: bool = False
+    include_hidden: bool = False
 
 
 def search_ignore(ctx: ToolContext, base: Path, args: ScopeArgs) -> IgnoreRules | None:
@@ -498,8 +500,8 @@ class GrepArgs(ScopeArgs):
     glob: str | None = Field(
         None, description="File filter: '*.py' (any depth), 'src/**/*.ts', '!*.min.js' excludes."
     )
-    ignore_case: bool = Field(False, description="Ignore case.")
-    max_results: int = Field(200, ge=1, le=5000, description="Most lines shown.")
+    ignore_case: bool = False
+    max_results: int = Field(200, ge=1, le=5000)
 
 
 @dataclass(frozen=True)
