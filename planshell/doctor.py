@@ -178,11 +178,15 @@ def _key_source(settings: Settings, root: Path, key_var: str) -> str:
 
 def _external_tools() -> Rows:
     from planshell.plan.sandbox import find_bwrap
+    from planshell.tools.files import find_rg
 
+    # Found the way planshell finds them (rg: the wheel's binary first), not only on PATH.
+    finders = {"bwrap": find_bwrap, "rg": find_rg}
     rows: Rows = []
     for binary, label in EXTERNAL_TOOLS:
-        path = find_bwrap() if binary == "bwrap" else shutil.which(binary)
-        rows.append((label, f"{path} ({_version_of(path)})" if path else "not found on PATH"))
+        finder = finders.get(binary)
+        path = finder() if finder is not None else shutil.which(binary)
+        rows.append((label, f"{path} ({_version_of(path)})" if path else "not found"))
     return rows
 
 

@@ -235,6 +235,8 @@ def test_doctor_reports_every_section_without_textual_or_the_key(project: Path) 
     assert "\x1b" not in out and re.search(r"^  model +mx$", out, re.MULTILINE)
     assert re.search(r"^  git +/\S+ \(git version", out, re.MULTILINE)
     assert re.search(r"^  (bubblewrap|ripgrep) +", out, re.MULTILINE)
+    # ripgrep is a dependency (its wheel ships rg): doctor finds it as the grep tool does.
+    assert re.search(r"^  ripgrep +/\S+/rg \(ripgrep \d", out, re.MULTILINE)
     assert re.search(r"self-test +`ls` ran without a sandbox", out)
     assert str(log_path()) in out
     normal = re.search(r"normal mode +(\d+) tools, [\d,]+ chars, ~([\d,]+) tokens", out)
