@@ -442,7 +442,7 @@ class FindTool(Tool[FindArgs]):
     name = "find"
     description = (
         "Find files by glob (`**` spans directories, `{a,b}` alternatives), newest first. "
-        "Skips git-ignored files and hidden folders unless asked. Use grep for contents."
+        "Skips git-ignored files and hidden folders unless asked."
     )
     more_hint = "use a narrower pattern or path"
     Args = FindArgs
@@ -938,7 +938,7 @@ class GrepTool(Tool[GrepArgs]):
     name = "grep"
     description = (
         "Search file contents by regex; prints `path:line:text`, source files first. "
-        "Skips git-ignored files and hidden folders unless asked. Use read for context."
+        "Skips git-ignored files and hidden folders unless asked."
     )
     more_hint = "narrow the pattern, path or glob, or lower max_results"
     Args = GrepArgs

@@ -79,8 +79,8 @@ class TodoList:
 
 
 class TodoEntry(ToolArgs):
-    content: str = Field(min_length=1)
-    status: TodoStatus
+    content: str = Field(min_length=1, description="The task.")
+    status: TodoStatus = Field(description="Its state.")
 
 
 class TodoWriteArgs(ToolArgs):
