@@ -697,6 +697,34 @@ def test_steps_are_exactly_the_task_items_the_review_shows(body: str) -> None:
     assert steps == shown
 
 
+@given(MARKDOWN)
+@settings(max_examples=300)
+def test_steps_are_exactly_the_task_items_the_plan_view_shows(body: str) -> None:
+    """Issue 13: the review's PlanView (section by section) shows a box for each step, and back."""
+    import re
+
+    from planshell.sanitize import strip_terminal_controls
+    from planshell.ui.widgets.plan_view import render_section
+
+    text = strip_terminal_controls("## Steps\n" + body)  # what PlanView shows
+    doc = parse_plan(text)
+    lines = text.split("\n")
+    steps_end = next((s.start for s in doc.sections[1:] if 1 <= s.level <= 2), len(lines))
+    shown: set[tuple[int, bool]] = set()
+    for section in doc.sections:
+        if section.start >= steps_end:
+            break
+        seen: set[int] = set()
+        for row in render_section(lines, section, 200):
+            if not row.segments or row.start in seen:
+                continue
+            seen.add(row.start)
+            match = re.match(r"(?:\d+[.)] )?([☐☑])", row.text)
+            if match:
+                shown.add((row.start, match[1] == "☑"))
+    assert {(s.line, s.done) for s in doc.steps if s.has_checkbox} == shown
+
+
 def test_an_indented_box_is_code_not_a_step() -> None:
     doc = parse_plan("## Steps\n\n    - [ ] x\n")
     assert doc.steps == ()

@@ -1,4 +1,4 @@
-"""The plan viewer's markdown line renderer, as a pure function (no Textual app)."""
+"""The plan viewer's rows (the shared markdown engine, one section at a time), without an app."""
 
 from __future__ import annotations
 
@@ -6,13 +6,10 @@ from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
 
-from planshell.ui.widgets.plan_view import (
-    Palette,
-    inline_spans,
-    render_markdown,
-    render_section,
-    wrap_spans,
-)
+from planshell.markdown import Palette, RenderedLine, inline_spans, wrap_spans
+from planshell.markdown.parse import parser
+from planshell.plan.document import parse_plan
+from planshell.ui.widgets.plan_view import render_markdown, render_section
 
 PALETTE = Palette(
     text=Style(),
@@ -27,8 +24,20 @@ def rows(text: str, width: int = 60) -> list[str]:
     return [row.rstrip() for row in render_markdown(text, width, PALETTE)]
 
 
-def section_rows(lines: list[str], width: int = 60, **kwargs: object) -> list[list[Segment]]:
-    return [row.segments for row in render_section(lines, width, PALETTE, **kwargs)]
+def first_section(
+    lines: list[str], width: int = 60, palette: Palette = PALETTE, tag: str = ""
+) -> list[RenderedLine]:
+    section = parse_plan("\n".join(lines)).sections[0]
+    return render_section(lines, section, width, palette, tag=tag)
+
+
+def section_rows(lines: list[str], width: int = 60, tag: str = "") -> list[list[Segment]]:
+    return [row.segments for row in first_section(lines, width, tag=tag)]
+
+
+def spans_of(text: str, style: Style, palette: Palette) -> list[tuple[str, Style]]:
+    """The styled spans the engine makes of one line of inline markdown."""
+    return [span for line in inline_spans(parser().parseInline(text)[0], style, palette) for span in line]
 
 
 def text_of(segments: list[Segment]) -> str:
@@ -47,23 +56,23 @@ def test_h1_has_a_full_width_rule_under_it() -> None:
 
 def test_h2_and_h3_are_styled_and_show_inline_code_without_backticks() -> None:
     palette = Palette(h2=Style(bold=True, color="magenta"), h3=Style(bold=True, color="cyan"))
-    rendered = render_section(["## Use `limits.py`"], 40, palette, level=2, title="Use `limits.py`")
+    rendered = first_section(["## Use `limits.py`"], 40, palette)
     first = rendered[0].segments
     assert text_of(first) == "Use limits.py"
     assert first[0].style == palette.h2
-    h3 = render_section(["### Risks"], 40, palette, level=3, title="Risks")
+    h3 = first_section(["### Risks"], 40, palette)
     assert h3[0].segments[0].style == palette.h3
 
 
 def test_changed_tag_is_appended_to_the_heading() -> None:
-    rendered = section_rows(["## Goal", "text"], level=2, title="Goal", tag="· changed")
+    rendered = section_rows(["## Goal", "text"], tag="· changed")
     assert text_of(rendered[0]) == "Goal · changed"
     assert rendered[0][-1].style == PALETTE.changed_tag
 
 
 def test_sections_end_with_one_blank_row() -> None:
     out = rows("## A\n\n\n\ntext\n\n\n## B\nmore\n")
-    assert out == ["A", "", "text", "", "B", "more", ""]
+    assert out == ["A", "", "text", "", "B", "", "more", ""]
 
 
 # -------------------------------------------------------------- paragraphs
@@ -88,7 +97,7 @@ def test_wide_characters_wrap_by_cells() -> None:
 
 
 def test_punctuation_after_styled_word_stays_attached() -> None:
-    spans = inline_spans("see **this**, then", Style(), PALETTE)
+    spans = spans_of("see **this**, then", Style(), PALETTE)
     wrapped = wrap_spans(spans, 9)
     assert [text_of(row) for row in wrapped] == ["see this,", "then"]
 
@@ -97,11 +106,11 @@ def test_punctuation_after_styled_word_stays_attached() -> None:
 
 
 def test_inline_markup_is_styled_and_markers_removed() -> None:
-    spans = inline_spans(
+    spans = spans_of(
         "a **b** *c* _d_ `e` ~~f~~ [g](http://x) <https://h.example>", Style(), PALETTE
     )
     text = "".join(text for text, _ in spans)
-    assert text == "a b c d e f g https://h.example"
+    assert text == "a b c d e f g (http://x) https://h.example"  # a link shows its target
     styles = {text: style for text, style in spans}
     assert styles["b"].bold
     assert styles["c"].italic and styles["d"].italic
@@ -111,13 +120,13 @@ def test_inline_markup_is_styled_and_markers_removed() -> None:
 
 
 def test_literal_markers_survive() -> None:
-    spans = inline_spans(r"snake_case_name, 2 * 3 * 4, \*not em\*, a_b", Style(), PALETTE)
+    spans = spans_of(r"snake_case_name, 2 * 3 * 4, \*not em\*, a_b", Style(), PALETTE)
     assert "".join(text for text, _ in spans) == "snake_case_name, 2 * 3 * 4, *not em*, a_b"
     assert not any(style.italic for _, style in spans)
 
 
 def test_code_span_is_verbatim() -> None:
-    spans = inline_spans("run `a **b** c`", Style(), PALETTE)
+    spans = spans_of("run `a **b** c`", Style(), PALETTE)
     assert spans[-1] == ("a **b** c", PALETTE.code)
 
 
@@ -143,16 +152,16 @@ def test_bullets_nest_with_hanging_indent() -> None:
     assert out[4] == "• second"
 
 
-def test_numbered_list_keeps_numbers_and_aligns_continuations() -> None:
-    out = rows("1. one two three four\n10. ten\n", width=13)
-    assert out[:3] == ["1. one two", "   three four", "10. ten"]
+def test_numbered_list_counts_from_its_start_and_aligns_continuations() -> None:
+    out = rows("3. one two three four\n10. ten\n", width=13)
+    assert out[:3] == ["3. one two", "   three four", "4. ten"]  # CommonMark numbering
 
 
 def test_task_items_show_boxes_and_done_text_is_dimmed() -> None:
     rendered = section_rows(["- [ ] write tests", "- [x] read code", "1. [X] numbered done"])
     assert text_of(rendered[0]) == "☐ write tests"
     assert text_of(rendered[1]) == "☑ read code"
-    assert text_of(rendered[2]) == "1. ☑ numbered done"
+    assert text_of(rendered[3]) == "1. ☑ numbered done"  # another list: a blank row before it
     box = next(segment for segment in rendered[1] if segment.text == "☑")
     assert box.style == PALETTE.task_done
     done_text = next(segment for segment in rendered[1] if "read" in segment.text)
@@ -183,7 +192,7 @@ def test_fences_are_verbatim_and_hash_lines_are_not_headings() -> None:
 
 def test_fence_info_is_dim_and_code_has_a_background() -> None:
     palette = Palette(code_block=Style(bgcolor="grey11"), fence_info=Style(dim=True))
-    rendered = render_section(["```python", "x = 1", "```"], 20, palette)
+    rendered = first_section(["```python", "x = 1", "```"], 20, palette)
     info, code = rendered[0].segments, rendered[1].segments
     assert info[0].style == palette.fence_info
     assert text_of(info).strip() == "python"
@@ -222,8 +231,8 @@ def test_no_row_is_wider_than_the_width() -> None:
 
 
 def test_sources_point_at_the_lines_rows_came_from() -> None:
-    rendered = render_section(["## H", "", "para", "", "- item"], 40, level=2, title="H")
-    by_text = {text_of(row.segments).strip(): row.source for row in rendered}
+    rendered = first_section(["## H", "", "para", "", "- item"], 40)
+    by_text = {text_of(row.segments).strip(): row.start for row in rendered}
     assert by_text["H"] == 0
     assert by_text["para"] == 2
     assert by_text["• item"] == 4

@@ -30,10 +30,13 @@ _KEYS = itertools.count(1)
 def parser() -> MarkdownIt:
     """The one parser: CommonMark + GFM tables and strikethrough (task items: :func:`task_state`).
 
-    Not mdit-py-plugins' tasklists: it rewrites the inline content and marks
-    ``- [x]`` followed by a continuation line as an *unticked* task.
+    Raw HTML is off: plan and chat text is hostile, so ``<script>`` is text
+    everywhere (the browser review renders these same tokens to HTML, where
+    markdown-it then escapes it). Not mdit-py-plugins' tasklists: it rewrites
+    the inline content and marks ``- [x]`` followed by a continuation line as
+    an *unticked* task.
     """
-    return MarkdownIt("commonmark").enable(["table", "strikethrough"])
+    return MarkdownIt("commonmark", {"html": False}).enable(["table", "strikethrough"])
 
 
 def parse_tokens(text: str) -> list[Token]:

@@ -18,7 +18,7 @@ from markdown_it.token import Token
 from rich.segment import Segment
 from rich.style import Style
 
-from planshell.markdown.parse import Block, parse_blocks, task_state
+from planshell.markdown.parse import Block, parse_blocks, parser, task_state
 from planshell.markdown.wrap import cells, chop, wrap_spans
 from planshell.sanitize import strip_terminal_controls
 
@@ -27,6 +27,7 @@ __all__ = [
     "Palette",
     "RenderedLine",
     "inline_spans",
+    "plain_inline",
     "render_block",
     "render_blocks",
     "render_text",
@@ -213,9 +214,10 @@ def highlight(code: str, info: str, palette: Palette) -> list[Spans]:
 class _Renderer:
     """Walks the flat token list of one top-level block, emitting rows."""
 
-    def __init__(self, tokens: Sequence[Token], palette: Palette) -> None:
+    def __init__(self, tokens: Sequence[Token], palette: Palette, tag: str = "") -> None:
         self.tokens = tokens
         self.p = palette
+        self.tag = tag  # appended to a heading (the review's "changed" mark)
 
     def pad(self, columns: int, style: Style | None = None) -> list[Segment]:
         return [Segment(" " * columns, style or self.p.text)] if columns > 0 else []
@@ -256,7 +258,11 @@ class _Renderer:
             return self.paragraph(self.tokens[index + 1], start, end, width, p.text)
         if kind == "heading_open":
             level = int(token.tag[1:]) if token.tag[1:].isdigit() else 1
-            rows = self.paragraph(self.tokens[index + 1], start, end, width, p.heading(level))
+            style = p.heading(level)
+            lines = inline_spans(self.tokens[index + 1], style, p)
+            if self.tag:
+                lines[-1] = [*lines[-1], (" ", style), (self.tag, p.changed_tag)]
+            rows = [RenderedLine(row, start, end) for spans in lines for row in wrap_spans(spans, width)]
             if level == 1:
                 rows.append(RenderedLine([Segment("━" * width, p.h1_rule)], start, end))
             return rows
@@ -473,21 +479,27 @@ def _chop_spans(spans: Spans, width: int) -> list[Spans]:
     return rows
 
 
-def render_block(block: Block, width: int, palette: Palette = DEFAULT_PALETTE) -> list[RenderedLine]:
-    """Rows of one top-level block at ``width`` cells (no blank rows around it)."""
+def render_block(
+    block: Block, width: int, palette: Palette = DEFAULT_PALETTE, *, tag: str = ""
+) -> list[RenderedLine]:
+    """Rows of one top-level block at ``width`` cells (no blank rows around it).
+
+    ``tag`` is appended to a heading, wrapped with it (the plan review's mark on
+    sections changed since the last review).
+    """
     width = max(1, width)
-    renderer = _Renderer(block.tokens, palette)
+    renderer = _Renderer(block.tokens, palette, tag)
     stop = renderer.closing(0) if block.tokens[0].nesting == 1 else 0
     return renderer.block(0, stop, width)
 
 
 def render_blocks(
-    blocks: Sequence[Block], width: int, palette: Palette = DEFAULT_PALETTE
+    blocks: Sequence[Block], width: int, palette: Palette = DEFAULT_PALETTE, *, tag: str = ""
 ) -> list[RenderedLine]:
-    """Rows of several blocks, separated by one blank row."""
+    """Rows of several blocks, separated by one blank row; ``tag`` goes on a first heading."""
     rows: list[RenderedLine] = []
-    for block in blocks:
-        rendered = render_block(block, width, palette)
+    for number, block in enumerate(blocks):
+        rendered = render_block(block, width, palette, tag=tag if number == 0 else "")
         if rows and rendered:
             rows.append(RenderedLine([], block.start, block.start))
         rows.extend(rendered)
@@ -498,3 +510,10 @@ def render_text(text: str, width: int, palette: Palette = DEFAULT_PALETTE) -> li
     """Plain text of a document's rows (sanitised): for tests and previews."""
     blocks = parse_blocks(strip_terminal_controls(text))
     return [row.text.rstrip() for row in render_blocks(blocks, width, palette)]
+
+
+def plain_inline(text: str) -> str:
+    """Inline markdown ``text`` as it is shown, without styles (titles, gauges)."""
+    tokens = parser().parseInline(strip_terminal_controls(text))
+    lines = inline_spans(tokens[0] if tokens else None, Style(), DEFAULT_PALETTE)
+    return " ".join("".join(piece for piece, _ in line) for line in lines)

@@ -1,16 +1,19 @@
 """Plan markdown -> HTML blocks, each with the source lines it came from.
 
-One function, :func:`render_plan_html`, is the seam: it uses markdown-it-py
-(CommonMark, raw HTML off, so every character of plan text arrives escaped)
-with the GFM tables, strikethrough and task-list plugins, and Pygments for
-fenced code. Every top-level block carries its ``token.map`` line range, which
-is what comments anchor to: a fenced block is one token, so a comment can never
-land inside it.
+One function, :func:`render_plan_html`, is the seam: it parses with the shared
+markdown engine (:mod:`planshell.markdown`: CommonMark + GFM tables and
+strikethrough, raw HTML off, so every character of plan text arrives escaped),
+section by section exactly as the TUI's ``PlanView`` does, and renders those
+tokens with markdown-it's HTML renderer (task items as the engine sees them,
+Pygments for fenced code). Every top-level block carries its ``token.map`` line
+range, which is what comments anchor to: a fenced block is one token, so a
+comment can never land inside it.
 
 Plan text is hostile (the model wrote it, maybe from a hostile repository):
 links keep only ``http``, ``https``, ``mailto`` and in-page ``#`` targets
-(anything else stays literal text), images are never loaded (they render as
-their alt text and address), and no ``id`` or ``style`` comes from the plan.
+(anything else shows its label as plain text), images are never loaded (they
+render as their alt text and address), and no ``id`` or ``style`` comes from
+the plan.
 """
 
 from __future__ import annotations
@@ -24,11 +27,13 @@ from typing import Any
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
-from mdit_py_plugins.tasklists import tasklists_plugin
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
+
+from planshell.markdown.parse import parse_blocks, task_state
+from planshell.plan.document import parse_plan
 
 __all__ = ["Block", "highlight_css", "render_plan_html"]
 
@@ -78,27 +83,56 @@ def _image(_renderer: Any, tokens: Sequence[Token], idx: int, _options: Any, _en
     )
 
 
-def _validate_link(url: str) -> bool:
-    return bool(_SAFE_LINK.match(url.strip()))
+_CHECKBOX = '<input class="task-list-item-checkbox" disabled="disabled" type="checkbox">'
+_CHECKED = '<input class="task-list-item-checkbox" checked="checked" disabled="disabled" type="checkbox">'
 
 
 @cache
-def _engine() -> MarkdownIt:
+def _html() -> MarkdownIt:
+    """Only the HTML *renderer* (and its options): parsing is the shared engine's."""
     md = MarkdownIt("commonmark", {"html": False, "highlight": _highlight})
-    md.enable(["table", "strikethrough"]).use(tasklists_plugin)
-    md.validateLink = _validate_link  # type: ignore[method-assign]
     md.add_render_rule("image", _image)
     return md
 
 
-def _harden(tokens: list[Token]) -> None:
-    """Links open outside the page; table alignment becomes a class (CSP has no inline style)."""
+def _tasks(tokens: Sequence[Token]) -> None:
+    """GFM task items, as the engine counts them: a disabled checkbox instead of ``[ ]``.
+
+    The checkbox is a fixed string of ours (an ``html_inline`` token is written
+    verbatim); the item's own text stays a text token, so it is escaped.
+    """
+    for index, token in enumerate(tokens):
+        if token.type != "list_item_open":
+            continue
+        is_task, done = task_state(tokens, index)
+        if not is_task:
+            continue
+        token.attrJoin("class", "task-list-item")
+        for opener in reversed(tokens[:index]):
+            if opener.type in ("bullet_list_open", "ordered_list_open") and opener.level == token.level - 1:
+                if "contains-task-list" not in str(opener.attrGet("class") or ""):
+                    opener.attrJoin("class", "contains-task-list")
+                break
+        inline = tokens[index + 2]
+        children = inline.children or []
+        if children and children[0].type == "text":
+            children[0].content = children[0].content[3:]
+        box = Token("html_inline", "", 0, content=_CHECKED if done else _CHECKBOX)
+        inline.children = [box, *children]
+
+
+def _harden(tokens: Sequence[Token]) -> None:
+    """Links open outside the page, unsafe ones lose their target; no inline style (CSP)."""
     stack = list(tokens)
     while stack:
         token = stack.pop()
         if token.children:
             stack.extend(token.children)
-        if token.type == "link_open":
+        if token.type in ("html_inline", "html_block"):  # the parser has HTML off: never trust it
+            token.type = "text"
+        if token.type == "link_open" and not _SAFE_LINK.match(str(token.attrGet("href") or "").strip()):
+            token.tag, token.attrs = "span", {"class": "unsafe-link"}
+        elif token.type == "link_open":
             token.attrSet("rel", "noopener noreferrer")
             token.attrSet("target", "_blank")
         style = token.attrGet("style")
@@ -116,36 +150,31 @@ def _trim_end(lines: list[str], start: int, end: int) -> int:
 
 
 def render_plan_html(text: str) -> list[Block]:
-    """The plan as top-level blocks with escaped HTML and source line ranges."""
-    md = _engine()
+    """The plan as top-level blocks with escaped HTML and source line ranges.
+
+    Parsed one section at a time, like the TUI's ``PlanView``, so both show the
+    same blocks with the same line ranges.
+    """
+    md = _html()
     env: dict[str, Any] = {}
-    tokens = md.parse(text, env)
-    _harden(tokens)
-    lines = text.split("\n")
+    # markdown-it also breaks lines at "\r": keep its line numbers ours.
+    lines = text.replace("\r", " ").split("\n")
     blocks: list[Block] = []
-    index = 0
-    while index < len(tokens):
-        first = tokens[index]
-        close = index
-        if first.nesting == 1:
-            depth = 0
-            for close in range(index, len(tokens)):
-                depth += tokens[close].nesting
-                if depth == 0:
-                    break
-        group = tokens[index : close + 1]
-        index = close + 1
-        if first.map is None:
-            continue
-        start, end = first.map
-        end = _trim_end(lines, start, min(end, len(lines)))
-        body = md.renderer.render(group, md.options, env)
-        kind = first.type.removesuffix("_open")
-        level, title = 0, ""
-        if first.type == "heading_open":
-            level = int(first.tag[1:])
-            title = "".join(c.content for c in (group[1].children or []) if c.type in {"text", "code_inline"})
-        blocks.append(Block(start, end, kind, body, level, title))
+    for section in parse_plan(text).sections:
+        for block in parse_blocks("\n".join(lines[section.start : section.end]), section.start):
+            group = list(block.tokens)
+            first = group[0]
+            if first.map is None:  # pragma: no cover - every top-level block has a map
+                continue
+            _harden(group)
+            _tasks(group)
+            end = _trim_end(lines, block.start, min(block.end, len(lines)))
+            body = md.renderer.render(group, md.options, env)
+            level, title = 0, ""
+            if first.type == "heading_open":
+                level = int(first.tag[1:])
+                title = "".join(c.content for c in (group[1].children or []) if c.type in {"text", "code_inline"})
+            blocks.append(Block(block.start, end, block.kind, body, level, title))
     return blocks
 
 

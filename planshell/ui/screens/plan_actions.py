@@ -29,11 +29,12 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Button, Static
 
+from planshell.markdown import plain_inline
 from planshell.plan.document import parse_plan
 from planshell.sanitize import strip_terminal_controls
 from planshell.ui.screens.confirm import ConfirmScreen
 from planshell.ui.screens.results import AnswersWhenRemoved
-from planshell.ui.widgets.plan_view import PlanView, plain_inline
+from planshell.ui.widgets.plan_view import PlanView
 from planshell.ui.widgets.review_footer import Hint, ReviewFooter
 
 __all__ = [

@@ -45,13 +45,14 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Static, TextArea
 
+from planshell.markdown import plain_inline
 from planshell.plan.decider import Decision, Review, ReviewRequest
 from planshell.plan.document import changed_sections, parse_plan
 from planshell.sanitize import strip_terminal_controls
 from planshell.ui.screens.confirm import ConfirmScreen
 from planshell.ui.screens.results import AnswersWhenRemoved
 from planshell.ui.widgets.gauge import GaugeState, PlanGauge
-from planshell.ui.widgets.plan_view import PlanView, plain_inline
+from planshell.ui.widgets.plan_view import PlanView
 from planshell.ui.widgets.review_footer import (
     READ_ONLY_HINTS,
     ReviewFooter,

@@ -3,11 +3,10 @@
 Why not ``textual.widgets.Markdown`` or rich's ``Markdown``: measured, they take
 13 s (2,000 lines) and 3.2 s (10,000 lines) before the first frame. A plan review
 must open instantly at any size and ``n``/``p`` must land in one frame, so this
-module has its own small, line-oriented markdown renderer (headings, paragraphs,
-lists, tasks, fences, quotes, rules, tables, inline code/bold/italic/links) that
-turns one *section* (a heading and its body, as split by ``parse_plan``) into
-rows of rich ``Segment``s, and a Line-API ``ScrollView`` that lays sections out
-lazily:
+view draws the shared markdown engine's rows (:mod:`planshell.markdown`: one
+parser and renderer for plans, chat and the browser review) one *section* (a
+heading and its body, as split by ``parse_plan``) at a time, from a Line-API
+``ScrollView`` that lays sections out lazily:
 
 * sections are laid out exactly **in order from the top**; every section past
   the *frontier* has an estimated height (its source line count);
@@ -19,22 +18,20 @@ lazily:
   resize back to a known width is free, and a resize keeps the top section
   anchored.
 
-The renderer is pure (``render_section`` / ``render_markdown``) and tested on
-its own. All text goes through ``strip_terminal_controls`` first: plans are
-written by the model.
+A section is parsed on its own (:func:`render_section`, pure and tested on its
+own), so the work for a frame is bounded by the sections on screen. All text
+goes through ``strip_terminal_controls`` first: plans are written by the model.
 """
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_right
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from itertools import accumulate
 from time import perf_counter
 from typing import ClassVar, NamedTuple
 
-from rich.cells import cell_len, get_character_cell_size
+from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
@@ -47,595 +44,55 @@ from textual.selection import Selection
 from textual.strip import Strip
 from textual.timer import Timer
 
+from planshell.markdown import DEFAULT_PALETTE, Palette, RenderedLine, parse_blocks, render_blocks
 from planshell.plan.document import PlanDocument, Section, parse_plan
 from planshell.sanitize import strip_terminal_controls
 from planshell.ui.styling import solid_component_style
 
-__all__ = [
-    "DEFAULT_PALETTE",
-    "Palette",
-    "PlanView",
-    "RenderedLine",
-    "inline_spans",
-    "plain_inline",
-    "render_markdown",
-    "render_section",
-    "wrap_spans",
-]
+__all__ = ["PlanView", "render_markdown", "render_section"]
 
 GUTTER = 2  # "▎ " on changed sections, blank otherwise: text never shifts
 RIGHT_MARGIN = 1
 MIN_WIDTH = 12
 CHANGED_TAG = "· changed"
-_TAB = 4
-_INLINE_MAX = 8_000  # longer paragraphs render without inline markup (bounded work)
 _CHUNK_SECONDS = 0.008  # one background layout batch
 _CACHED_SECTIONS = 96  # sections whose strips stay built (a few screens' worth)
-_BULLETS = ("•", "◦", "▪", "▫")
 
 
-# ----------------------------------------------------------------------- palette
-
-
-@dataclass(frozen=True)
-class Palette:
-    """Rich styles for each element; the widget fills it from its component classes."""
-
-    text: Style = field(default_factory=Style)
-    h1: Style = field(default_factory=lambda: Style(bold=True))
-    h2: Style = field(default_factory=lambda: Style(bold=True))
-    h3: Style = field(default_factory=lambda: Style(bold=True))
-    h4: Style = field(default_factory=lambda: Style(bold=True))
-    h1_rule: Style = field(default_factory=Style)
-    rule: Style = field(default_factory=lambda: Style(dim=True))
-    bullet: Style = field(default_factory=Style)
-    task: Style = field(default_factory=Style)
-    task_done: Style = field(default_factory=Style)
-    done: Style = field(default_factory=lambda: Style(dim=True))
-    code: Style = field(default_factory=lambda: Style(bold=True))
-    code_block: Style = field(default_factory=Style)
-    fence_info: Style = field(default_factory=lambda: Style(dim=True))
-    quote: Style = field(default_factory=lambda: Style(dim=True))
-    link: Style = field(default_factory=lambda: Style(underline=True))
-    muted: Style = field(default_factory=lambda: Style(dim=True))
-    changed_bar: Style = field(default_factory=Style)
-    changed_tag: Style = field(default_factory=lambda: Style(italic=True))
-
-    def heading(self, level: int) -> Style:
-        return (self.h1, self.h2, self.h3)[level - 1] if 1 <= level <= 3 else self.h4
-
-
-DEFAULT_PALETTE = Palette()
-_BOLD = Style(bold=True)
-_ITALIC = Style(italic=True)
-_STRIKE = Style(strike=True)
-
-
-class RenderedLine(NamedTuple):
-    """One screen row of a section: its segments and the source line it came from."""
-
-    segments: list[Segment]
-    source: int  # 0-based, relative to the section's first line
-
-
-# ------------------------------------------------------------------------ inline
-
-_INLINE = re.compile(
-    r"\\(?P<esc>[!-/:-@\[-`{-~])"
-    r"|(?P<ticks>``?)(?P<code>(?:(?!(?P=ticks))[^\n])+?)(?P=ticks)"
-    r"|\*\*(?P<bold>[^*]+)\*\*"
-    r"|(?<![\w])__(?P<bold2>[^_]+)__(?![\w])"
-    r"|~~(?P<strike>[^~]+)~~"
-    r"|\*(?P<em>[^*\s](?:[^*]*[^*\s])?)\*"
-    r"|(?<![\w])_(?P<em2>[^_\s](?:[^_]*[^_\s])?)_(?![\w])"
-    r"|!?\[(?P<link>[^\]\n]*)\]\((?P<url>[^)\s]*)(?:\s[^)]*)?\)"
-    r"|<(?P<auto>https?://[^>\s]+)>"
-)
-_CODE_TICKS = re.compile(r"``?")
-
-
-def inline_spans(text: str, style: Style, palette: Palette) -> list[tuple[str, Style]]:
-    """Split one paragraph into styled spans: `code`, **bold**, *italic*, ~~strike~~, links.
-
-    Every pattern stops at the next delimiter of its own kind, so the scan stays
-    linear; code spans are verbatim and links show their text (plus the URL when
-    the text is empty).
-    """
-    if len(text) > _INLINE_MAX or not any(c in text for c in "\\`*_~[<"):
-        return [(text, style)]
-    spans: list[tuple[str, Style]] = []
-    position = 0
-    for match in _INLINE.finditer(text):
-        if match.start() > position:
-            spans.append((text[position : match.start()], style))
-        position = match.end()
-        group = match.lastgroup
-        if group == "esc":
-            spans.append((match["esc"], style))
-        elif match["code"] is not None:
-            spans.append((match["code"], style + palette.code))
-        elif group in ("bold", "bold2"):
-            spans.extend(inline_spans(match[group], style + _BOLD, palette))
-        elif group == "strike":
-            spans.extend(inline_spans(match[group], style + _STRIKE, palette))
-        elif group in ("em", "em2"):
-            spans.extend(inline_spans(match[group], style + _ITALIC, palette))
-        elif group == "url" or match["link"] is not None:
-            label = match["link"] or match["url"] or ""
-            spans.extend(inline_spans(label, style + palette.link, palette))
-        elif group == "auto":
-            spans.append((match["auto"], style + palette.link))
-        else:  # pragma: no cover - every alternative is named above
-            spans.append((match.group(0), style))
-    if position < len(text):
-        spans.append((text[position:], style))
-    return spans
-
-
-def plain_inline(text: str) -> str:
-    """``text`` without inline markup, as it is shown (for gauges and titles)."""
-    return "".join(span for span, _ in inline_spans(text, Style(), DEFAULT_PALETTE))
-
-
-# -------------------------------------------------------------------------- wrap
-
-
-def _cells(text: str) -> int:
-    return len(text) if text.isascii() else cell_len(text)
-
-
-def _chop(text: str, width: int) -> list[str]:
-    """Hard-split ``text`` into pieces of at most ``width`` cells (at least one piece)."""
-    width = max(1, width)
-    if text.isascii():
-        return [text[i : i + width] for i in range(0, len(text), width)] or [""]
-    pieces: list[str] = []
-    start = used = 0
-    for index, char in enumerate(text):
-        size = get_character_cell_size(char)
-        if used + size > width and index > start:
-            pieces.append(text[start:index])
-            start, used = index, 0
-        used += size
-    pieces.append(text[start:])
-    return pieces
-
-
-_SPACES = re.compile(r"(\s+)")
-
-
-def _words(spans: Sequence[tuple[str, Style]]) -> list[tuple[list[tuple[str, Style]], int, Style]]:
-    """Group spans into words (pieces, cells, style of the space before the word).
-
-    A word may cross spans (``**bold**,`` is one word), so wrapping never puts a
-    comma at the start of a line.
-    """
-    words: list[tuple[list[tuple[str, Style]], int, Style]] = []
-    pieces: list[tuple[str, Style]] = []
-    width = 0
-    space_style: Style | None = None
-    pending_space: Style | None = None
-    for text, style in spans:
-        for index, token in enumerate(_SPACES.split(text)):
-            if not token:
-                continue
-            if index % 2:  # whitespace
-                if pieces:
-                    words.append((pieces, width, space_style or style))
-                    pieces, width = [], 0
-                pending_space = style
-                space_style = None
-                continue
-            if not pieces:
-                space_style = pending_space or style
-            pieces.append((token, style))
-            width += _cells(token)
-    if pieces:
-        words.append((pieces, width, space_style or Style()))
-    return words
-
-
-def wrap_spans(
-    spans: Sequence[tuple[str, Style]],
-    width: int,
-    first: Sequence[Segment] = (),
-    rest: Sequence[Segment] | None = None,
-) -> list[list[Segment]]:
-    """Greedy word wrap of styled spans into rows of ``width`` cells.
-
-    ``first`` prefixes the first row (a bullet), ``rest`` the others (the hanging
-    indent; defaults to blanks as wide as ``first``). Runs of whitespace collapse
-    to one space, as in markdown; a word longer than a row is split.
-    """
-    first = list(first)
-    first_width = sum(_cells(seg.text) for seg in first)
-    rest = [Segment(" " * first_width)] if rest is None else list(rest)
-    rest_width = sum(_cells(seg.text) for seg in rest)
-    rows: list[list[Segment]] = []
-    row: list[Segment] = list(first)
-    avail = max(1, width - first_width)
-    used = 0
-
-    def new_row() -> None:
-        nonlocal row, used, avail
-        rows.append(row)
-        row, used, avail = list(rest), 0, max(1, width - rest_width)
-
-    for pieces, word_width, space_style in _words(spans):
-        if used and used + 1 + word_width > avail:
-            new_row()
-        if used:
-            row.append(Segment(" ", space_style))
-            used += 1
-        if word_width <= avail - used:
-            row.extend(Segment(text, style) for text, style in pieces)
-            used += word_width
-            continue
-        for text, style in pieces:  # longer than a row: split it
-            while text:
-                if used >= avail:
-                    new_row()
-                head = _chop(text, avail - used)[0]
-                row.append(Segment(head, style))
-                used += _cells(head)
-                text = text[len(head) :]
-    rows.append(row)
-    return rows
-
-
-# ------------------------------------------------------------------------ blocks
-
-_ITEM = re.compile(r"( *)([-*+]|\d{1,9}[.)])(?:[ \t]+(.*)|$)")
-_TASK = re.compile(r"\[([ xX])\](?:[ \t]+(.*)|$)")
-_FENCE = re.compile(r"( *)(`{3,}|~{3,})(.*)")
-_QUOTE = re.compile(r" {0,3}((?:> ?)+)(.*)")
-
-
-def _is_rule(stripped: str) -> bool:
-    chars = stripped.replace(" ", "")
-    return len(chars) >= 3 and chars[0] in "-*_" and chars == chars[0] * len(chars)
-
-
-def _table_cells(row: str) -> list[str]:
-    """Cells of a ``| a | b |`` row (escaped ``\\|`` stays inside a cell)."""
-    inner = row.strip()
-    inner = inner[1:] if inner.startswith("|") else inner
-    inner = inner[:-1] if inner.endswith("|") and not inner.endswith("\\|") else inner
-    return [cell.strip().replace("\\|", "|") for cell in re.split(r"(?<!\\)\|", inner)]
-
-
-def _leading(line: str) -> int:
-    return len(line) - len(line.lstrip(" "))
-
-
-class _ListItem(NamedTuple):
-    content_col: int  # source column where the item's text starts (nesting rule)
-    indent: int  # rendered column of that text
-
-
-class _SectionRenderer:
-    """Turns the body lines of one section into rows; one instance per call."""
-
-    def __init__(self, lines: Sequence[str], width: int, palette: Palette) -> None:
-        self.lines = lines
-        self.width = width
-        self.p = palette
-        self.rows: list[RenderedLine] = []
-        self.blank = False  # a blank source line is waiting to be emitted
-        self.para: list[str] = []
-        self.para_start = 0
-        self.para_first: list[Segment] = []
-        self.para_rest: list[Segment] = []
-        self.para_style = palette.text
-        self.stack: list[_ListItem] = []
-        self.after_item = False  # the open paragraph belongs to a list item
-
-    # -- output
-
-    def emit(self, segments: list[Segment], source: int) -> None:
-        if self.blank and self.rows:
-            self.rows.append(RenderedLine([], source))
-        self.blank = False
-        self.rows.append(RenderedLine(segments, source))
-
-    def pad(self, columns: int) -> list[Segment]:
-        return [Segment(" " * columns, self.p.text)] if columns else []
-
-    def open_para(
-        self, start: int, first: list[Segment], rest: list[Segment], style: Style
-    ) -> None:
-        self.flush()
-        self.para_start, self.para_first, self.para_rest, self.para_style = (
-            start,
-            first,
-            rest,
-            style,
-        )
-
-    def flush(self) -> None:
-        """Wrap and emit the open paragraph."""
-        if not self.para:
-            return
-        text = " ".join(line.strip() for line in self.para)
-        count = len(self.para)
-        self.para = []
-        spans = inline_spans(text, self.para_style, self.p)
-        wrapped = wrap_spans(spans, self.width, self.para_first, self.para_rest)
-        for number, segments in enumerate(wrapped):
-            self.emit(segments, self.para_start + number * count // len(wrapped))
-
-    # -- blocks
-
-    def heading(self, level: int, title: str, tag: str) -> None:
-        style = self.p.heading(level)
-        spans = inline_spans(title, style, self.p) if title else [("", style)]
-        if tag:
-            spans = [*spans, (" ", style), (tag, self.p.changed_tag)]
-        for segments in wrap_spans(spans, self.width):
-            self.emit(segments, 0)
-        if level == 1:
-            self.emit([Segment("━" * self.width, self.p.h1_rule)], 0)
-
-    def code_block(self, start: int, indent: int, info: str, body: list[str]) -> None:
-        self.flush()
-        p = self.p
-        indent = min(indent, self.width // 2)
-        inner = max(1, self.width - indent - 2)
-        if info:
-            label = _chop(info, inner)[0]
-            fill = inner - _cells(label) + 1
-            self.emit([*self.pad(indent), Segment(" " + label + " " * fill, p.fence_info)], start)
-        if not body:
-            body = [""]
-        for offset, line in enumerate(body):
-            source = start + 1 + offset
-            for number, piece in enumerate(_chop(line.expandtabs(_TAB), inner)):
-                mark = Segment("↪" if number else " ", p.fence_info)
-                gap = " " * (inner - _cells(piece) + 1)
-                self.emit([*self.pad(indent), mark, Segment(piece + gap, p.code_block)], source)
-
-    def verbatim(self, source: int, text: str, indent: int, style: Style) -> None:
-        """A row that must not be reflowed (table rows): hard-wrapped."""
-        inner = max(1, self.width - indent)
-        for piece in _chop(text, inner):
-            self.emit([*self.pad(indent), Segment(piece, style)], source)
-
-    def table(self, start: int, rows: list[str], indent: int) -> None:
-        """Align a pipe table's columns; fall back to hard-wrapped rows when too wide."""
-        self.flush()
-        p = self.p
-        cells = [_table_cells(row) for row in rows]
-        separator = [all(set(cell) <= set(":- ") and "-" in cell for cell in row) for row in cells]
-        spans = [[inline_spans(cell, p.text, p) for cell in row] for row in cells]
-        columns = max(len(row) for row in cells)
-        widths = [0] * columns
-        for row, is_separator in zip(spans, separator, strict=True):
-            if not is_separator:
-                for number, cell in enumerate(row):
-                    widths[number] = max(widths[number], sum(_cells(text) for text, _ in cell))
-        total = sum(widths) + 3 * columns + 1
-        for offset, (row, is_separator) in enumerate(zip(spans, separator, strict=True)):
-            source = start + offset
-            if total > self.width - indent:
-                self.verbatim(source, rows[offset].strip(), indent, p.text)
-                continue
-            if is_separator:
-                line = "├" + "┼".join("─" * (width + 2) for width in widths) + "┤"
-                self.emit([*self.pad(indent), Segment(line, p.muted)], source)
-                continue
-            segments = [*self.pad(indent), Segment("│", p.muted)]
-            for number, width in enumerate(widths):
-                cell = row[number] if number < len(row) else []
-                used = sum(_cells(text) for text, _ in cell)
-                segments.append(Segment(" ", p.text))
-                segments.extend(Segment(text, style) for text, style in cell)
-                segments.append(Segment(" " * (width - used + 1), p.text))
-                segments.append(Segment("│", p.muted))
-            self.emit(segments, source)
-
-    def list_item(self, index: int, indent: int, marker: str, rest: str) -> None:
-        self.flush()
-        while self.stack and indent < self.stack[-1].content_col:
-            self.stack.pop()
-        column = self.stack[-1].indent if self.stack else 0
-        column = min(column, self.width // 2)
-        p = self.p
-        style = p.text
-        task = _TASK.fullmatch(rest)
-        if marker in "-*+":
-            glyph = [Segment(_BULLETS[len(self.stack) % len(_BULLETS)], p.bullet)]
-            if task:
-                glyph = []
-        else:
-            glyph = [Segment(marker, p.bullet)]
-        if task:
-            done = task.group(1) in "xX"
-            if glyph:
-                glyph.append(Segment(" ", style))
-            glyph.append(Segment("☑" if done else "☐", p.task_done if done else p.task))
-            rest = task.group(2) or ""
-            if done:
-                style = p.done
-        first = [*self.pad(column), *glyph, Segment(" ", p.text)]
-        width = column + sum(_cells(seg.text) for seg in glyph) + 1
-        source_content = indent + len(marker) + 1
-        self.stack.append(_ListItem(source_content, width))
-        self.open_para(index, first, self.pad(width), style)
-        self.para = [rest]
-        self.after_item = True
-        if not rest:
-            self.flush()
-            if not self.rows or self.rows[-1].source != index:
-                self.emit(first, index)
-
-    def quote(self, index: int, depth: int, text: str) -> None:
-        bar = [Segment("▎ " * depth, self.p.quote)]
-        if not text.strip():
-            self.flush()
-            self.emit(list(bar), index)
-            return
-        if self.para and self.para_first == bar:
-            self.para.append(text)
-            return
-        self.open_para(index, bar, list(bar), self.p.quote)
-        self.para = [text]
-
-    def paragraph_line(self, index: int, line: str) -> None:
-        indent = _leading(line)
-        if self.para and (self.after_item or not self.blank):
-            self.para.append(line)  # continuation (lazy or indented)
-            return
-        while self.stack and indent < self.stack[-1].content_col:
-            self.stack.pop()
-        column = min(self.stack[-1].indent, self.width // 2) if self.stack else 0
-        self.open_para(index, self.pad(column), self.pad(column), self.p.text)
-        self.after_item = bool(self.stack)
-        self.para = [line]
-
-    # -- driver
-
-    def run(self, first: int) -> list[RenderedLine]:
-        lines = self.lines
-        index = first
-        count = len(lines)
-        while index < count:
-            line = lines[index].rstrip("\r")
-            if "\t" in line:
-                line = line.expandtabs(_TAB)
-            stripped = line.strip()
-            if not stripped:
-                self.flush()
-                self.blank = bool(self.rows)
-                index += 1
-                continue
-            indent = len(line) - len(line.lstrip(" "))
-            base = (
-                self.stack[-1].content_col
-                if self.stack and indent >= self.stack[-1].content_col
-                else 0
-            )
-            fence = _FENCE.fullmatch(line) if stripped[0] in "`~" else None
-            if fence and indent - base <= 3 and not (fence[2][0] == "`" and "`" in fence[3]):
-                index = self.fence(index, fence, base)
-                continue
-            if indent - base >= 4 and not self.para and not self.stack:
-                index = self.indented_code(index)
-                continue
-            if stripped[0] in "-*_" and _is_rule(stripped) and indent - base <= 3:
-                self.flush()
-                self.stack.clear()
-                self.emit([Segment("─" * self.width, self.p.rule)], index)
-                index += 1
-                continue
-            item = _ITEM.fullmatch(line) if stripped[0] in "-*+0123456789" else None
-            if item is not None:
-                self.list_item(index, len(item[1]), item[2], (item[3] or "").strip())
-                index += 1
-                continue
-            quote = _QUOTE.fullmatch(line) if stripped[0] == ">" else None
-            if quote is not None:
-                if not self.para or self.para_style is not self.p.quote:
-                    self.flush()
-                    self.stack.clear()
-                self.quote(index, quote[1].count(">"), quote[2])
-                index += 1
-                continue
-            if stripped[0] == "|":
-                end = index
-                while end < count and lines[end].lstrip().startswith("|"):
-                    end += 1
-                column = self.stack[-1].indent if self.stack and base else 0
-                self.table(index, [row.rstrip("\r") for row in lines[index:end]], column)
-                self.stack.clear()
-                index = end
-                continue
-            if self.para and self.para_style is self.p.quote:
-                self.flush()
-            self.paragraph_line(index, line)
-            index += 1
-        self.flush()
-        if self.rows:
-            self.rows.append(RenderedLine([], count - 1))
-        return self.rows
-
-    def fence(self, index: int, match: re.Match[str], base: int) -> int:
-        self.flush()
-        opener, info = match[2], match[3].strip()
-        indent = len(match[1])
-        body: list[str] = []
-        end = index + 1
-        while end < len(self.lines):
-            raw = self.lines[end].rstrip("\r")
-            stripped = raw.lstrip(" ")
-            closing = stripped.rstrip()
-            if (
-                len(raw) - len(stripped) - base <= 3
-                and closing.startswith(opener[0] * len(opener))
-                and set(closing) == {opener[0]}
-            ):
-                end += 1
-                break
-            body.append(raw[min(indent, _leading(raw)) :])
-            end += 1
-        column = self.stack[-1].indent if self.stack and base else 0
-        self.code_block(index, column, info, body)
-        self.after_item = False
-        return end
-
-    def indented_code(self, index: int) -> int:
-        body: list[str] = []
-        end = index
-        while end < len(self.lines):
-            raw = self.lines[end].rstrip("\r").expandtabs(_TAB)
-            if raw.strip() and _leading(raw) < 4:
-                break
-            body.append(raw[4:])
-            end += 1
-        while body and not body[-1].strip():
-            body.pop()
-            end -= 1
-        self.code_block(index, 0, "", body)
-        return end
+# ----------------------------------------------------------------------- section
 
 
 def render_section(
-    lines: Sequence[str],
+    lines: list[str],
+    section: Section,
     width: int,
     palette: Palette = DEFAULT_PALETTE,
     *,
-    level: int = 0,
-    title: str = "",
     tag: str = "",
 ) -> list[RenderedLine]:
-    """Render one section (its heading line first when ``level`` > 0) into rows.
+    """Rows of one section of a (sanitised) document split into ``lines``.
 
-    ``lines`` are the section's source lines (already sanitised); rows are at
-    most ``width`` cells wide and end with one blank row that separates it from
-    the next section. ``tag`` is appended to the heading (the "changed" mark).
+    The section's lines are parsed on their own, with source lines kept
+    absolute; ``tag`` is appended to its heading. A last blank row separates it
+    from the next section.
     """
-    renderer = _SectionRenderer(lines, max(1, width), palette)
-    if level:
-        renderer.heading(level, title, tag)
-    return renderer.run(1 if level else 0)
+    text = "\n".join(lines[section.start : section.end])
+    rows = render_blocks(parse_blocks(text, section.start), max(1, width), palette, tag=tag)
+    if rows:
+        last = max(section.start, section.end - 1)
+        rows.append(RenderedLine([], last, last + 1))
+    return rows
 
 
 def render_markdown(text: str, width: int, palette: Palette = DEFAULT_PALETTE) -> list[str]:
-    """Plain text of a whole document's rows: for tests and quick previews."""
+    """Plain text of a whole document's rows, section by section: for tests and benchmarks."""
     text = strip_terminal_controls(text)
-    doc = parse_plan(text)
     lines = text.split("\n")
-    rows: list[str] = []
-    for section in doc.sections:
-        rendered = render_section(
-            lines[section.start : section.end],
-            width,
-            palette,
-            level=section.level,
-            title=section.title,
-        )
-        rows.extend("".join(seg.text for seg in row.segments) for row in rendered)
-    return rows
-
+    return [
+        row.text
+        for section in parse_plan(text).sections
+        for row in render_section(lines, section, width, palette)
+    ]
 
 # ------------------------------------------------------------------------ widget
 
@@ -1065,8 +522,16 @@ class PlanView(ScrollView, can_focus=True):
                 muted=style("muted"),
                 changed_bar=style("changed-bar"),
                 changed_tag=style("changed-tag"),
+                dark=self._dark(),
             )
         return self._palette
+
+    def _dark(self) -> bool:
+        """Whether the theme is dark (picks the code colours)."""
+        try:
+            return self.app.current_theme.dark
+        except Exception:  # no app yet (constructed outside one)
+            return True
 
     def _estimate(self, section: Section) -> int:
         return max(1, section.end - section.start) + (1 if section.level == 1 else 0)
@@ -1129,11 +594,10 @@ class PlanView(ScrollView, can_focus=True):
         # Not ``_render``: that name is Textual's (``Widget._render``, used by copy).
         section = self._doc.sections[index]
         return render_section(
-            self._lines[section.start : section.end],
+            self._lines,
+            section,
             self._width,
             self._get_palette(),
-            level=section.level,
-            title=section.title,
             tag=CHANGED_TAG if index in self._changed and section.level else "",
         )
 
@@ -1145,7 +609,6 @@ class PlanView(ScrollView, can_focus=True):
             return cached
         palette = self._get_palette()
         rendered = self._render_section(index)
-        start = self._doc.sections[index].start
         changed = index in self._changed
         bar = Segment("▎ ", palette.changed_bar) if changed else Segment("  ", palette.text)
         blank = Segment("  ", palette.text)
@@ -1158,7 +621,7 @@ class PlanView(ScrollView, can_focus=True):
             ).crop_extend(0, full, palette.text)
             for number, row in enumerate(rendered)
         ]
-        rows = _Rows(strips, [start + row.source for row in rendered])
+        rows = _Rows(strips, [row.start for row in rendered])
         self._rows[key] = rows
         return rows
 
