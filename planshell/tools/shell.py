@@ -43,14 +43,8 @@ class BashArgs(ToolArgs):
         le=MAX_TIMEOUT,
         description=f"Seconds before it is killed (max {MAX_TIMEOUT:g}).",
     )
-    description: str | None = Field(None, description="What it is for, shown to the user.")
-    sandbox: bool = Field(
-        True,
-        description=(
-            "false: run outside the workspace sandbox; the user is asked. Only after a "
-            "command failed because of the sandbox."
-        ),
-    )
+    description: str | None = Field(None, description="Purpose, shown to the user.")
+    sandbox: bool = Field(True, description="false: run unsandboxed (asks).")
 
 
 @dataclass
@@ -208,8 +202,8 @@ class BashTool(Tool[BashArgs]):
     name = "bash"
     description = (
         "Run a command in a fresh non-interactive shell in the project root (no stdin; `cd` "
-        "does not persist); returns output and exit code. Long output keeps its start and "
-        "end. Prefer the file tools for files."
+        "does not persist); returns output and exit code (long output: start and end). "
+        "Prefer the file tools for files."
     )
     more_hint = "send the output to a file and read or grep parts of it, or pipe it through head, tail or grep"
     Args = BashArgs
