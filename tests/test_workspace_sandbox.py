@@ -28,6 +28,7 @@ from planshell.tools.base import ExecPolicy, ToolContext, ToolResult
 from planshell.tools.shell import BashArgs, BashTool
 from tests.engine_helpers import Recorder, ScriptedDecider
 from tests.test_sandbox import needs_bwrap
+from tests.ui_helpers import until
 
 
 @pytest.fixture
@@ -256,3 +257,22 @@ def test_sub_agents_get_no_way_out(repo: Path) -> None:
     sealed = policy.sealed()
     assert sealed.outside() is sealed and sealed.on_notice is None
 
+
+
+# --- the status bar ----------------------------------------------------------------------
+
+
+@needs_bwrap
+async def test_status_bar_says_workspace_sandbox_once_known(project: Path) -> None:
+    from tests.test_ui_permissions import _app, _done, _send
+
+    app = _app(project, [Reply(calls=[("bash", {"command": "ls"})]), Reply("done")])
+    async with app.run_test(size=(120, 30)) as pilot:
+        chat = await _send(pilot)
+        marker = chat.status.query_one("#permission-mode")
+        await _done(pilot, chat)
+        assert str(marker.render()) == "ask · workspace sandbox"
+        await pilot.press("shift+tab")
+        await until(pilot, lambda: str(marker.render()) == "accept edits · workspace sandbox")
+        await pilot.press("shift+tab")  # plan mode: its own marker, not this one
+        await until(pilot, lambda: not marker.display)
