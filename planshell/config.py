@@ -214,6 +214,14 @@ class PermissionsSettings(_Section):
     deny: list[Rule] = Field(
         default_factory=list, description="Calls that are always refused; deny wins over allow."
     )
+    sandbox: Literal["workspace-write", "off"] = Field(
+        "workspace-write",
+        description=(
+            "Outside plan mode, run bash in a bubblewrap sandbox: project writable, rest "
+            "read-only (off, with a notice, when bubblewrap is missing)."
+        ),
+    )
+    network: bool = Field(False, description="Let sandboxed bash outside plan mode use the network.")
 
 
 class UISettings(_Section):

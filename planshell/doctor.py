@@ -29,6 +29,7 @@ from planshell.sanitize import plain_line
 if TYPE_CHECKING:
     from planshell.config import Settings
     from planshell.llm.types import ToolSpec
+    from planshell.plan.sandbox import WorkspaceExecPolicy
 
 Rows = list[tuple[str, str]]
 
@@ -222,6 +223,7 @@ def _sandbox_and_schema(settings: Settings, root: Path) -> tuple[Rows, Rows]:
         sandbox: Rows = [("plan.sandbox", settings.plan.sandbox)]
         if status is not None:
             sandbox.append(("state", status.line))
+        sandbox += _workspace_rows(runtime.workspace, settings.permissions.network)
         bash = runtime.registry.get("bash")
         if bash is None:
             sandbox.append(("self-test", "skipped: no bash tool"))
@@ -237,6 +239,21 @@ def _sandbox_and_schema(settings: Settings, root: Path) -> tuple[Rows, Rows]:
         ("plan mode", plan),
     ]
     return sandbox, schema
+
+
+def _workspace_rows(workspace: WorkspaceExecPolicy | None, network: bool) -> Rows:
+    """How bash runs outside plan mode (``permissions.sandbox``), as one row."""
+    if workspace is None:
+        return []
+    workspace.prepare()
+    if workspace.known_active:
+        net = "network allowed" if network else "no network"
+        state = f"sandboxed: project writable (not .git), rest read-only, {net}"
+    elif workspace.setting == "off":
+        state = 'no sandbox (permissions.sandbox = "off")'
+    else:
+        state = workspace.notice or "no sandbox"
+    return [("workspace", state)]
 
 
 def _self_test_verdict(label: str, output: str) -> str:

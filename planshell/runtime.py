@@ -31,6 +31,7 @@ from planshell.tools.todo import TodoList
 
 if TYPE_CHECKING:
     from planshell.permissions import PermissionController
+    from planshell.plan.sandbox import WorkspaceExecPolicy
 
 
 @dataclass
@@ -46,6 +47,7 @@ class Runtime:
     problems: list[str] = field(default_factory=list)
     plan_turns: PlanTurnWatch | None = None
     permissions: PermissionController | None = None
+    workspace: WorkspaceExecPolicy | None = None  # how bash runs outside plan mode
 
     def close(self) -> None:
         if self.agent.session is not None:
@@ -131,7 +133,11 @@ def build_runtime(
     """
     from planshell.config import project_config_path
     from planshell.permissions import PermissionController
-    from planshell.plan.sandbox import plan_exec_policy
+    from planshell.plan.sandbox import (
+        WorkspaceExecPolicy,
+        plan_exec_policy,
+        workspace_exec_policy,
+    )
 
     root = root.resolve()
     provider = provider or make_provider(settings)
@@ -145,10 +151,16 @@ def build_runtime(
         bash_timeout=tools.bash_timeout,
         bash_max_output=tools.bash_max_output,
         result_max_chars=tools.result_max_chars,
+        # OFF/EXECUTE bash: the workspace-write sandbox, probed before the first command.
+        exec_policy=workspace_exec_policy(
+            settings.permissions, root, tuple(settings.plan.env_deny)
+        ),
     )
     session: SessionLog | None = None
     if persist:
         session = SessionLog.reopen(resume.path) if resume else SessionLog.create(root)
+    workspace = ctx.exec_policy
+    assert isinstance(workspace, WorkspaceExecPolicy)
     agent = Agent(
         provider,
         registry,
@@ -158,6 +170,7 @@ def build_runtime(
         max_steps=settings.agent.max_steps,
         max_concurrent=settings.agent.parallel_tasks,
     )
+    workspace.on_notice = lambda text: agent.emit(ev.Notice(text, "warning"))
     store = PlanStore(root)
     controller = PlanController(
         agent,
@@ -182,6 +195,7 @@ def build_runtime(
         in_plan=lambda: controller.mode is Mode.PLAN,
         extra_allow=list(allow or []),
         project_file=project_config_path(root),
+        sandboxed=lambda: workspace.active,
     )
     controller.on_approve_mode = permissions.set_mode
     registry.register(TaskTool(agent, controller, settings.agents))
@@ -193,7 +207,8 @@ def build_runtime(
         )
     )
     runtime = Runtime(
-        root, settings, provider, registry, todos, store, agent, controller, permissions=permissions
+        root, settings, provider, registry, todos, store, agent, controller,
+        permissions=permissions, workspace=workspace,
     )
     runtime.plan_turns = PlanTurnWatch(agent.emit, lambda: controller.mode)
     agent.subscribe(runtime.plan_turns)

@@ -116,8 +116,8 @@ class PlanEnv:
     dropped: tuple[str, ...]
 
 
-def plan_environment(base: Mapping[str, str], root: Path, deny: Iterable[str] = ()) -> PlanEnv:
-    """``base`` (normally ``os.environ``) made fit for plan-mode bash."""
+def scrub_environment(base: Mapping[str, str], deny: Iterable[str] = ()) -> PlanEnv:
+    """``base`` without its secrets (see :func:`denied`): all the workspace sandbox changes."""
     extra = list(deny)
     env: dict[str, str] = {}
     dropped: list[str] = []
@@ -126,6 +126,13 @@ def plan_environment(base: Mapping[str, str], root: Path, deny: Iterable[str] = 
             dropped.append(name)
         else:
             env[name] = value
+    return PlanEnv(env, tuple(sorted(dropped)))
+
+
+def plan_environment(base: Mapping[str, str], root: Path, deny: Iterable[str] = ()) -> PlanEnv:
+    """``base`` (normally ``os.environ``) made fit for plan-mode bash."""
+    scrubbed = scrub_environment(base, deny)
+    env, dropped = scrubbed.env, scrubbed.dropped
     env.pop("LANGUAGE", None)
     env["LC_ALL"] = utf8_locale()
     env.update(git_safe_env())
@@ -134,4 +141,4 @@ def plan_environment(base: Mapping[str, str], root: Path, deny: Iterable[str] = 
     if shim is not None:
         path.insert(0, str(shim))
     env["PATH"] = os.pathsep.join(path)
-    return PlanEnv(env, tuple(sorted(dropped)))
+    return PlanEnv(env, dropped)

@@ -38,20 +38,21 @@ entered, never at start-up; a second probe checks the seccomp filter loads.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Literal
 
-from planshell.config import PlanSettings
+from planshell.config import PermissionsSettings, PlanSettings
 from planshell.plan.gitsafe import git_safe_env, git_shim_dir
-from planshell.plan.planenv import plan_environment
+from planshell.plan.planenv import plan_environment, scrub_environment
 from planshell.plan.seccomp import build_filter, filter_fd
 from planshell.tools.base import ExecPolicy, Launch
 
@@ -123,6 +124,143 @@ class PlanExecPolicy(ExecPolicy):
             yield Launch([*wrap, *argv], env, (fd,))
         finally:
             os.close(fd)
+
+
+# Output that a failed command prints when the workspace sandbox stopped it. A
+# heuristic: the same messages also come from real permission problems, a server
+# that is down or a typo in a host name, so the note says "may", never "did".
+FAILURE_SIGNS: tuple[tuple[str, str, bool], ...] = (
+    # (kind, text, only when the network is cut off)
+    ("read-only file system", "read-only file system", False),  # EROFS: outside the project, .git
+    ("permission denied", "permission denied", False),  # EACCES
+    ("operation not permitted", "operation not permitted", False),  # EPERM: seccomp, no capabilities
+    ("no network", "network is unreachable", True),
+    ("no network", "temporary failure in name resolution", True),
+    ("no network", "could not resolve host", True),
+    ("no network", "name or service not known", True),
+    ("no network", "failed to resolve", True),
+    ("no network", "getaddrinfo", True),
+    ("no network", "connection refused", True),  # a server outside: unreachable from inside
+)
+
+
+def sandbox_failure(output: str, network: bool) -> str | None:
+    """The kind of sandbox refusal ``output`` shows (see ``FAILURE_SIGNS``), or None."""
+    text = output.lower()
+    for kind, sign, needs_no_network in FAILURE_SIGNS:
+        if sign in text and not (needs_no_network and network):
+            return kind
+    return None
+
+
+@dataclass
+class WorkspaceExecPolicy(ExecPolicy):
+    """How ``bash`` runs outside plan mode: the workspace-write sandbox when it works.
+
+    The project root is writable (its ``.git`` is not), the rest of the file
+    system read-only, ``/tmp`` private, no network unless ``network``, the
+    environment without secrets (``planenv.scrub_environment``: PATH, locale
+    and git are left as the user has them) and the seccomp filter of plan mode.
+    Resolved lazily: the bwrap probe runs before the first command (in a
+    thread, see ``prepare``), never at start-up. Without a working bubblewrap
+    (or with ``permissions.sandbox = "off"``) commands run as the plain
+    ``ExecPolicy`` runs them, and the first command emits ``notice`` once.
+
+    ``escape``: whether ``sandbox=false`` may leave the sandbox. Only where the
+    permission gate asks about such calls (the main agent); a sub-agent's copy
+    has ``escape=False``.
+    """
+
+    setting: str = "workspace-write"
+    root: Path = field(default_factory=Path.cwd)
+    network: bool = False
+    env_deny: tuple[str, ...] = ()
+    escape: bool = True
+    on_notice: Callable[[str], object] | None = None
+    status: SandboxStatus | None = None
+    notice: str | None = None
+
+    def prepare(self) -> None:
+        if self.status is not None:
+            return
+        status = sandbox_status("off" if self.setting == "off" else "auto")
+        if status.state == "sandboxed" and status.bwrap is not None:
+            self.label = "workspace sandbox"
+            self.extra_env = {"TMPDIR": "/tmp"}  # a TMPDIR elsewhere would be read-only
+        else:
+            self.label = ""
+            if self.setting != "off":
+                self.notice = (
+                    "Shell commands run without the workspace sandbox (project writable, the "
+                    f"rest read-only, no network): {status.reason}. To sandbox them, {status.how}."
+                )
+        self.status = status
+        if self.notice and self.on_notice is not None:
+            self.on_notice(self.notice)
+
+    @property
+    def active(self) -> bool:
+        """Whether commands run in the sandbox (probes bubblewrap on first use)."""
+        self.prepare()
+        return self.status is not None and self.status.state == "sandboxed"
+
+    @property
+    def known_active(self) -> bool | None:
+        """``active`` without probing: None until the first command (or ``prepare``)."""
+        return None if self.status is None else self.status.state == "sandboxed"
+
+    def environment(self) -> dict[str, str]:
+        return {**scrub_environment(os.environ, self.env_deny).env, **self.extra_env}
+
+    @contextmanager
+    def launch(self, argv: list[str]) -> Iterator[Launch]:
+        if not self.active or self.status is None or self.status.bwrap is None:
+            with ExecPolicy.launch(self, argv) as plain:
+                yield plain
+            return
+        wrap = bwrap_command(self.status.bwrap, self.root, writable=True, network=self.network)
+        env = self.environment()
+        program = self.status.seccomp
+        if program is None:
+            yield Launch([*wrap, *argv], env)
+            return
+        fd = filter_fd(program)
+        try:
+            yield Launch([*wrap[:-1], "--seccomp", str(fd), "--", *argv], env, (fd,))
+        finally:
+            os.close(fd)
+
+    def outside(self) -> ExecPolicy:
+        return ExecPolicy(label="outside the sandbox") if self.escape else self
+
+    def sealed(self) -> WorkspaceExecPolicy:
+        """A copy without the way out (``sandbox=false`` stays inside), for sub-agents."""
+        return dataclasses.replace(self, escape=False, on_notice=None)
+
+    def explain_failure(self, output: str) -> tuple[str, str] | None:
+        if not self.known_active:
+            return None
+        kind = sandbox_failure(output, self.network)
+        if kind is None:
+            return None
+        reach = "the project is writable except .git; the rest of the file system is read-only"
+        if not self.network:
+            reach += "; there is no network"
+        return kind, (
+            f"[sandbox] This command ran in the workspace sandbox ({reach}) and its output "
+            f"shows '{kind}', so the sandbox may be why it failed (a guess from the output, "
+            "not a certainty). If it really needs more than the sandbox allows, call bash "
+            "again with the same command and sandbox=false: the user is asked first."
+        )
+
+
+def workspace_exec_policy(
+    settings: PermissionsSettings, root: Path, env_deny: tuple[str, ...] = ()
+) -> WorkspaceExecPolicy:
+    """The OFF/EXECUTE ``ExecPolicy`` for ``permissions.sandbox`` (nothing is probed yet)."""
+    return WorkspaceExecPolicy(
+        setting=settings.sandbox, root=root.resolve(), network=settings.network, env_deny=env_deny
+    )
 
 
 def find_bwrap() -> str | None:
@@ -256,12 +394,42 @@ def sandbox_binds(root: Path) -> list[Path]:
     return binds
 
 
-def bwrap_command(bwrap: str, root: Path) -> list[str]:
-    """The argv prefix that runs a command in the read-only sandbox, ending in ``--``."""
-    argv = [bwrap, *SANDBOX_ARGS]
+def sandbox_args(network: bool = False) -> list[str]:
+    """``SANDBOX_ARGS``, keeping the host network when ``network`` (workspace mode only)."""
+    return [a for a in SANDBOX_ARGS if not (network and a == "--unshare-net")]
+
+
+def protected_paths(root: Path) -> list[Path]:
+    """What stays read-only inside the writable project: its ``.git`` (directory or file).
+
+    A writable ``.git`` lets a command plant a hook or a ``core.fsmonitor`` /
+    ``core.hooksPath`` that the user's own git runs later, outside any sandbox;
+    protecting only ``hooks`` and ``config`` is not enough (``mv .git x`` and a
+    rebuilt ``.git`` get round it), so the whole of it is bound read-only, as
+    Codex does by default. A bind mount cannot be renamed or removed (EBUSY).
+    """
+    git = (root / ".git").resolve()
+    inside = root in git.parents
+    return [git] if inside and git.exists() else []  # outside the root it is read-only anyway
+
+
+def bwrap_command(
+    bwrap: str, root: Path, *, writable: bool = False, network: bool = False
+) -> list[str]:
+    """The argv prefix that runs a command in the sandbox, ending in ``--``.
+
+    ``writable``: the workspace-write sandbox, the project root bound read-write
+    over the read-only file system (its ``.git`` read-only again on top).
+    """
+    root = root.resolve()
+    argv = [bwrap, *sandbox_args(network)]
     for path in sandbox_binds(root):
         argv += ["--ro-bind", str(path), str(path)]
-    return [*argv, "--chdir", str(root.resolve()), "--"]
+    if writable:
+        argv += ["--bind", str(root), str(root)]
+        for path in protected_paths(root):
+            argv += ["--ro-bind", str(path), str(path)]
+    return [*argv, "--chdir", str(root), "--"]
 
 
 def guard_only_notice(status: SandboxStatus) -> str:

@@ -37,6 +37,7 @@ from planshell.agent.loop import Agent, Gate
 from planshell.agent.prompt import base_prompt
 from planshell.llm.types import ToolSpec
 from planshell.plan.policy import PlanPolicy
+from planshell.plan.sandbox import WorkspaceExecPolicy
 from planshell.sanitize import strip_terminal_controls
 from planshell.tools.base import (
     Effect,
@@ -197,6 +198,9 @@ class TaskTool(Tool[TaskArgs]):
             names = [n for n in names if n in offered]
         registry.set_active(names)
         exec_policy = controller.plan_exec_policy if read_only else self.parent.ctx.exec_policy
+        if isinstance(exec_policy, WorkspaceExecPolicy):
+            # No permission gate asks for a sub-agent's sandbox=false: it stays inside.
+            exec_policy = exec_policy.sealed()
         ctx = dataclasses.replace(self.parent.ctx, exec_policy=exec_policy)
         identity = profile.system_prompt
         prompt = base_prompt(ctx.root, identity=identity)

@@ -73,6 +73,20 @@ class ExecPolicy:
         """What to start for ``argv``; open for the duration of the spawn (fds passed)."""
         yield Launch([*self.wrap, *argv], {**os.environ, **self.extra_env})
 
+    def prepare(self) -> None:
+        """Slow one-off set-up (a sandbox probe); the bash tool runs it off the event loop."""
+
+    def outside(self) -> ExecPolicy:
+        """The policy for a call that asked to run outside the sandbox (``sandbox=false``).
+
+        Itself unless a policy says otherwise: plan mode's sandbox has no way out.
+        """
+        return self
+
+    def explain_failure(self, output: str) -> tuple[str, str] | None:
+        """(kind, note for the model) when a failed command's output suggests the sandbox."""
+        return None
+
 
 @dataclass(frozen=True)
 class Launch:

@@ -19,6 +19,7 @@ from pydantic import Field
 
 from planshell.tools.base import (
     Effect,
+    ExecPolicy,
     Tool,
     ToolArgs,
     ToolContext,
@@ -42,7 +43,8 @@ class BashArgs(ToolArgs):
         le=MAX_TIMEOUT,
         description=f"Seconds before it is killed (max {MAX_TIMEOUT:g}).",
     )
-    description: str | None = Field(None, description="What it is for, shown to the user.")
+    description: str | None = Field(None, description="Purpose, shown to the user.")
+    sandbox: bool = Field(True, description="false: run unsandboxed (asks).")
 
 
 @dataclass
@@ -200,8 +202,8 @@ class BashTool(Tool[BashArgs]):
     name = "bash"
     description = (
         "Run a command in a fresh non-interactive shell in the project root (no stdin; `cd` "
-        "does not persist); returns output and exit code. Long output keeps its start and "
-        "end. Prefer the file tools for files."
+        "does not persist); returns output and exit code (long output: start and end). "
+        "Prefer the file tools for files."
     )
     more_hint = "send the output to a file and read or grep parts of it, or pipe it through head, tail or grep"
     Args = BashArgs
@@ -214,7 +216,10 @@ class BashTool(Tool[BashArgs]):
         if ctx.exec_policy.refusal:
             return ToolResult(ctx.exec_policy.refusal, is_error=True, data={"refused": True})
         timeout = args.timeout if args.timeout is not None else ctx.bash_timeout
-        proc = await self._spawn(args.command, ctx)
+        # sandbox=false reaches here only past the permission gate, which asked (or auto mode).
+        policy = ctx.exec_policy if args.sandbox else ctx.exec_policy.outside()
+        await asyncio.to_thread(policy.prepare)
+        proc = await self._spawn(args.command, ctx, policy)
         assert proc.stdout is not None
         output = HeadTail(min(ctx.bash_max_output, ctx.result_max_chars - 200))
         pump = asyncio.create_task(_pump(proc.stdout, output))
@@ -239,10 +244,16 @@ class BashTool(Tool[BashArgs]):
         if timed_out:
             return ToolResult(_timeout_message(text, timeout), is_error=True, data=data)
         code = proc.returncode
-        body = text.rstrip("\n")
-        return ToolResult(f"{body}\nexit code {code}", is_error=code != 0, data=data)
+        body = text.rstrip("\n") + f"\nexit code {code}"
+        failure = policy.explain_failure(text) if code != 0 else None
+        if failure is not None:
+            data["sandbox_failure"] = failure[0]
+            body += f"\n{failure[1]}"
+        return ToolResult(body, is_error=code != 0, data=data)
 
-    async def _spawn(self, command: str, ctx: ToolContext) -> asyncio.subprocess.Process:
+    async def _spawn(
+        self, command: str, ctx: ToolContext, policy: ExecPolicy
+    ) -> asyncio.subprocess.Process:
         """Start ``command`` as the leader of a new process group.
 
         The command runs before asyncio has wired up its pipes. A cancel in
@@ -252,7 +263,7 @@ class BashTool(Tool[BashArgs]):
         the seccomp fd) stays open until the process has started.
         """
         try:
-            with ctx.exec_policy.launch(["bash", "-c", command]) as launch:
+            with policy.launch(["bash", "-c", command]) as launch:
                 start = asyncio.ensure_future(
                     asyncio.create_subprocess_exec(
                         *launch.argv,

@@ -33,7 +33,32 @@ def show(screen: ChatScreen, runtime: Runtime | None) -> None:
         screen.status.set_permission_mode(None)
         return
     now = where(runtime)
-    screen.status.set_permission_mode(None if now == "plan" else now)
+    screen.status.set_permission_mode(
+        None if now == "plan" else now, sandbox=now != "plan" and sandboxed(runtime)
+    )
+
+
+def sandboxed(runtime: Runtime) -> bool:
+    """Whether bash outside plan mode is known to run in the workspace sandbox.
+
+    Known after the first command (the bwrap probe runs then, never at start-up);
+    until then nothing is claimed.
+    """
+    return runtime.workspace is not None and runtime.workspace.known_active is True
+
+
+def sandbox_line(runtime: Runtime) -> str:
+    """One line on how bash runs outside plan mode, for ``/mode``."""
+    policy = runtime.workspace
+    if policy is None or policy.setting == "off":
+        return 'Commands run without a sandbox (permissions.sandbox = "off").'
+    if policy.known_active is None:
+        return "Commands run in the workspace sandbox when bubblewrap works (checked at the first command)."
+    if not policy.known_active:
+        return policy.notice or "Commands run without the workspace sandbox."
+    net = "network allowed" if policy.network else "no network"
+    return (f"Commands run in the workspace sandbox: project writable (not .git), the rest "
+            f"read-only, {net}; a re-run outside it asks unless in auto.")
 
 
 async def cycle(screen: ChatScreen) -> None:
@@ -64,8 +89,9 @@ def command(screen: ChatScreen, arg: str) -> None:
     if not wanted:
         screen.notify(
             f"Permission mode: {runtime.permissions.mode.value} "
-            f"(choose with /mode {'|'.join(MODES)}; shift+tab cycles ask, accept-edits, plan).",
-            timeout=5,
+            f"(choose with /mode {'|'.join(MODES)}; shift+tab cycles ask, accept-edits, plan). "
+            + sandbox_line(runtime),
+            timeout=5, markup=False,
         )
         return
     if wanted not in MODES:

@@ -276,6 +276,8 @@ class ChatScreen(Screen[None]):
                 self._work_started()
             case ev.ToolFinished() as event:
                 transcript.tool_finished(event.call_id, event.name, event.content, event.is_error)
+                if event.name == "bash":  # the first command settles whether it is sandboxed
+                    self._show_permission_mode()
             case ev.ToolProgress() as event:
                 transcript.tool_progress(event.call_id, event.line)
             case ev.UsageUpdated() as event:

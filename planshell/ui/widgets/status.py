@@ -25,6 +25,7 @@ MARKERS = ("sandboxed", "guarded", "refused", "checking")
 # What the marker says: guard-only must not read like a reassurance.
 NARROW = 60  # columns below which the default permission mode is not shown
 PERMISSION_TEXT = {"ask": "ask", "accept-edits": "accept edits", "auto": "⚠ auto: nothing asks"}
+SANDBOX_TEXT = "workspace sandbox"  # bash outside plan mode runs in it
 MARKER_TEXT = {"guarded": "⚠ guard only — no sandbox", "checking": "sandbox…"}
 
 
@@ -127,12 +128,18 @@ class StatusBar(Horizontal):
         marker.update(Text(MARKER_TEXT.get(label or "", label or "")))
         marker.display = bool(label) and not hidden
 
-    def set_permission_mode(self, mode: str | None) -> None:
-        """The approval mode outside plan mode (None hides it, e.g. in PLAN); auto warns."""
+    def set_permission_mode(self, mode: str | None, *, sandbox: bool = False) -> None:
+        """The approval mode outside plan mode (None hides it, e.g. in PLAN); auto warns.
+
+        ``sandbox``: bash is known to run in the workspace sandbox (a small suffix).
+        """
         widget = self.query_one("#permission-mode", Static)
         for name in PERMISSION_TEXT:
             widget.set_class(name == mode, f"-{name}")
-        widget.update(Text(PERMISSION_TEXT.get(mode or "", mode or "")))
+        text = Text(PERMISSION_TEXT.get(mode or "", mode or ""))
+        if mode and sandbox:
+            text.append(f" · {SANDBOX_TEXT}", style="dim")
+        widget.update(text)
         widget.set_class(bool(mode), "-shown")
 
     def on_resize(self) -> None:
