@@ -30,8 +30,8 @@ class EnterPlanArgs(ToolArgs):
 class EnterPlanModeTool(_PlanTool[EnterPlanArgs]):
     name = "enter_plan_mode"
     description = (
-        "Ask the user to switch to plan mode: read-only exploration, then a written plan for "
-        "the user to approve before any change. Use it for large or risky changes."
+        "Ask the user to plan first: read-only exploration, then a plan the user approves "
+        "before any change. For large or risky changes."
     )
     Args = EnterPlanArgs
     effects: ClassVar[frozenset[Effect]] = frozenset({Effect.READ})

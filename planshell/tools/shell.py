@@ -41,7 +41,7 @@ class BashArgs(ToolArgs):
         None,
         gt=0,
         le=MAX_TIMEOUT,
-        description=f"Seconds before it is killed (max {MAX_TIMEOUT:g}).",
+        description=f"Seconds (max {MAX_TIMEOUT:g}).",
     )
     description: str | None = Field(None, description="Purpose, shown to the user.")
     sandbox: bool = Field(True, description="false: run unsandboxed (asks).")
@@ -201,9 +201,8 @@ def _timeout_message(output: str, timeout: float) -> str:
 class BashTool(Tool[BashArgs]):
     name = "bash"
     description = (
-        "Run a command in a fresh non-interactive shell in the project root (no stdin; `cd` "
-        "does not persist); returns output and exit code (long output: start and end). "
-        "Prefer the file tools for files."
+        "Run `bash -c` in the project root (no stdin; `cd` does not persist); returns output "
+        "(long: start and end) and exit code. Prefer the file tools for files."
     )
     more_hint = "send the output to a file and read or grep parts of it, or pipe it through head, tail or grep"
     Args = BashArgs
