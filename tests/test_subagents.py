@@ -13,7 +13,7 @@ from planshell.agent.loop import CANCELLED_RESULT
 from planshell.config import AgentProfile, Settings
 from planshell.llm.scripted import Reply, Request
 from planshell.llm.types import ProviderError, Usage
-from tests.engine_helpers import Recorder, finishes, wait_for
+from tests.engine_helpers import Recorder, ScriptedDecider, finishes, wait_for
 from tests.subagent_helpers import router_runtime, tool_results
 
 WRITE_ATTEMPTS: list[tuple[str, dict[str, object] | str]] = [
@@ -144,16 +144,19 @@ async def test_explore_is_read_only_in_normal_mode_too(project: Path) -> None:
 
 
 async def test_general_child_writes_outside_plan(project: Path) -> None:
-    """The control for the tests above: the same calls do write when nothing forbids it."""
+    """The control for the tests above: the same calls do write when the person allows them."""
+    decider = ScriptedDecider()  # answers every approval "yes, once"
     runtime, router = router_runtime(
         project,
         {
             "change it": [Reply(calls=[_task("do it", "general")]), Reply("ok")],
             "do it": [Reply(calls=[WRITE_ATTEMPTS[0]]), Reply("done")],
         },
+        decider=decider,
     )
     await finishes(runtime.agent.submit("change it"), "the turn")
     assert (project / "new.txt").read_text() == "pwned"
+    assert [r.tool for r in decider.approval_requests] == ["write"]  # the child's call was asked about
     assert "task" not in router.requests("do it")[0].tools
     assert "write_plan" not in router.requests("do it")[0].tools
     runtime.close()
@@ -289,7 +292,7 @@ async def test_a_configured_profile_gets_its_tools_and_plan_mode_still_wins(proj
         "go": [Reply(calls=[_task("R", "reviewer")]), Reply("ok")],
         "R": [Reply(calls=[WRITE_ATTEMPTS[0]]), Reply("reviewed")],
     }
-    runtime, router = router_runtime(project, scripts, settings=settings)
+    runtime, router = router_runtime(project, scripts, settings=settings, decider=ScriptedDecider())
     assert "reviewer (reads diffs)" in runtime.registry.get("task").spec().description  # type: ignore[union-attr]
     await finishes(runtime.agent.submit("go"), "the turn")
     request = router.requests("R")[0]
@@ -370,3 +373,22 @@ async def test_headless_verbose_prints_subagent_progress(project: Path) -> None:
     assert code == 0
     assert "→ task explore: look around\n  ↳ ls .\n" in err.getvalue()
     assert out.getvalue().strip() == "the answer"
+
+
+async def test_general_subagent_outside_plan_goes_through_the_permission_prompt(project: Path) -> None:
+    """Found in review: a `general` child in OFF wrote files without the parent's approval.
+
+    Headless `ask` mode denies every call that would ask, so nothing may change.
+    """
+    runtime, router = router_runtime(
+        project,
+        {
+            "change it": [Reply(calls=[_task("do it", "general")]), Reply("ok")],
+            "do it": [Reply(calls=list(WRITE_ATTEMPTS[:4])), Reply("done")],
+        },
+    )
+    assert runtime.plan.mode is Mode.OFF
+    await finishes(runtime.agent.submit("change it"), "the turn")
+    _unchanged(project)
+    results = tool_results(router.requests("do it")[1])
+    assert len(results) == 4 and all(r.is_error for r in results), [r.content for r in results]

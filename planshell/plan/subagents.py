@@ -215,6 +215,10 @@ class TaskTool(Tool[TaskArgs]):
             max_concurrent=1,
         )
         child.gates.append(_plan_gate(policy, registry, None if read_only else controller))
+        if not read_only:
+            # The parent's other gates (the permission prompt outside plan mode) judge the
+            # child's calls too: a sub-agent never writes or runs what its parent would ask about.
+            child.gates.extend(g for g in self.parent.gates if g != controller.gate)
         return child, read_only
 
     # --- running it -----------------------------------------------------------
