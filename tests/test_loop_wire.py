@@ -3,6 +3,7 @@ case means for the turn (run or not run, continue or stop, what the user sees)."
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from tests.engine_helpers import EchoTool, Recorder, make_agent
 from tests.sse_server import (
     Response,
     SSEServer,
+    load_transcript,
     sse_event,
     sse_server_fixture,  # noqa: F401  (provides the sse_server fixture)
 )
@@ -157,3 +159,30 @@ async def test_bad_json_message_reads_once(tmp_path: Path) -> None:
     assert "not valid JSON (Expecting ',' delimiter at position 13)" in first
     assert "not valid JSON (Unterminated string starting at position 9)" in second
     assert "at at" not in second
+
+
+# llama-cpp-python (0.3.36, seen by hand): a prompt over its n_ctx is a 200
+# text/event-stream with no events at all (its log says "Requested tokens (19954)
+# exceed context window of 4096"); a reply has no usage, and ends with an empty
+# delta carrying finish_reason, then [DONE].
+async def test_llama_cpp_python_overflow_on_the_first_call_compacts_and_resends(
+    sse_server: SSEServer, tmp_path: Path
+) -> None:
+    reply = load_transcript("llama_cpp_python_text.txt")
+    empty = Response(headers={"content-type": "text/event-stream; charset=utf-8"})
+    sse_server.add(empty, Response.sse(reply))
+    sse_server.repeat_last = True
+    provider = OpenAICompatProvider(model="smollm2", base_url=sse_server.url, api_key=None)
+    agent, _echo, rec = agent_for(provider, tmp_path)
+
+    async def configured() -> int:  # `context_window = 4096`: the server reports none
+        return 4096
+
+    agent.window_source = configured
+    await agent.submit("Summarise this log. " + "line: request ok in 12 ms; " * 2000)
+    await provider.aclose()
+    assert not rec.of(ev.ErrorEvent)  # not "the server sent nothing"
+    assert rec.of(ev.Compacted)[0].reason == "overflow"
+    assert agent.messages[-1].content == "It adds."
+    resent = sse_server.requests[-1].json["messages"]
+    assert len(json.dumps(resent)) < len(json.dumps(sse_server.requests[0].json["messages"]))

@@ -400,6 +400,10 @@ class Agent:
                 self._record(Message("assistant", UNANSWERED_MARK))
             raise
         except ProviderError as exc:
+            if overflow_ok and not self._window_checked:
+                # The first call failed before its window lookup: a server that answers
+                # an overflow with an empty stream (llama-cpp-python) is judged by size.
+                await self._ensure_window()
             if overflow_ok and self._is_overflow(exc):
                 self._overflowed = True
                 self.emit(
