@@ -83,8 +83,8 @@ def split_deltas(text: str, count: int) -> list[str]:
 class Server:
     """A loopback OpenAI-compatible /v1/chat/completions that streams one long answer.
 
-    The first request gets the long answer at ``rate`` deltas per second;
-    later ones get a one-word answer. ``finished`` is when the last delta was sent.
+    The first chat request gets the long answer at ``rate`` deltas per second;
+    later ones get a one-word answer; anything else (the model list) a 404. ``finished`` is when the last delta was sent.
     """
 
     def __init__(self, deltas: list[str], rate: float) -> None:
@@ -122,6 +122,10 @@ class Server:
                     length = int(line.split(b":")[1])
             while len(body) < length:
                 body += conn.recv(65536)
+            if not head.startswith(b"POST ") or b"/chat/completions" not in head.split(b"\r\n")[0]:
+                # planshell asks the server what it serves (/v1/models, /props…): not here.
+                conn.sendall(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+                return
             self.requests += 1
             first = self.requests == 1
             conn.sendall(
