@@ -31,7 +31,6 @@ from itertools import accumulate
 from time import perf_counter
 from typing import ClassVar, NamedTuple
 
-from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
@@ -47,6 +46,7 @@ from textual.timer import Timer
 from planshell.markdown import DEFAULT_PALETTE, Palette, RenderedLine, parse_blocks, render_blocks
 from planshell.plan.document import PlanDocument, Section, parse_plan
 from planshell.sanitize import strip_terminal_controls
+from planshell.ui.selection import highlight, selected_text
 from planshell.ui.styling import solid_component_style
 
 __all__ = ["PlanView", "render_markdown", "render_section"]
@@ -447,39 +447,15 @@ class PlanView(ScrollView, can_focus=True):
             return self._text, "\n"
         if end is None:
             self._ensure_rows(None)  # dragged past the bottom: up to the last row
-        total = self._offsets[-1]
-        first = 0 if start is None else max(0, start.y)
-        last = total - 1 if end is None else min(end.y, total - 1)
-        lines: list[str] = []
-        for row in range(first, last + 1):
-            span = selection.get_span(row)
-            if span is None:
-                continue
-            text = self.rendered_line(row)
-            left, right = span
-            right = len(text) if right == -1 else right
-            lines.append(text[max(left, GUTTER) : right].rstrip())
-        return "\n".join(lines), "\n"
+        return selected_text(selection, self._offsets[-1], self.rendered_line, GUTTER), "\n"
 
     def selection_updated(self, selection: Selection | None) -> None:
         self.refresh()
 
     def _highlight(self, strip: Strip, span: tuple[int, int]) -> Strip:
-        """``strip`` with characters ``span`` (end -1: to the end) in the selection style.
-
-        The gutter is never highlighted: it is not copied either.
-        """
-        text = strip.text
-        start, end = span
-        start = max(start, GUTTER)
-        end = len(text) if end == -1 else min(end, len(text))
-        if start >= end:
-            return strip
+        """The selection style over ``span``; the gutter is never highlighted (nor copied)."""
         style = self.screen.get_component_rich_style("screen--selection")
-        cuts = [cell_len(text[:start]), cell_len(text[:end]), strip.cell_length]
-        before, inside, after = strip.divide(cuts)
-        inside = Strip(Segment.apply_style(inside, post_style=style), inside.cell_length)
-        return Strip.join([before, inside, after])
+        return highlight(strip, span, style, GUTTER)
 
     # -- layout
 

@@ -25,8 +25,6 @@ from collections.abc import Iterable
 from itertools import accumulate
 from typing import TYPE_CHECKING, ClassVar, TypeVar
 
-from rich.cells import cell_len
-from rich.segment import Segment
 from rich.style import Style
 from textual import events
 from textual.binding import Binding, BindingType
@@ -37,6 +35,7 @@ from textual.strip import Strip
 from textual.timer import Timer
 
 from planshell.markdown import Palette
+from planshell.ui.selection import highlight, selected_text
 from planshell.ui.styling import solid_component_style
 from planshell.ui.widgets.assistant import FLUSH_INTERVAL, AssistantMessage
 from planshell.ui.widgets.messages import (
@@ -806,19 +805,7 @@ class Transcript(ScrollView, can_focus=True):
         if start is None and end is None:
             return "\n\n".join(e.plain() for e in self.entries), "\n"
         self._measure_range(0 if start is None else start.y, None if end is None else end.y)
-        total = self._total
-        first = 0 if start is None else max(0, start.y)
-        last = total - 1 if end is None else min(end.y, total - 1)
-        lines: list[str] = []
-        for row in range(first, last + 1):
-            span = selection.get_span(row)
-            if span is None:
-                continue
-            text = self.rendered_line(row)
-            left, right = span
-            right = len(text) if right == -1 else right
-            lines.append(text[left:right].rstrip())
-        return "\n".join(lines), "\n"
+        return selected_text(selection, self._total, self.rendered_line), "\n"
 
     def _measure_range(self, first: int, last: int | None) -> None:
         start = self._entry_at(first)
@@ -831,16 +818,7 @@ class Transcript(ScrollView, can_focus=True):
         self.refresh()
 
     def _highlight(self, strip: Strip, span: tuple[int, int]) -> Strip:
-        text = strip.text
-        start, end = span
-        end = len(text) if end == -1 else min(end, len(text))
-        if start >= end:
-            return strip
-        style = self.screen.get_component_rich_style("screen--selection")
-        cuts = [cell_len(text[:start]), cell_len(text[:end]), strip.cell_length]
-        before, inside, after = strip.divide(cuts)
-        inside = Strip(Segment.apply_style(inside, post_style=style), inside.cell_length)
-        return Strip.join([before, inside, after])
+        return highlight(strip, span, self.screen.get_component_rich_style("screen--selection"))
 
 
 def _headline(registry: ToolRegistry | None, name: str, arguments: str) -> str:
