@@ -48,3 +48,16 @@ def selected_text(
         right = len(text) if right == -1 else right
         lines.append(text[max(left, skip) : right].rstrip())
     return "\n".join(lines)
+
+
+def drawn_row(
+    strip: Strip,
+    row: int,
+    selection: Selection | None,
+    highlight_span: Callable[[Strip, tuple[int, int]], Strip],
+) -> Strip:
+    """Absolute ``row`` as drawn: its selected part highlighted, and offsets (character,
+    absolute row) so the screen can map the mouse to text."""
+    if selection is not None and (span := selection.get_span(row)) is not None:
+        strip = highlight_span(strip, span)
+    return strip.apply_offsets(0, row)

@@ -46,7 +46,7 @@ from textual.timer import Timer
 from planshell.markdown import DEFAULT_PALETTE, Palette, RenderedLine, parse_blocks, render_blocks
 from planshell.plan.document import PlanDocument, Section, parse_plan
 from planshell.sanitize import strip_terminal_controls
-from planshell.ui.selection import highlight, selected_text
+from planshell.ui.selection import drawn_row, highlight, selected_text
 from planshell.ui.styling import solid_component_style
 
 __all__ = ["PlanView", "render_markdown", "render_section"]
@@ -425,11 +425,7 @@ class PlanView(ScrollView, can_focus=True):
         if strip is None:
             return Strip.blank(width, self.rich_style)
         strip = strip.crop_extend(0, width, self.rich_style)
-        selection = self.text_selection
-        if selection is not None and (span := selection.get_span(row)) is not None:
-            strip = self._highlight(strip, span)
-        # Offsets (character, absolute row) let the screen map the mouse to text.
-        return strip.apply_offsets(0, row)
+        return drawn_row(strip, row, self.text_selection, self._highlight)
 
     # -- selection (mouse drag, then ctrl+c: ``Screen.action_copy_text``)
 

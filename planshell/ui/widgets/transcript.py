@@ -35,7 +35,7 @@ from textual.strip import Strip
 from textual.timer import Timer
 
 from planshell.markdown import Palette
-from planshell.ui.selection import highlight, selected_text
+from planshell.ui.selection import drawn_row, highlight, selected_text
 from planshell.ui.styling import solid_component_style
 from planshell.ui.widgets.assistant import FLUSH_INTERVAL, AssistantMessage
 from planshell.ui.widgets.messages import (
@@ -776,10 +776,7 @@ class Transcript(ScrollView, can_focus=True):
         strip = self._strip_at(row)
         if strip is None:
             return Strip.blank(width, self.rich_style)
-        selection = self.text_selection
-        if selection is not None and (span := selection.get_span(row)) is not None:
-            strip = self._highlight(strip, span)
-        return strip.apply_offsets(0, row)
+        return drawn_row(strip, row, self.text_selection, self._highlight)
 
     def _strip_at(self, row: int) -> Strip | None:
         if not self._width or not self._entries or row < 0 or row >= self._total:
