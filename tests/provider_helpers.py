@@ -23,10 +23,14 @@ USER = [Message(role="user", content="hi")]
 
 
 async def collect(
-    provider: Any, messages: list[Message] = USER, tools: Sequence[ToolSpec] = ()
+    provider: Any,
+    messages: list[Message] = USER,
+    tools: Sequence[ToolSpec] = (),
+    max_output: int | None = None,
 ) -> list[StreamEvent]:
     try:
-        async with aclosing(provider.stream("be brief", messages, list(tools))) as stream:
+        stream = provider.stream("be brief", messages, list(tools), max_output=max_output)
+        async with aclosing(stream):
             return [event async for event in stream]
     finally:
         await provider.aclose()

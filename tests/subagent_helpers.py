@@ -33,7 +33,12 @@ class Router:
         self.waits = dict(waits or {})
 
     async def stream(
-        self, system: str, messages: list[Message], tools: list[ToolSpec]
+        self,
+        system: str,
+        messages: list[Message],
+        tools: list[ToolSpec],
+        *,
+        max_output: int | None = None,
     ) -> AsyncIterator[StreamEvent]:
         key = messages[0].content if messages else ""
         self.log.append(f"start {key}")
@@ -43,7 +48,9 @@ class Router:
 
             await wait_for(lambda: awaited in self.log)
         try:
-            async for event in self.scripts[key].stream(system, messages, tools):
+            async for event in self.scripts[key].stream(
+                system, messages, tools, max_output=max_output
+            ):
                 yield event
         except asyncio.CancelledError:
             self.cancelled.append(key)

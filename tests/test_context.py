@@ -165,9 +165,9 @@ async def test_auto_compaction_keeps_recent_turns_and_pins_live_state(tmp_path):
         return 8000
 
     agent.window_source = window
-    await agent.submit("hello")  # the window is looked up after the first call
-    assert not rec.of(ev.Compacted) and rec.of(ev.ContextUpdated)[-1].window == 8000
+    # A long history: the window is looked up before the first call, not after it.
     await agent.submit("the newest request")
+    assert rec.of(ev.ContextUpdated)[-1].window == 8000
     assert summary_seen  # (in chunks: the older part is larger than half the window)
     assert provider.requests[-1].tools  # the real request has its tools
     compacted = rec.of(ev.Compacted)
@@ -262,3 +262,117 @@ async def test_handoff_fresh_keeps_only_the_pinned_state(tmp_path):
     await agent.submit("go on")
     sent = provider.requests[-1].messages
     assert len(sent) == 1 and "PLAN TEXT" in sent[0].content and "go on" in sent[0].content
+
+
+def rambling_summariser(text: str, budgets: list[int | None], stop=None):
+    """A small real model writes until it is stopped (seen: 3,420 tokens of repetition)."""
+
+    def model(request) -> Reply:
+        if not request.tools:
+            budgets.append(request.max_output)
+            return Reply(text=text, stop_reason=stop)
+        return Reply(text="answer")
+
+    return model
+
+
+async def test_a_rambling_summary_is_held_to_its_budget(tmp_path):
+    budgets: list[int | None] = []
+    ramble = "It is possible to use max_num with a list, but it is not very useful.\n\n" * 700
+    agent, _provider, rec = make_agent(tmp_path, [rambling_summariser(ramble, budgets)] * 10)
+    agent.load_history(long_history(8, size=800))
+
+    async def window() -> int:
+        return 4096
+
+    agent.window_source = window
+    await agent.submit("hello")
+    await agent.submit("next")
+    compacted = rec.of(ev.Compacted)
+    assert compacted, "the history is over the threshold: it must compact"
+    budget = agent.compaction.summary_tokens(4096)
+    assert budgets and set(budgets) == {budget}  # every summary request asks for at most that
+    for done in compacted:
+        assert done.after_tokens < done.before_tokens  # compaction never grows the history
+        assert len(done.summary) <= budget * cp.CHARS_PER_TOKEN + 60
+    assert any("summary reached its length limit" in n.message for n in rec.of(ev.Notice))
+    assert agent.messages[-1].content == "answer"
+    assert agent.context_used() < 4096 * agent.compaction.threshold
+
+
+async def test_a_summary_stopped_by_its_limit_is_reported_as_cut(tmp_path):
+    budgets: list[int | None] = []
+    agent, _provider, rec = make_agent(
+        tmp_path, [rambling_summariser("short but unfinished", budgets, "max_tokens")]
+    )
+    agent.load_history(long_history(8))
+    assert await agent.compact()
+    assert budgets == [cp.DEFAULT_SUMMARY_TOKENS]  # the window is unknown here
+    assert "short but unfinished" in agent.messages[0].content
+    assert any("was cut" in n.message for n in rec.of(ev.Notice))
+
+
+@given(
+    st.integers(min_value=1024, max_value=1_000_000),
+    st.integers(min_value=0, max_value=1_000_000),
+    st.floats(min_value=0.2, max_value=1.0),
+    st.floats(min_value=0.05, max_value=0.8),
+)
+def test_kept_part_summary_and_fixed_cost_fit_under_the_threshold(window, fixed, threshold, keep):
+    policy = cp.CompactionPolicy(threshold=threshold, keep_fraction=keep)
+    kept = policy.keep_tokens(window, fixed)
+    assert 0 <= kept <= window * keep
+    if kept:
+        assert fixed + policy.summary_tokens(window) + kept <= window * threshold
+    # The summariser's own request fits the window: input chunk, summary so far, answer.
+    assert policy.chunk_tokens(window) + 2 * policy.summary_tokens(window) <= window
+
+
+async def test_still_full_after_compacting_says_what_fills_the_context(tmp_path):
+    budgets: list[int | None] = []
+    agent, _provider, rec = make_agent(tmp_path, [rambling_summariser("s", budgets)] * 6)
+    agent.load_history(long_history(4, size=1000))
+    agent.pin_parts.append(lambda: "PLAN " + "x" * 12_000)  # a pinned plan larger than the window
+
+    async def window() -> int:
+        return 2048
+
+    agent.window_source = window
+    await agent.submit("hello")  # the window is looked up after this call
+    await agent.submit("go")
+    assert budgets, "the history is over the threshold: it must compact"
+    warning = next(n.message for n in rec.of(ev.Notice) if "still nearly full" in n.message)
+    assert "of 2,048 tokens" in warning and "summary and pinned state 3," in warning
+
+
+async def test_a_resumed_long_conversation_is_compacted_before_it_is_sent(tmp_path):
+    """Seen with llama-server: each resumed run was rejected once as too long first."""
+    agent, provider, rec = make_agent(tmp_path, [small_server(4096)] * 10)
+    agent.load_history(long_history(6, size=2500))  # over the window already
+    lookups: list[int] = []
+
+    async def window() -> int:
+        lookups.append(len(provider.requests))
+        return 4096
+
+    agent.window_source = window
+    await agent.submit("next")
+    assert lookups == [0]  # looked up before any request was sent
+    assert [c.reason for c in rec.of(ev.Compacted)] == ["auto"]
+    assert not any("too long" in n.message for n in rec.of(ev.Notice))
+    assert agent.messages[-1].content == "works"
+
+
+async def test_the_pinned_request_is_bounded_by_the_window(tmp_path):
+    agent, _provider, _rec = make_agent(tmp_path, [small_server(4096)] * 10)
+
+    async def window() -> int:
+        return 4096
+
+    agent.window_source = window
+    await agent.submit("paste " + "p" * 60_000)
+    assert cp.is_compacted_block(agent.messages[0])
+    pinned = agent.messages[0].content.partition("## The user's latest request\n")[2]
+    assert pinned.startswith("paste ppp")
+    assert len(pinned) <= agent.compaction.request_chars(4096) + 40
+    assert agent.messages[-1].content == "works"

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from planshell.agent import compaction as cp
 from planshell.agent import events as ev
 from planshell.agent.loop import REFUSAL_NOTICE, Agent
 from planshell.llm.anthropic import AnthropicProvider
@@ -175,11 +176,15 @@ async def test_llama_cpp_python_overflow_on_the_first_call_compacts_and_resends(
     provider = OpenAICompatProvider(model="smollm2", base_url=sse_server.url, api_key=None)
     agent, _echo, rec = agent_for(provider, tmp_path)
 
-    async def configured() -> int:  # `context_window = 4096`: the server reports none
-        return 4096
+    async def configured() -> int:  # `context_window = 1024`: the server reports none
+        return 1024
 
     agent.window_source = configured
-    await agent.submit("Summarise this log. " + "line: request ok in 12 ms; " * 2000)
+    # Over the window but short enough to be sent before the window is looked up
+    # (a longer history is compacted before it is sent: see test_context).
+    paste = "Summarise this log. " + "line: request ok in 12 ms; " * 200
+    assert cp.estimate_tokens(paste) < cp.EARLY_WINDOW_TOKENS
+    await agent.submit(paste)
     await provider.aclose()
     assert not rec.of(ev.ErrorEvent)  # not "the server sent nothing"
     assert rec.of(ev.Compacted)[0].reason == "overflow"

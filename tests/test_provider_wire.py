@@ -274,6 +274,19 @@ async def test_raised_budget_applies_to_one_request(sse_server: SSEServer) -> No
     assert openai(sse_server, max_tokens=300).raise_output_budget() == 600
 
 
+async def test_a_per_request_output_cap_never_raises_the_setting(sse_server: SSEServer) -> None:
+    """A summary asks for at most N tokens; a lower configured limit still wins."""
+    ok = [message_start(), *message_end("end_turn")]
+    done = [chunk({"content": "ok"}, "stop"), DONE]
+    sse_server.add(Response.sse(ok), Response.sse(done), Response.sse(done), Response.sse(ok))
+    await collect(anthropic(sse_server), max_output=600)
+    await collect(openai(sse_server), max_output=600)
+    await collect(openai(sse_server, max_tokens=300), max_output=600)
+    await collect(anthropic(sse_server, max_tokens=5000))
+    sent = [r.json.get("max_tokens") for r in sse_server.requests]
+    assert sent == [600, 600, 300, 5000]
+
+
 # --- a restarted Anthropic stream ----------------------------------------------------------
 
 

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field
 
-from planshell.llm.types import Message, Provider, TextChunk, ToolSpec
+from planshell.llm.types import Message, Provider, StreamEnd, TextChunk, ToolSpec
 
 CHARS_PER_TOKEN = 3.5  # a deliberately cautious average for code and prose
 MESSAGE_OVERHEAD = 4  # role and separators, per message
@@ -36,6 +36,11 @@ RESULT_CHARS_FOR_SUMMARY = 1500  # of each tool result, in the summariser's inpu
 LATEST_REQUEST_MAX_CHARS = 8000
 DEFAULT_KEEP_TOKENS = 8000  # recent part kept verbatim when the window is unknown
 DEFAULT_CHUNK_TOKENS = 24_000  # summariser input per call when the window is unknown
+DEFAULT_SUMMARY_TOKENS = 2000  # the summary's own budget when the window is unknown
+SUMMARY_PROMPT_TOKENS = 300  # the summariser's system prompt and framing
+# A history this large is looked up against the window before the first call
+# (a short new conversation never waits for the lookup).
+EARLY_WINDOW_TOKENS = 2048
 
 
 def estimate_tokens(text: str) -> int:
@@ -108,12 +113,41 @@ class CompactionPolicy:
     threshold: float = 0.85  # of the window, measured before each model call
     keep_fraction: float = 0.3  # of the window, kept verbatim as the recent part
 
-    def keep_tokens(self, window: int | None) -> int:
-        return int(window * self.keep_fraction) if window else DEFAULT_KEEP_TOKENS
+    def keep_tokens(self, window: int | None, fixed: int = 0) -> int:
+        """The recent part kept verbatim.
+
+        With a known window it also fits what a compacted request must carry
+        anyway (``fixed``: system prompt, tools, pinned state) and the summary,
+        leaving half the remaining room for the conversation to grow: otherwise
+        a small window would be "nearly full" again right after compacting.
+        """
+        if not window:
+            return DEFAULT_KEEP_TOKENS
+        room = int(window * self.threshold) - fixed - self.summary_tokens(window)
+        return max(0, min(int(window * self.keep_fraction), room // 2))
+
+    def summary_tokens(self, window: int | None) -> int:
+        """The most the summary may take: a real model left unbounded can write
+        until the window is full (seen with a 135M model), which would make the
+        compacted history larger than what it replaced."""
+        if not window:
+            return DEFAULT_SUMMARY_TOKENS
+        return max(128, min(4000, int(window * 0.15)))
+
+    def request_chars(self, window: int | None) -> int:
+        """How much of the user's latest request the compacted block repeats: a
+        pasted log must not fill a small window a second time."""
+        if not window:
+            return LATEST_REQUEST_MAX_CHARS
+        return max(400, min(LATEST_REQUEST_MAX_CHARS, int(window * 0.1 * CHARS_PER_TOKEN)))
 
     def chunk_tokens(self, window: int | None) -> int:
-        """Summariser input per call: leaves room for its prompt and the answer."""
-        return max(int(window * 0.5), 512) if window else DEFAULT_CHUNK_TOKENS
+        """Summariser input per call: leaves room for its prompt, the summary so
+        far and the new summary."""
+        if not window:
+            return DEFAULT_CHUNK_TOKENS
+        room = window - 2 * self.summary_tokens(window) - SUMMARY_PROMPT_TOKENS
+        return max(min(int(window * 0.5), room), 256)
 
 
 @dataclass
@@ -258,28 +292,61 @@ def summary_request(chunk: str, previous: str, instructions: str) -> str:
     return "\n\n".join(parts)
 
 
-async def ask_for_summary(provider: Provider, text: str) -> str:
-    """One tool-less model call; returns its text."""
+@dataclass(frozen=True)
+class Summary:
+    text: str
+    cut: bool  # stopped at its token limit, or cut here to fit it
+
+
+def cap_summary(text: str, max_tokens: int) -> tuple[str, bool]:
+    """Hold a summary to its budget even when the server ignores ``max_tokens``."""
+    limit = int(max_tokens * CHARS_PER_TOKEN)
+    if len(text) <= limit:
+        return text, False
+    cut = text[:limit]
+    paragraph = cut.rfind("\n\n")
+    if paragraph > limit // 2:
+        cut = cut[:paragraph]
+    return cut.rstrip() + "\n[... the summary was cut to its limit ...]", True
+
+
+async def ask_for_summary(provider: Provider, text: str, max_tokens: int) -> Summary:
+    """One tool-less model call limited to ``max_tokens``; returns its (capped) text."""
     out: list[str] = []
-    stream = provider.stream(SUMMARY_SYSTEM, [Message("user", text)], [])
+    stopped_at_limit = False
+    stream = provider.stream(SUMMARY_SYSTEM, [Message("user", text)], [], max_output=max_tokens)
     async with aclosing(stream):  # type: ignore[type-var]
         async for event in stream:
             if isinstance(event, TextChunk):
                 out.append(event.text)
-    return "".join(out).strip()
+            elif isinstance(event, StreamEnd) and event.stop_reason == "max_tokens":
+                stopped_at_limit = True
+    capped, cut = cap_summary("".join(out).strip(), max_tokens)
+    return Summary(capped, cut or stopped_at_limit)
 
 
 async def summarise(
-    provider: Provider, older: Sequence[Message], instructions: str, chunk_tokens: int
-) -> str:
+    provider: Provider,
+    older: Sequence[Message],
+    instructions: str,
+    chunk_tokens: int,
+    summary_tokens: int = DEFAULT_SUMMARY_TOKENS,
+) -> Summary:
     """A rolling summary: each chunk updates the summary of the chunks before it."""
-    summary = ""
+    summary = Summary("", False)
     for chunk in chunk_text(render_for_summary(older), chunk_tokens):
-        summary = await ask_for_summary(provider, summary_request(chunk, summary, instructions))
+        summary = await ask_for_summary(
+            provider, summary_request(chunk, summary.text, instructions), summary_tokens
+        )
     return summary
 
 
-def compacted_block(summary: str, pins: Sequence[str], request: str | None) -> Message:
+def compacted_block(
+    summary: str,
+    pins: Sequence[str],
+    request: str | None,
+    request_chars: int = LATEST_REQUEST_MAX_CHARS,
+) -> Message:
     """The first message of a compacted history: summary, then authoritative state.
 
     The state comes last and says it overrides the summary: a summary written
@@ -300,7 +367,7 @@ def compacted_block(summary: str, pins: Sequence[str], request: str | None) -> M
             + "\n\n".join(state)
         )
     if request:
-        if len(request) > LATEST_REQUEST_MAX_CHARS:
-            request = request[:LATEST_REQUEST_MAX_CHARS] + "\n[... the request was longer ...]"
+        if len(request) > request_chars:
+            request = request[:request_chars] + "\n[... the request was longer ...]"
         parts.append(f"## The user's latest request\n{request}")
     return Message("user", "\n\n".join(parts))

@@ -211,10 +211,11 @@ class Agent:
         """Tokens each approval handoff would leave in the context (for the choice)."""
         system, tools = self._last_system, self.registry.specs()
         keep = self.meter.used(system, self.messages, tools)
-        pins = cp.compacted_block("", self._pins(), cp.latest_request(self.messages))
-        fresh = cp.request_tokens(system, [pins], tools)
-        _, recent = cp.split_history(self.messages, self.compaction.keep_tokens(self.meter.window))
-        compact = fresh + cp.messages_tokens(recent) + 400  # a summary of a few hundred tokens
+        fresh = self._fixed_tokens()
+        window = self.meter.window
+        _, recent = cp.split_history(self.messages, self.compaction.keep_tokens(window, fresh))
+        summary = min(400, self.compaction.summary_tokens(window))  # typically a few hundred
+        compact = fresh + cp.messages_tokens(recent) + summary
         return {"keep": keep, "compact": min(compact, keep), "fresh": min(fresh, keep)}
 
     def context_used(self) -> int:
@@ -314,6 +315,12 @@ class Agent:
                     stop = "max_steps"
                     break
                 steps += 1
+                if not self._window_checked and (
+                    cp.messages_tokens(self.messages) >= cp.EARLY_WINDOW_TOKENS
+                ):
+                    # A resumed or pasted long conversation: know the window before
+                    # sending, so it is compacted first rather than rejected.
+                    await self._ensure_window()
                 await self._before_call()
                 reply = await self._stream_reply(overflow_ok=not overflow_tried)
                 # After the first call, never before it: a request never waits for lookups.
@@ -488,7 +495,8 @@ class Agent:
         if handoff == "fresh":
             self._replace_history(
                 [cp.compacted_block("(Started fresh after the plan was approved.)", self._pins(),
-                                    cp.latest_request(self.messages))],
+                                    cp.latest_request(self.messages),
+                                    self.compaction.request_chars(self.meter.window))],
                 "", "handoff", replaced=len(self.messages),
             )
             return
@@ -503,9 +511,30 @@ class Agent:
         if self.context_used() >= window * self.compaction.threshold:
             await self._compact_now("auto")
             if self.context_used() >= window * self.compaction.threshold:
-                self.emit(ev.Notice(
-                    "The context is still nearly full after compacting (the system prompt, "
-                    "tools and pinned plan take most of it).", "warning"))
+                self.emit(self._still_full(window))
+
+    def _fixed_tokens(self) -> int:
+        """What a compacted request carries whatever the history: the system prompt,
+        the tools and the pinned state (with the user's latest request)."""
+        pins = cp.compacted_block(
+            "",
+            self._pins(),
+            cp.latest_request(self.messages),
+            self.compaction.request_chars(self.meter.window),
+        )
+        return cp.request_tokens(self._last_system, [pins], self.registry.specs())
+
+    def _still_full(self, window: int) -> ev.Notice:
+        """Says what fills the context, so the user knows what could make room."""
+        base = cp.request_tokens(self._last_system, [], self.registry.specs())
+        head = self.messages[:1] if self.messages and cp.is_compacted_block(self.messages[0]) else []
+        return ev.Notice(
+            f"The context is still nearly full after compacting ({self.context_used():,} of "
+            f"{window:,} tokens: system prompt and tools {base:,}, summary and pinned state "
+            f"{cp.messages_tokens(head):,}, recent messages "
+            f"{cp.messages_tokens(self.messages[len(head):]):,}).",
+            "warning",
+        )
 
     def _pins(self) -> list[str]:
         pins = []
@@ -524,16 +553,26 @@ class Agent:
         """
         await self._ensure_window()
         window = self.meter.window
-        keep = self.compaction.keep_tokens(window)
+        keep = self.compaction.keep_tokens(window, self._fixed_tokens())
         older, recent = cp.split_history(self.messages, keep)
         request = cp.latest_request(self.messages)
         notes: list[str] = []
         summary = ""
         if older:
             try:
-                summary = await cp.summarise(
-                    self.provider, older, instructions, self.compaction.chunk_tokens(window)
+                written = await cp.summarise(
+                    self.provider,
+                    older,
+                    instructions,
+                    self.compaction.chunk_tokens(window),
+                    self.compaction.summary_tokens(window),
                 )
+                summary = written.text
+                if written.cut:
+                    notes.append(
+                        "The summary reached its length limit "
+                        f"({self.compaction.summary_tokens(window):,} tokens) and was cut."
+                    )
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
@@ -545,7 +584,9 @@ class Agent:
         if not older and not elided:
             self.emit(ev.Notice("Nothing to compact yet: the conversation is already short."))
             return False
-        block = cp.compacted_block(summary, self._pins(), request)
+        block = cp.compacted_block(
+            summary, self._pins(), request, self.compaction.request_chars(window)
+        )
         self._replace_history([block, *recent], summary, reason, replaced=len(older), notes=notes)
         return True
 

@@ -53,11 +53,15 @@ class AnthropicProvider(StreamingHTTPProvider):
     default_base_url = "https://api.anthropic.com"
 
     def _build_request(
-        self, system: str, messages: list[Message], tools: list[ToolSpec]
+        self,
+        system: str,
+        messages: list[Message],
+        tools: list[ToolSpec],
+        max_output: int | None = None,
     ) -> StreamRequest:
         body: dict[str, Any] = {
             "model": self.model,
-            "max_tokens": self._output_budget() or DEFAULT_MAX_TOKENS,
+            "max_tokens": self._output_budget(max_output) or DEFAULT_MAX_TOKENS,
             "stream": True,
             "messages": to_anthropic_messages(messages),
         }

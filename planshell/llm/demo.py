@@ -98,7 +98,12 @@ class DemoProvider:
         return "demo (offline)"
 
     async def stream(
-        self, system: str, messages: list[Message], tools: list[ToolSpec]
+        self,
+        system: str,
+        messages: list[Message],
+        tools: list[ToolSpec],
+        *,
+        max_output: int | None = None,  # the demo's replies are short anyway
     ) -> AsyncIterator[StreamEvent]:
         request, done = _current_turn(messages)
         available = {t.name for t in tools}

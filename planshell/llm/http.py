@@ -473,7 +473,11 @@ class StreamingHTTPProvider:
     # --- to be provided by subclasses ---
 
     def _build_request(
-        self, system: str, messages: list[Message], tools: list[ToolSpec]
+        self,
+        system: str,
+        messages: list[Message],
+        tools: list[ToolSpec],
+        max_output: int | None = None,
     ) -> StreamRequest:
         raise NotImplementedError
 
@@ -486,9 +490,13 @@ class StreamingHTTPProvider:
 
     # --- shared machinery ---
 
-    def _output_budget(self) -> int | None:
-        """``max_tokens`` for the request being built: a one-off raise, else the setting."""
-        return self._next_budget or self.max_tokens
+    def _output_budget(self, cap: int | None = None) -> int | None:
+        """``max_tokens`` for the request being built: a one-off raise, else the setting,
+        never above the caller's ``cap`` for this request."""
+        budget = self._next_budget or self.max_tokens
+        if cap is None:
+            return budget
+        return cap if budget is None else min(budget, cap)
 
     def raise_output_budget(self) -> int | None:
         """Double the reply token limit for the next request only.
@@ -554,10 +562,15 @@ class StreamingHTTPProvider:
         return self._client
 
     async def stream(
-        self, system: str, messages: list[Message], tools: list[ToolSpec]
+        self,
+        system: str,
+        messages: list[Message],
+        tools: list[ToolSpec],
+        *,
+        max_output: int | None = None,
     ) -> AsyncGenerator[StreamEvent, None]:
         """Stream one reply, retrying transient failures until output starts."""
-        request = self._build_request(system, messages, tools)
+        request = self._build_request(system, messages, tools, max_output)
         self._next_budget = None  # a raised limit is for this one request
         ctx = self._error_context(request.url)
         attempt = 0

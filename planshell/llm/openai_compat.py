@@ -52,7 +52,11 @@ class OpenAICompatProvider(StreamingHTTPProvider):
     default_base_url = "https://api.openai.com/v1"
 
     def _build_request(
-        self, system: str, messages: list[Message], tools: list[ToolSpec]
+        self,
+        system: str,
+        messages: list[Message],
+        tools: list[ToolSpec],
+        max_output: int | None = None,
     ) -> StreamRequest:
         body: dict[str, Any] = {"model": self.model, "stream": True}
         if self.stream_options:
@@ -62,7 +66,7 @@ class OpenAICompatProvider(StreamingHTTPProvider):
             body["tools"] = [to_openai_tool(tool) for tool in tools]
             if self.tool_choice is not None:
                 body["tool_choice"] = self.tool_choice
-        budget = self._output_budget()
+        budget = self._output_budget(max_output)
         if budget is not None:
             body["max_tokens"] = budget
         body.update(self.extra_body)

@@ -15,6 +15,7 @@ from typing import Any
 from planshell.llm.types import (
     Message,
     ProviderError,
+    StopReason,
     StreamEnd,
     StreamEvent,
     TextChunk,
@@ -43,6 +44,7 @@ class Reply:
     delay: float = 0.0  # seconds between pieces
     error: ProviderError | None = None
     usage: Usage | None = None
+    stop_reason: StopReason | None = None  # default: tool_use with calls, else end_turn
 
 
 @dataclass
@@ -50,6 +52,7 @@ class Request:
     system: str
     messages: list[Message]
     tools: list[str]
+    max_output: int | None = None
 
 
 ReplySource = Reply | Callable[[Request], Reply]
@@ -69,9 +72,14 @@ class ScriptedProvider:
         return f"scripted · {self.model}"
 
     async def stream(
-        self, system: str, messages: list[Message], tools: list[ToolSpec]
+        self,
+        system: str,
+        messages: list[Message],
+        tools: list[ToolSpec],
+        *,
+        max_output: int | None = None,
     ) -> AsyncIterator[StreamEvent]:
-        request = Request(system, list(messages), [t.name for t in tools])
+        request = Request(system, list(messages), [t.name for t in tools], max_output)
         self.requests.append(request)
         if not self.replies:
             raise ProviderError("The script has no more replies.")
@@ -101,5 +109,6 @@ class ScriptedProvider:
         if reply.usage is not None:
             out.append(UsageReport(reply.usage))
         thinking = (ThinkingBlock(reply.thinking, "sig"),) if reply.thinking else ()
-        out.append(StreamEnd("tool_use" if reply.calls else "end_turn", thinking))
+        stop: StopReason = reply.stop_reason or ("tool_use" if reply.calls else "end_turn")
+        out.append(StreamEnd(stop, thinking))
         return out

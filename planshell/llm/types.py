@@ -173,5 +173,13 @@ class Provider(Protocol):
         ...
 
     def stream(
-        self, system: str, messages: list[Message], tools: list[ToolSpec]
-    ) -> AsyncIterator[StreamEvent]: ...
+        self,
+        system: str,
+        messages: list[Message],
+        tools: list[ToolSpec],
+        *,
+        max_output: int | None = None,
+    ) -> AsyncIterator[StreamEvent]:
+        """``max_output`` caps this one reply's tokens (a summary must stay short);
+        the configured limit still applies when it is lower."""
+        ...
