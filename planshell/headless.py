@@ -95,6 +95,8 @@ async def run_print(
         elif isinstance(event, ev.ErrorEvent):
             failed.append(event.message)
             err.write(f"error: {strip_terminal_controls(error_text(event))}\n")
+        elif isinstance(event, ev.TurnDone) and event.cut_off_note:
+            err.write(f"warning: {event.cut_off_note}\n")  # the answer above is incomplete
         elif isinstance(event, ev.Notice) and event.level in ("warning", "error"):
             err.write(f"{event.level}: {strip_terminal_controls(event.message)}\n")
         elif isinstance(event, ev.ToolFinished):

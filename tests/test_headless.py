@@ -148,3 +148,28 @@ async def test_headless_errors_do_not_advise_slash_commands(project):
     assert "The stream was cut off." in err.getvalue()
     assert "/retry" not in err.getvalue() and "run the same command again" in err.getvalue().lower()
     assert out.getvalue() == ""
+
+
+@pytest.mark.parametrize(
+    ("usage", "expected"),
+    [((3400, 690), "context window is full"), ((100, 50), "token limit (max_tokens)")],
+)
+async def test_an_answer_cut_off_says_why_on_stderr(project, usage, expected):
+    """llama-server is sent no max_tokens: its model writes until the window is full."""
+    import io
+
+    from planshell.config import Settings
+    from planshell.headless import run_print
+    from planshell.llm.scripted import Reply, ScriptedProvider
+    from planshell.llm.types import Usage
+    from planshell.plan.decider import HeadlessDecider
+    from planshell.runtime import build_runtime
+
+    decider = HeadlessDecider()
+    reply = Reply(text="It is possible", usage=Usage(*usage), stop_reason="max_tokens")
+    runtime = build_runtime(Settings(context_window=4096), project, decider,
+                            provider=ScriptedProvider([reply]), persist=False)
+    out, err = io.StringIO(), io.StringIO()
+    code = await run_print(runtime, decider, "go", out=out, err=err)
+    assert code == 0 and "It is possible" in out.getvalue()
+    assert "warning: " in err.getvalue() and expected in err.getvalue()

@@ -67,3 +67,22 @@ async def test_status_bar_warns_past_80_percent(project):
         assert tokens.has_class("-warning")
         assert format_context(850, 1000, 0.0123) == "850 / 1.0k ctx · $0.012"
         assert format_context(12_300, None) == "12.3k ctx"
+
+
+async def test_an_answer_stopped_by_a_full_window_says_so(project):
+    from planshell.config import Settings
+    from planshell.llm.scripted import ScriptedProvider
+    from planshell.llm.types import Usage
+    from planshell.ui.app import PlanshellApp
+    from planshell.ui.widgets.messages import NoteRow
+
+    full = Reply(text="It is possible", usage=Usage(3400, 690), stop_reason="max_tokens")
+    app = PlanshellApp(Settings(context_window=4096), project, provider=ScriptedProvider([full]),
+                       project_label="~/proj", persist=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await ready(pilot)
+        await send(pilot, "hello")
+        await idle(pilot, screen)
+        notes = [n.message for n in screen.transcript.entries_of(NoteRow)]
+        assert any("context window is full" in n for n in notes)
+        assert not any("(max_tokens)" in n for n in notes)  # not blamed on max_tokens

@@ -38,8 +38,8 @@ DEFAULT_KEEP_TOKENS = 8000  # recent part kept verbatim when the window is unkno
 DEFAULT_CHUNK_TOKENS = 24_000  # summariser input per call when the window is unknown
 DEFAULT_SUMMARY_TOKENS = 2000  # the summary's own budget when the window is unknown
 SUMMARY_PROMPT_TOKENS = 300  # the summariser's system prompt and framing
-# A history this large is looked up against the window before the first call
-# (a short new conversation never waits for the lookup).
+# A first message this large (a paste) has the window looked up before it is
+# sent; so does any resumed conversation (a short new one never waits).
 EARLY_WINDOW_TOKENS = 2048
 
 

@@ -123,8 +123,26 @@ class SteeringDelivered:
 
 @dataclass(frozen=True)
 class TurnDone:
+    """``stop_reason`` is the provider's, or ``context_full``: the reply stopped at
+    the token limit because the context window was full, not because of max_tokens."""
+
     stop_reason: str
     cancelled: bool = False
+
+    @property
+    def cut_off_note(self) -> str | None:
+        """What to tell the user about an answer that stopped early (one wording for
+        every view)."""
+        if self.cancelled:
+            return None
+        if self.stop_reason == "context_full":
+            return (
+                "The reply stopped because the model's context window is full; the next "
+                "request compacts the conversation first."
+            )
+        if self.stop_reason == "max_tokens":
+            return "The reply hit the model's token limit (max_tokens)."
+        return None
 
 
 @dataclass(frozen=True)

@@ -316,10 +316,12 @@ class Agent:
                     break
                 steps += 1
                 if not self._window_checked and (
-                    cp.messages_tokens(self.messages) >= cp.EARLY_WINDOW_TOKENS
+                    len(self.messages) > 1
+                    or cp.messages_tokens(self.messages) >= cp.EARLY_WINDOW_TOKENS
                 ):
-                    # A resumed or pasted long conversation: know the window before
-                    # sending, so it is compacted first rather than rejected.
+                    # A resumed conversation (or a long paste): know the window before
+                    # sending, so it is compacted first rather than rejected. A short
+                    # new conversation never waits for the lookup.
                     await self._ensure_window()
                 await self._before_call()
                 reply = await self._stream_reply(overflow_ok=not overflow_tried)
@@ -344,6 +346,8 @@ class Agent:
                     Message("assistant", reply.text, tool_calls=reply.calls, thinking=reply.thinking)
                 )
                 self._after_reply(reply)
+                if stop == "max_tokens" and self._window_was_full(reply):
+                    stop = "context_full"
                 self.emit(ev.AssistantDone(reply.text))
                 if reply.incomplete:
                     self.emit(ev.ErrorEvent(_cut_off_message(reply.incomplete)))
@@ -478,6 +482,18 @@ class Agent:
                 if cost is not None:
                     self.cost = (self.cost or 0.0) + cost
         self._emit_context()
+
+    def _window_was_full(self, reply: _Reply) -> bool:
+        """A reply stopped by the limit because prompt and answer filled the window
+        (servers that are sent no max_tokens write until then: llama.cpp)."""
+        window = self.meter.window
+        if window is None:
+            return False
+        if reply.usage is not None:
+            used = reply.usage.input_tokens + reply.usage.output_tokens
+        else:
+            used = self.context_used()
+        return used >= window * 0.97
 
     def _is_overflow(self, exc: ProviderError) -> bool:
         if is_context_length_error(exc.message):

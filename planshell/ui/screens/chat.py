@@ -301,7 +301,7 @@ class ChatScreen(Screen[None]):
             case ev.SteeringDelivered(text=text):
                 transcript.steering_delivered(text)
             case ev.TurnDone() as event:
-                transcript.turn_done(event.stop_reason, event.cancelled)
+                transcript.turn_done(event.cancelled, event.cut_off_note)
                 self._tick()
             case ev.ModeChanged() | ev.PlanUpdated() | ev.TodosChanged() as event:
                 await self.plan_ui.on_engine_event(event)

@@ -380,14 +380,14 @@ class Transcript(ScrollView, can_focus=True):
         self.end_stream()
         return self._add(SummaryRow(title, summary))
 
-    def turn_done(self, stop_reason: str, cancelled: bool) -> None:
+    def turn_done(self, cancelled: bool, cut_off_note: str | None = None) -> None:
         self.end_stream()
         for row in self.running_tools:
             row.finish("Interrupted.", True)
         if cancelled:
             self.add_note("⏹ Interrupted: the turn was stopped.", kind="cancelled")
-        elif stop_reason == "max_tokens":
-            self.add_note("The reply hit the model's token limit.", kind="warning")
+        elif cut_off_note:
+            self.add_note(cut_off_note, kind="warning")
 
     # --- actions ------------------------------------------------------------------
 
