@@ -323,7 +323,7 @@ def test_kept_part_summary_and_fixed_cost_fit_under_the_threshold(window, fixed,
     kept = policy.keep_tokens(window, fixed)
     assert 0 <= kept <= window * keep
     if kept:
-        assert fixed + policy.summary_tokens(window) + kept <= window * threshold
+        assert fixed + policy.summary_tokens(window, fixed) + kept <= window * threshold
     # The summariser's own request fits the window: input chunk, summary so far, answer.
     assert policy.chunk_tokens(window) + 2 * policy.summary_tokens(window) <= window
 
@@ -376,3 +376,65 @@ async def test_the_pinned_request_is_bounded_by_the_window(tmp_path):
     assert pinned.startswith("paste ppp")
     assert len(pinned) <= agent.compaction.request_chars(4096) + 40
     assert agent.messages[-1].content == "works"
+
+
+
+def counting_server(window: int, scale: float, agent_box: list):
+    """A server whose template and tokenizer cost ``scale`` times the estimate (llama.cpp
+    with a tool prompt: about 1.26); it reports usage and rejects what is over its window."""
+
+    def model(request) -> Reply:
+        agent = agent_box[0]
+        tools = agent.registry.specs() if request.tools else []
+        real = int(cp.request_tokens(request.system, request.messages, tools) * scale)
+        if real > window:
+            return Reply(error=ProviderError(f"request ({real} tokens) exceeds the available "
+                                             f"context size ({window} tokens)"))
+        if not request.tools:
+            return Reply(text="summary " * 250, usage=Usage(real, 600))
+        return Reply(text="answer " + "a" * 3000, usage=Usage(real, 900))
+
+    return model
+
+
+class WordyTool(EchoTool):
+    """A tool whose long description stands for a real tool list (about 1,500 tokens)."""
+
+    name = "wordy"
+    description = "A tool described at length. " * 190
+
+
+async def test_usage_reports_teach_the_estimate_what_the_server_adds(tmp_path):
+    box: list = []
+    agent, _provider, rec = make_agent(
+        tmp_path, [counting_server(4096, 1.5, box)] * 40, [EchoTool(), WordyTool()]
+    )
+    box.append(agent)
+
+    async def window() -> int:
+        return 4096
+
+    agent.window_source = window
+    for i in range(8):
+        await agent.submit(f"question {i} " + "q" * 1500)
+        assert agent.messages[-1].content.startswith("answer")
+    assert agent.meter.scale == pytest.approx(1.5, abs=0.05)
+    assert rec.of(ev.Compacted)
+    # Every compaction left room in the server's own count: no request was rejected.
+    assert not any("too long" in n.message for n in rec.of(ev.Notice))
+    whole = cp.request_tokens(agent._last_system, agent.messages, agent.registry.specs())
+    agent.meter.history_replaced()
+    assert agent.context_used() == agent.meter.scaled(whole) > whole
+
+
+
+@given(st.lists(st.integers(min_value=0, max_value=5000), max_size=12),
+       st.integers(min_value=0, max_value=4000))
+def test_shrink_ends_and_only_shortens(sizes, budget):
+    """It used to loop forever once the elided messages alone were over the budget."""
+    messages = [Message("user", "m" * size) for size in sizes]
+    out, elided = cp.shrink(messages, budget)
+    assert len(out) == len(messages) and elided <= len(messages)
+    assert all(len(a.content) <= max(len(b.content), 400) for a, b in zip(out, messages, strict=True))
+    if elided == 0:
+        assert out == messages

@@ -85,11 +85,23 @@ class ContextMeter:
     window: int | None = None
     reported: int | None = None
     reported_len: int = 0
+    scale: float = 1.0  # real tokens per estimated token, learnt from usage reports
 
     def note_usage(self, total: int, history_len: int) -> None:
         if total > 0:
             self.reported = total
             self.reported_len = history_len
+
+    def calibrate(self, reported_input: int, estimated_input: int) -> None:
+        """Learn what the server's chat template and tokenizer add to the estimate
+        (seen: +26% with llama.cpp's tool prompt). Never below 1: the estimate
+        is meant to be cautious, and cached prompts can report less."""
+        if reported_input > 0 and estimated_input > 0:
+            self.scale = min(2.0, max(1.0, reported_input / estimated_input))
+
+    def scaled(self, estimate: int) -> int:
+        """An estimate in the server's tokens."""
+        return int(estimate * self.scale + 0.5)
 
     def history_replaced(self) -> None:
         """Compaction, /retry or /clear: the last report no longer describes the history."""
@@ -98,8 +110,8 @@ class ContextMeter:
 
     def used(self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> int:
         if self.reported is not None and self.reported_len <= len(messages):
-            return self.reported + messages_tokens(messages[self.reported_len :])
-        return request_tokens(system, messages, tools)
+            return self.reported + self.scaled(messages_tokens(messages[self.reported_len :]))
+        return self.scaled(request_tokens(system, messages, tools))
 
     def fraction(self, used: int) -> float | None:
         return used / self.window if self.window else None
@@ -123,16 +135,18 @@ class CompactionPolicy:
         """
         if not window:
             return DEFAULT_KEEP_TOKENS
-        room = int(window * self.threshold) - fixed - self.summary_tokens(window)
+        room = int(window * self.threshold) - fixed - self.summary_tokens(window, fixed)
         return max(0, min(int(window * self.keep_fraction), room // 2))
 
-    def summary_tokens(self, window: int | None) -> int:
+    def summary_tokens(self, window: int | None, fixed: int = 0) -> int:
         """The most the summary may take: a real model left unbounded can write
         until the window is full (seen with a 135M model), which would make the
-        compacted history larger than what it replaced."""
+        compacted history larger than what it replaced. 15% of the window, and
+        at most half of what ``fixed`` leaves under the threshold."""
         if not window:
             return DEFAULT_SUMMARY_TOKENS
-        return max(128, min(4000, int(window * 0.15)))
+        room = int(window * self.threshold) - fixed
+        return max(128, min(4000, int(window * 0.15), room // 2))
 
     def request_chars(self, window: int | None) -> int:
         """How much of the user's latest request the compacted block repeats: a
@@ -198,10 +212,13 @@ def shrink(messages: list[Message], budget: int) -> tuple[list[Message], int]:
     """
     out = list(messages)
     elided = 0
+    done: set[int] = set()  # an elided message is never picked again (it stays > 200 chars)
     while messages_tokens(out) > budget:
-        index = max(range(len(out)), key=lambda i: len(out[i].content), default=None)
-        if index is None or len(out[index].content) <= 200:
+        left = [i for i in range(len(out)) if i not in done and len(out[i].content) > 200]
+        if not left:
             break
+        index = max(left, key=lambda i: len(out[i].content))
+        done.add(index)
         old = out[index]
         kept = old.content[:200]
         out[index] = Message(

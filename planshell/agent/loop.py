@@ -212,10 +212,9 @@ class Agent:
         system, tools = self._last_system, self.registry.specs()
         keep = self.meter.used(system, self.messages, tools)
         fresh = self._fixed_tokens()
-        window = self.meter.window
-        _, recent = cp.split_history(self.messages, self.compaction.keep_tokens(window, fresh))
-        summary = min(400, self.compaction.summary_tokens(window))  # typically a few hundred
-        compact = fresh + cp.messages_tokens(recent) + summary
+        _, recent = cp.split_history(self.messages, self._keep_estimate(fresh))
+        summary = min(400, self.compaction.summary_tokens(self.meter.window, fresh))
+        compact = fresh + self.meter.scaled(cp.messages_tokens(recent)) + summary
         return {"keep": keep, "compact": min(compact, keep), "fresh": min(fresh, keep)}
 
     def context_used(self) -> int:
@@ -475,6 +474,8 @@ class Agent:
 
     def _after_reply(self, reply: _Reply) -> None:
         if reply.usage is not None:
+            sent = cp.request_tokens(self._last_system, self.messages[:-1], self.registry.specs())
+            self.meter.calibrate(reply.usage.input_tokens, sent)
             total = reply.usage.input_tokens + reply.usage.output_tokens
             self.meter.note_usage(total, len(self.messages))
             if self.price is not None:
@@ -538,17 +539,23 @@ class Agent:
             cp.latest_request(self.messages),
             self.compaction.request_chars(self.meter.window),
         )
-        return cp.request_tokens(self._last_system, [pins], self.registry.specs())
+        return self.meter.scaled(cp.request_tokens(self._last_system, [pins], self.registry.specs()))
+
+    def _keep_estimate(self, fixed: int) -> int:
+        """The verbatim recent part's budget in estimated tokens (what split and shrink count)."""
+        keep = self.compaction.keep_tokens(self.meter.window, fixed)
+        return int(keep / self.meter.scale)
 
     def _still_full(self, window: int) -> ev.Notice:
         """Says what fills the context, so the user knows what could make room."""
-        base = cp.request_tokens(self._last_system, [], self.registry.specs())
+        scaled = self.meter.scaled
+        base = scaled(cp.request_tokens(self._last_system, [], self.registry.specs()))
         head = self.messages[:1] if self.messages and cp.is_compacted_block(self.messages[0]) else []
         return ev.Notice(
             f"The context is still nearly full after compacting ({self.context_used():,} of "
             f"{window:,} tokens: system prompt and tools {base:,}, summary and pinned state "
-            f"{cp.messages_tokens(head):,}, recent messages "
-            f"{cp.messages_tokens(self.messages[len(head):]):,}).",
+            f"{scaled(cp.messages_tokens(head)):,}, recent messages "
+            f"{scaled(cp.messages_tokens(self.messages[len(head):])):,}).",
             "warning",
         )
 
@@ -569,7 +576,9 @@ class Agent:
         """
         await self._ensure_window()
         window = self.meter.window
-        keep = self.compaction.keep_tokens(window, self._fixed_tokens())
+        fixed = self._fixed_tokens()
+        keep = self._keep_estimate(fixed)
+        budget = self.compaction.summary_tokens(window, fixed)
         older, recent = cp.split_history(self.messages, keep)
         request = cp.latest_request(self.messages)
         notes: list[str] = []
@@ -580,15 +589,12 @@ class Agent:
                     self.provider,
                     older,
                     instructions,
-                    self.compaction.chunk_tokens(window),
-                    self.compaction.summary_tokens(window),
+                    int(self.compaction.chunk_tokens(window) / self.meter.scale),
+                    budget,
                 )
                 summary = written.text
                 if written.cut:
-                    notes.append(
-                        "The summary reached its length limit "
-                        f"({self.compaction.summary_tokens(window):,} tokens) and was cut."
-                    )
+                    notes.append(f"The summary reached its length limit ({budget:,} tokens) and was cut.")
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
