@@ -82,6 +82,44 @@ def choose_provider(settings: Settings, environ: Mapping[str, str]) -> str:
     return "demo"
 
 
+def switched_settings(
+    start: Settings,
+    current: Settings,
+    environ: Mapping[str, str],
+    *,
+    provider: str | None = None,
+    model: str | None = None,
+) -> Settings:
+    """The settings after ``/provider NAME`` or ``/model NAME``.
+
+    A configured model and base URL belong to the provider they were set up for
+    (the session's provider, or the one ``auto`` picks from them when the session
+    started on the demo): switching to that provider brings them back, switching
+    to another starts from its defaults, so an Ollama URL is never given to
+    Anthropic, nor a Claude model name to OpenAI. The configured context window
+    follows the configured model.
+    """
+    update: dict[str, object] = {}
+    if provider is not None:
+        spec = PROVIDERS.get(start.provider)
+        owner = (
+            start.provider
+            if spec is not None and spec.remote
+            else choose_provider(start.model_copy(update={"provider": AUTO}), environ)
+        )
+        own = provider in (owner, AUTO)
+        update = {
+            "provider": provider,
+            "model": start.model if own else None,
+            "base_url": start.base_url if own else None,
+        }
+    if model is not None:
+        update["model"] = model
+    new_model = update.get("model", current.model)
+    update["context_window"] = start.context_window if new_model == start.model else None
+    return current.model_copy(update=update)
+
+
 def provider_spec(name: str) -> ProviderSpec:
     """The registry entry for ``name``; ``ConfigError`` naming the valid ones otherwise.
 

@@ -8,6 +8,7 @@ and rendered; user actions call engine methods (``submit``, ``cancel``,
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections.abc import Callable
 from functools import partial
@@ -635,25 +636,19 @@ class ChatScreen(Screen[None]):
         if self._busy_warning("switching models"):
             return
         assert runtime is not None
-        update: dict[str, Any] = {}
-        if provider is not None:
-            from planshell.llm.factory import PROVIDER_CHOICES as choices
-
-            if provider not in choices:
-                self.notify(
-                    f"Unknown provider {provider!r}: choose one of {', '.join(choices)}.",
-                    severity="error",
-                )
-                return
-            update = {"provider": provider, "model": None}
-        if model is not None:
-            update["model"] = model
-        if update.get("model", runtime.settings.model) != runtime.settings.model:
-            update["context_window"] = None  # the configured window was for the other model
         from planshell.config import ConfigError
-        from planshell.llm.factory import make_provider
+        from planshell.llm.factory import PROVIDER_CHOICES, make_provider, switched_settings
 
-        settings = runtime.settings.model_copy(update=update)
+        if provider is not None and provider not in PROVIDER_CHOICES:
+            self.notify(
+                f"Unknown provider {provider!r}: choose one of {', '.join(PROVIDER_CHOICES)}.",
+                severity="error",
+            )
+            return
+        start = runtime.start_settings or runtime.settings
+        settings = switched_settings(
+            start, runtime.settings, os.environ, provider=provider, model=model
+        )
         try:
             new = make_provider(settings)
         except (ConfigError, ValueError) as exc:
