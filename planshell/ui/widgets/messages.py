@@ -148,9 +148,13 @@ class Entry:
         """The entry's text (what "copy everything" gives)."""
         return ""
 
+    def toggle(self) -> bool:
+        """Expand or collapse; True when it changed something (nothing folds by default)."""
+        return False
+
     def click(self, row: int) -> bool:
         """A click on ``row`` of this entry; True when it changed something."""
-        return False
+        return self.toggle()
 
 
 def _wrap_text(text: str, width: int, style: Style, first: Sequence[Segment] = ()) -> Rows:
@@ -241,9 +245,6 @@ class UserMessage(Entry):
         self.touch()
         return True
 
-    def click(self, row: int) -> bool:
-        return self.toggle()
-
     def shown_text(self) -> str:
         """The text as displayed: folded pastes replaced by their chips."""
         parts: list[str] = []
@@ -333,9 +334,6 @@ class ThinkingBlock(Entry):
         self.collapsed = not self.collapsed
         self.touch()
         return True
-
-    def click(self, row: int) -> bool:
-        return self.toggle()
 
     def title(self) -> str:
         mark = "▸" if self.collapsed else "▾"

@@ -24,12 +24,6 @@ class SummaryRow(Entry):
         self.touch()
         return True
 
-    def click(self, row: int) -> bool:
-        return self.toggle()
-
-    def expandable(self) -> bool:
-        return True
-
     def estimate(self, width: int) -> int:
         return 2 if self.collapsed else 2 + len(self.summary) // max(1, width)
 

@@ -70,9 +70,6 @@ class ToolRow(Entry):
         self.touch()
         return True
 
-    def click(self, row: int) -> bool:
-        return self.toggle()
-
     def tick(self, frame: int) -> None:
         """Advance the spinner (driven by the screen's single timer)."""
         if self.status == "running":
