@@ -81,3 +81,15 @@ def project(tmp_path: Path) -> Path:
     )
     (root / "src" / "app" / "__init__.py").write_text("")
     return root
+
+
+@pytest.fixture(params=["python", "rg"])
+def engine(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Run a grep test with each engine (rg ships in the ``ripgrep`` dependency)."""
+    from planshell.tools import files
+
+    if request.param == "python":
+        monkeypatch.setattr(files, "find_rg", lambda: None)
+    else:
+        assert files.find_rg() is not None, "the ripgrep package's rg is missing"
+    return str(request.param)

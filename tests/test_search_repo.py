@@ -76,15 +76,6 @@ def ctx(repo: Path) -> ToolContext:
     return ToolContext(root=repo)
 
 
-@pytest.fixture(params=["python", "rg"])
-def engine(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    if request.param == "python":
-        monkeypatch.setattr(files, "find_rg", lambda: None)
-    else:
-        assert files.find_rg() is not None, "the ripgrep package's rg is missing"
-    return str(request.param)
-
-
 async def call(tool: Tool, ctx: ToolContext, **kwargs: Any) -> ToolResult:
     return await tool.run(tool.Args(**kwargs), ctx)
 

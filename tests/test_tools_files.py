@@ -286,16 +286,6 @@ def test_grep_glob_filter_is_gitignore_like() -> None:
 # --------------------------------------------------------------------------- grep
 
 
-@pytest.fixture(params=["python", "rg"])
-def engine(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Run a grep test with each engine (rg ships in the ``ripgrep`` dependency)."""
-    if request.param == "python":
-        monkeypatch.setattr(files, "find_rg", lambda: None)
-    else:
-        assert files.find_rg() is not None, "the ripgrep package's rg is missing"
-    return str(request.param)
-
-
 def grep_tree(root: Path) -> None:
     put(root, "b.py", "import os\nTODO: b\n")
     put(root, "a.py", "# TODO: first\nx = 1\n# todo: lower\nTODO twice TODO\n")

@@ -8,29 +8,14 @@ import pytest
 from textual import events
 from textual.pilot import Pilot
 
-from planshell.config import Settings
-from planshell.llm.scripted import Reply, ScriptedProvider
-from planshell.ui.app import PlanshellApp
+from planshell.llm.scripted import Reply
 from planshell.ui.screens.chat import ChatScreen
 from planshell.ui.widgets.messages import UserMessage
 from planshell.ui.widgets.tool_row import ToolRow
+from tests.test_ui_chat import make_app, ready
 from tests.ui_helpers import until
 
 LONG = "\n\n".join(f"Paragraph {i} of a long answer." for i in range(80))
-
-
-def make_app(project: Path, replies: list[Reply]) -> PlanshellApp:
-    return PlanshellApp(
-        Settings(), project, provider=ScriptedProvider(replies), persist=False,
-        project_label="~/proj",
-    )
-
-
-async def ready(pilot: Pilot) -> ChatScreen:
-    screen = pilot.app.screen
-    assert isinstance(screen, ChatScreen)
-    await until(pilot, lambda: screen.ready)
-    return screen
 
 
 async def send(pilot: Pilot, screen: ChatScreen, text: str) -> None:
