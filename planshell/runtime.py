@@ -48,11 +48,11 @@ class Runtime:
     plan_turns: PlanTurnWatch | None = None
     permissions: PermissionController | None = None
     workspace: WorkspaceExecPolicy | None = None  # how bash runs outside plan mode
-    start_settings: Settings | None = None  # as loaded: what /provider switches back to
+    # As loaded (trust-filtered): what /provider switches back to; ``settings`` follows switches.
+    start_settings: Settings = field(init=False)
 
     def __post_init__(self) -> None:
-        if self.start_settings is None:
-            self.start_settings = self.settings
+        self.start_settings = self.settings
 
     def close(self) -> None:
         if self.agent.session is not None:

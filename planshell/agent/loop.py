@@ -324,7 +324,8 @@ class Agent:
                     await self._ensure_window()
                 await self._before_call()
                 reply = await self._stream_reply(overflow_ok=not overflow_tried)
-                # After the first call, never before it: a request never waits for lookups.
+                # A new conversation's window is looked up after its first call, so
+                # that call never waits (a resumed one was looked up above).
                 await self._ensure_window()
                 if reply is None:
                     if self._overflowed and not overflow_tried:

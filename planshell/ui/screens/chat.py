@@ -645,9 +645,8 @@ class ChatScreen(Screen[None]):
                 severity="error",
             )
             return
-        start = runtime.start_settings or runtime.settings
         settings = switched_settings(
-            start, runtime.settings, os.environ, provider=provider, model=model
+            runtime.start_settings, runtime.settings, os.environ, provider=provider, model=model
         )
         try:
             new = make_provider(settings)
