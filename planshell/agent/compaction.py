@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from contextlib import aclosing
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from planshell.llm.types import Message, Provider, StreamEnd, TextChunk, ToolSpec
 
@@ -162,18 +162,6 @@ class CompactionPolicy:
             return DEFAULT_CHUNK_TOKENS
         room = window - 2 * self.summary_tokens(window) - SUMMARY_PROMPT_TOKENS
         return max(min(int(window * 0.5), room), 256)
-
-
-@dataclass
-class Compaction:
-    """The outcome of one compaction: the new history and what it replaced."""
-
-    summary: str
-    messages: list[Message]
-    before_tokens: int
-    after_tokens: int
-    replaced: int  # messages folded into the summary
-    notes: list[str] = field(default_factory=list)
 
 
 # --- choosing what to keep ------------------------------------------------------------

@@ -123,10 +123,6 @@ class MarkdownStream:
     def blocks(self) -> list[Block]:
         return [*self._stable_blocks, *self._tail_blocks]
 
-    @property
-    def block_count(self) -> int:
-        return len(self._stable_blocks) + len(self._tail_blocks)
-
     def block(self, index: int) -> Block:
         stable = len(self._stable_blocks)
         return self._stable_blocks[index] if index < stable else self._tail_blocks[index - stable]

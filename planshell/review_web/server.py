@@ -190,11 +190,6 @@ class BrowserReview:
     def closed(self) -> bool:
         return self._closed.is_set()
 
-    @property
-    def streams(self) -> int:
-        """Event streams (open tabs) connected now."""
-        return self._streams
-
     def start(self) -> str:
         """Bind 127.0.0.1 (the plan's previous port when free) and serve; returns the URL."""
         key = str(self.request.path)

@@ -185,13 +185,6 @@ class Tool(ABC, Generic[ArgsT]):
 _progress: ContextVar[Callable[[str], None] | None] = ContextVar("tool_progress", default=None)
 
 
-def report_progress(line: str) -> None:
-    """Show ``line`` under the running call's row (ignored outside a call)."""
-    sink = _progress.get()
-    if sink is not None:
-        sink(line)
-
-
 def current_progress() -> Callable[[str], None]:
     """The running call's progress sink, to hand to code running elsewhere (a sub-agent)."""
     return _progress.get() or (lambda line: None)
