@@ -276,7 +276,7 @@ class PermissionController:
             request, fingerprint = self.request(tool, args, verdict)
             answer = await self.decider.approve_tool(request)
             if answer.choice is ApprovalChoice.DENY:
-                return self._denied(tool, args, answer)
+                return self._denied(tool, args, answer, verdict.why)
             if fingerprint != self._fingerprint(tool, args):
                 self.agent.emit(
                     ev.Notice(f"{request.path} changed while you were asked; asking again.", "warning")
@@ -296,14 +296,19 @@ class PermissionController:
             tool, args, ApprovalDecision(ApprovalChoice.DENY, "the file kept changing", False)
         )
 
-    def _denied(self, tool: Tool, args: ToolArgs, answer: ApprovalDecision) -> str:
+    def _denied(
+        self, tool: Tool, args: ToolArgs, answer: ApprovalDecision, why: str = ""
+    ) -> str:
         reason = " ".join(answer.reason.split())
         self._record(tool, args, "deny", "user" if answer.by_person else "no-one-to-ask", "",
                      reason)
         headline = plain_line(tool.headline(args), 200)
         if not answer.by_person:
-            self.agent.emit(ev.Notice(f"Denied (needs approval): {headline}. {reason}", "warning"))
-            return f"Not run: {headline} needs the user's approval, and {reason}."
+            because = f" ({plain_line(why, 300)})" if why else ""
+            self.agent.emit(
+                ev.Notice(f"Denied (needs approval): {headline}{because}. {reason}", "warning")
+            )
+            return f"Not run: {headline} needs the user's approval{because}, and {reason}."
         if reason:
             return f"The user denied this: {reason}"
         return "The user denied this. Do not retry the same call; ask the user what to do instead."

@@ -624,7 +624,21 @@ def _shell(args: list[Arg]) -> _Step:
         return _Step(lines=[text])
     if reads_stdin or i >= len(args):
         raise _Unresolved("the shell reads its commands from stdin")
-    return _Step(layer=False)  # runs a script file: matched by the shell's name only
+    return _script(args[i])
+
+
+_STDIN = re.compile(r"/dev/(?:stdin|fd/\d+)|/proc/(?:self|\d+)/fd/\d+|-")
+
+
+def _script(path: Arg) -> _Step:
+    """A script file runs by the shell's name only (like python or make); stdin cannot."""
+    if isinstance(path, Hole) or _STDIN.fullmatch(path):
+        raise _Unresolved("the script it runs is only known when it runs (stdin, <(…), $x)")
+    return _Step(layer=False)
+
+
+def _source(args: list[Arg]) -> _Step:
+    return _script(args[0]) if args else _Step(layer=False)
 
 
 def _eval(args: list[Arg]) -> _Step:
@@ -647,7 +661,7 @@ def _alias(args: list[Arg]) -> _Step:
     for word in args:
         if isinstance(word, Hole):
             raise _Unresolved("an alias is only known when it runs")
-        name, eq, value = word.partition("=")
+        _name, eq, value = word.partition("=")
         if eq and value.strip():
             lines.append(value)
     return _Step(layer=False, lines=lines)
@@ -706,6 +720,8 @@ _WRAPPERS: dict[str, Callable[[list[Arg]], _Step]] = {
     "hash": _hash,
     "watch": _watch,
     "busybox": _busybox,
+    "source": _source,
+    ".": _source,
     **{name: _shell for name in ("bash", "sh", "dash", "zsh", "ksh", "mksh", "ash", "yash")},
 }
 
