@@ -384,6 +384,7 @@ class _Opts:
     long_flags: frozenset[str] = frozenset()
     long_with_arg: frozenset[str] = frozenset()
     numeric: bool = False  # -5 (nice)
+    optional: str = ""  # short options whose value, if any, is glued on (xargs -i{})
 
 
 def _options(args: list[Arg], spec: _Opts, seen: list[tuple[str, str]] | None = None) -> int:
@@ -406,7 +407,7 @@ def _options(args: list[Arg], spec: _Opts, seen: list[tuple[str, str]] | None = 
             elif name not in spec.long_flags:
                 raise _Unresolved(f"unknown option {word!r}")
             elif seen is not None:
-                seen.append((name, ""))
+                seen.append((name, value))
             i += 1
             continue
         if not word.startswith("-") or word == "-":
@@ -415,6 +416,10 @@ def _options(args: list[Arg], spec: _Opts, seen: list[tuple[str, str]] | None = 
             i += 1
             continue
         for k, c in enumerate(word[1:], start=1):
+            if c in spec.optional:
+                if seen is not None:
+                    seen.append((c, word[k + 1 :]))
+                break
             if c in spec.with_arg:
                 value = word[k + 1 :]
                 if not value:
@@ -469,6 +474,9 @@ def _env(args: list[Arg]) -> _Step:
     while True:
         seen: list[tuple[str, str]] = []
         i = _options(rest, spec, seen)
+        if i < len(rest) and rest[i] == "-":  # env - is env -i
+            rest = rest[i + 1 :]
+            continue
         split = [v for name, v in seen if name in ("S", "--split-string")]
         plain = plain and not any(n in ("S", "--split-string", "C", "--chdir") for n, _ in seen)
         if not split:
@@ -531,14 +539,20 @@ def _doas(args: list[Arg]) -> _Step:
 
 
 def _su(args: list[Arg]) -> _Step:
-    seen: list[tuple[str, str]] = []
-    spec = _Opts("flmpP", "cgGsw", frozenset({"--login", "--preserve-environment", "--pty",
-                                             "--fast"}),
-                 frozenset({"--command", "--session-command", "--group", "--supp-group",
-                            "--shell", "--whitelist-environment"}))
-    _options(args, spec, seen)
-    lines = [v for n, v in seen if n in ("c", "--command", "--session-command")]
-    return _Step(layer=False, lines=lines)
+    """su/runuser run only a ``-c`` string; their options may follow the user name."""
+    if any(isinstance(w, Hole) for w in args):
+        raise _Unresolved("an argument is only known when it runs")
+    words = [w for w in args if isinstance(w, str)]
+    lines: list[str] = []
+    for k, word in enumerate(words):
+        nxt = words[k + 1] if k + 1 < len(words) else ""
+        name, eq, value = word.partition("=")
+        if name in ("--command", "--session-command"):
+            lines.append(value if eq else nxt)
+        elif word.startswith("-") and not word.startswith("--") and "c" in word[1:]:
+            glued = word[word.index("c", 1) + 1 :]
+            lines.append(glued or nxt)
+    return _Step(layer=False, lines=[t for t in lines if t])
 
 
 def _pkexec(args: list[Arg]) -> _Step:
@@ -551,12 +565,10 @@ def _xargs(args: list[Arg]) -> _Step:
     seen: list[tuple[str, str]] = []
     spec = _Opts("0oprtx", "adEILnPs", frozenset({
         "--null", "--open-tty", "--interactive", "--no-run-if-empty", "--verbose", "--exit",
-        "--show-limits"}), frozenset({"--arg-file", "--delimiter", "--max-lines",
-                                      "--max-args", "--max-procs", "--max-chars",
-                                      "--process-slot-var", "--replace", "--eof"}))
-    # -i, -e and -l take an optional value glued to them; read them as flags.
-    i = _options(args, _Opts(spec.flags + "iel", spec.with_arg, spec.long_flags,
-                             spec.long_with_arg), seen)
+        "--show-limits", "--replace", "--eof", "--max-lines"}),
+        frozenset({"--arg-file", "--delimiter", "--max-args", "--max-procs", "--max-chars",
+                   "--process-slot-var"}), optional="iel")  # fmt: skip
+    i = _options(args, spec, seen)
     replace = [v or "{}" for n, v in seen if n in ("I", "i", "--replace")]
     inner = args[i:] or ["echo"]
     if replace:
