@@ -33,6 +33,20 @@ from planshell.plan.bash_guard import (
 )
 from planshell.plan.bash_rules import Word
 
+# Variables whose value bash runs or sources: PS4 under set -x, PROMPT_COMMAND,
+# BASH_ENV, the alias and command hash tables, exported functions (BASH_FUNC_x%%).
+_RUNS_VARIABLE = re.compile(
+    r"(?<![A-Za-z0-9_])(?:PS[0-4]|PROMPT_COMMAND|BASH_ENV|BASH_ALIASES|BASH_CMDS"
+    r"|BASH_LOADABLES_PATH|BASH_FUNC_\w*)(?![A-Za-z0-9_])|^ENV\+?="
+)
+# name[subscript]=value: bash reads it as an assignment; bashlex reports a word.
+_ARRAY_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\[[^\]]*\]\+?=.*", re.S)
+# Builtins that evaluate text as arithmetic (a[$(cmd)] runs cmd) or assign to variables
+# whose later arithmetic use does: literal $( or ` text next to them cannot be resolved.
+_EVALUATING = frozenset({
+    "let", "declare", "typeset", "local", "export", "readonly", "read", "printf", "test",
+    "[", "unset", "mapfile", "readarray", "wait", "getopts", "shift", "return", "exit",
+})  # fmt: skip
 MAX_DEPTH = 8  # nested bash -c / eval / find -exec levels
 MAX_COMMANDS = 500
 MAX_BRACE_WORDS = 256
@@ -78,6 +92,11 @@ def resolve(command: str) -> Resolution:
         walker.fail("it is nested too deeply")
     except Exception as exc:  # fail closed: an unknown command asks
         walker.fail(f"it could not be read ({type(exc).__name__})")
+    if walker.literal_substitution and any(
+        basename(str(c.words[0])) in _EVALUATING for c in walker.commands
+    ):
+        walker.fail("quoted $( ) or ` text may run as a command in arithmetic (let, declare, "
+                    "read, test, …)")
     return Resolution(tuple(walker.commands), walker.why, walker.plain)
 
 
@@ -94,6 +113,7 @@ class _Resolver:
     commands: list[Command] = field(default_factory=list)
     why: str = ""
     plain: bool = True
+    literal_substitution: bool = False  # some word's text holds "$(" or "`" as data
 
     def fail(self, why: str) -> None:
         self.why = self.why or why
@@ -150,7 +170,14 @@ class _Resolver:
             return None
         for inner in scanned.inner:
             self.node(inner, src)
-        return scanned.word
+        word = scanned.word
+        for text in (word.src, word.value or ""):
+            if _RUNS_VARIABLE.search(text):
+                self.fail("it sets or names a variable bash runs commands from (PS4, "
+                          "PROMPT_COMMAND, BASH_ENV, BASH_ALIASES, BASH_CMDS, BASH_FUNC_…)")
+        if word.value is not None and ("$(" in word.value or "`" in word.value):
+            self.literal_substitution = True
+        return word
 
     def redirect(self, node: Any, src: str) -> None:
         target = getattr(node, "output", None)
@@ -163,6 +190,8 @@ class _Resolver:
             quoted = any(c in delimiter for c in "'\"\\")
             if not quoted and any(s in body for s in ("$(", "`", "\\\n")):
                 self.fail("a here-document runs a command substitution")
+            if "$(" in body or "`" in body:
+                self.literal_substitution = True
 
     def simple(self, node: Any, src: str) -> None:
         words: list[Arg] = []
@@ -172,6 +201,8 @@ class _Resolver:
                 word = self.scan(part, src)
                 if word is None:
                     readable = False
+                elif not words and _ARRAY_ASSIGNMENT.fullmatch(word.value or word.src):
+                    continue  # a[0]=x before the command name: an assignment
                 else:
                     try:
                         words.extend(_expand(word))
@@ -228,6 +259,7 @@ class _Resolver:
         inner = _Resolver(self.depth + 1)
         inner.line(text)
         self.commands.extend(inner.commands)
+        self.literal_substitution |= inner.literal_substitution
         if inner.why:
             self.fail(inner.why)
         self.plain = self.plain and inner.plain and split_command(text).plain
@@ -701,6 +733,17 @@ def _watch(args: list[Arg]) -> _Step:
     return _Step(lines=[" ".join(w for w in rest if isinstance(w, str))] if rest else [])
 
 
+def _callback(spec: _Opts) -> Callable[[list[Arg]], _Step]:
+    """mapfile -C, compgen/complete -C: the option's value runs as a command."""
+
+    def handler(args: list[Arg]) -> _Step:
+        seen: list[tuple[str, str]] = []
+        _options(args, spec, seen)
+        return _Step(layer=False, lines=[v for n, v in seen if n == "C" and v])
+
+    return handler
+
+
 def _busybox(args: list[Arg]) -> _Step:
     if args and isinstance(args[0], str) and args[0].startswith("--"):
         return _Step()
@@ -733,6 +776,10 @@ _WRAPPERS: dict[str, Callable[[list[Arg]], _Step]] = {
     "watch": _watch,
     "busybox": _busybox,
     "source": _source,
+    "mapfile": _callback(_Opts("t", "dnOsuCc")),
+    "readarray": _callback(_Opts("t", "dnOsuCc")),
+    "compgen": _callback(_Opts("abcdefgjksuvDEI", "oAGWFPSXC")),
+    "complete": _callback(_Opts("abcdefgjksuvDEIpr", "oAGWFPSXC")),
     ".": _source,
     **{name: _shell for name in ("bash", "sh", "dash", "zsh", "ksh", "mksh", "ash", "yash")},
 }
