@@ -304,3 +304,14 @@ async def test_headless_auto_denies_with_a_reason(
         assert "Denied (needs approval)" in err
     else:
         assert result.startswith("Denied by the rule bash(rm *)"), result
+
+
+def test_huge_lines_get_a_verdict(project: Path) -> None:
+    """Thousands of words or path components neither crash the gate nor slip through."""
+    runtime = _runtime(project, [], ScriptedDecider(), deny=["bash(git push *)", "bash(rm *)"])
+    assert _evaluate(runtime, "git " + "$x " * 4000 + "push")[0] == "ask"
+    assert _evaluate(runtime, "rm " + "a/" * 4000 + "x")[0] == "deny"
+    assert _evaluate(runtime, "echo " + "{a,b}" * 40)[0] == "ask"  # 2**40 words: not expanded
+    rule = parse_rule("bash(cat src/**/x)")
+    assert rule.match_words(("cat", "src/" + "a/" * 4000 + "x"), deny=False) == "yes"
+    assert rule.match_words(("cat", "src/" + "a/" * 4000 + "../x"), deny=False) == "no"

@@ -28,7 +28,6 @@ because a wrong allow runs something and a wrong deny only asks:
 from __future__ import annotations
 
 import fnmatch
-import functools
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -79,7 +78,10 @@ class Rule:
         head = words[0]
         if deny and isinstance(head, str) and "/" in head and "/" not in self.words[0]:
             candidates.append((basename(head), *words[1:]))
-        best = max(_match(self.words, c, deny) for c in candidates)
+        try:
+            best = max(_match(self.words, c, deny) for c in candidates)
+        except RecursionError:  # a path with thousands of components
+            best = 1 if deny else 0
         return _MATCH[best]
 
     def matches_path(self, tool: str, rel: str) -> bool:
@@ -146,28 +148,38 @@ def prefix_rule_words(words: Sequence[Arg]) -> str:
     return f"bash({shlex.join(_literal(w) for w in prefix)} *)"
 
 
-@functools.lru_cache(maxsize=4096)
 def _match(pattern: tuple[str, ...], words: tuple[Arg, ...], deny: bool) -> int:
-    """2: matches; 1: might match (deny only, a hole in the way); 0: does not."""
-    if not pattern:
-        if not words:
-            return 2
-        return 1 if deny and all(w is Hole.MANY for w in words) else 0
-    if pattern == ("*",):
-        return 2  # the final lone *: any remaining words, holes included
-    if not words:
-        return 0
-    word, p = words[0], pattern[0]
-    if isinstance(word, Hole):
-        if not deny:
-            return 0
-        options = [_match(pattern[1:], words[1:], deny)]
-        if word is Hole.MANY:  # none, or it swallows this pattern word and maybe more
-            options += [_match(pattern, words[1:], deny), _match(pattern[1:], words, deny)]
-        return min(1, max(options))
-    if not (fnmatch.fnmatchcase(word, p) if deny else _allow_word(word, p)):
-        return 0
-    return _match(pattern[1:], words[1:], deny)
+    """2: matches; 1: might match (deny only, a hole in the way); 0: does not.
+
+    A table over (pattern position, word position), not recursion: a line may
+    hold thousands of words.
+    """
+    m, n = len(pattern), len(words)
+    only_many = [False] * (n + 1)  # words[j:] are all Hole.MANY (they may be no words)
+    only_many[n] = True
+    for j in range(n - 1, -1, -1):
+        only_many[j] = only_many[j + 1] and words[j] is Hole.MANY
+    below = [2 if j == n else (1 if deny and only_many[j] else 0) for j in range(n + 1)]
+    for i in range(m - 1, -1, -1):
+        p = pattern[i]
+        row = [0] * (n + 1)
+        for j in range(n, -1, -1):
+            if p == "*" and i == m - 1:
+                row[j] = 2  # the final lone *: any remaining words, holes included
+            elif j == n:
+                row[j] = 0
+            elif isinstance(words[j], Hole):
+                if deny:
+                    options = [below[j + 1]]
+                    if words[j] is Hole.MANY:  # none, or it swallows this pattern word and more
+                        options += [row[j + 1], below[j]]
+                    row[j] = min(1, max(options))
+            else:
+                word = str(words[j])
+                ok = fnmatch.fnmatchcase(word, p) if deny else _allow_word(word, p)
+                row[j] = below[j + 1] if ok else 0
+        below = row
+    return below[0]
 
 
 def _allow_word(word: str, pattern: str) -> bool:
