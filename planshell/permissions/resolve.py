@@ -572,6 +572,11 @@ def _doas(args: list[Arg]) -> _Step:
 
 def _su(args: list[Arg]) -> _Step:
     """su/runuser run only a ``-c`` string; their options may follow the user name."""
+    return _Step(layer=False, lines=_dash_c(args, ("--command", "--session-command")))
+
+
+def _dash_c(args: list[Arg], long_names: tuple[str, ...]) -> list[str]:
+    """The ``-c STRING`` values anywhere in ``args`` (``-lc 'x'``, ``--command=x``)."""
     if any(isinstance(w, Hole) for w in args):
         raise _Unresolved("an argument is only known when it runs")
     words = [w for w in args if isinstance(w, str)]
@@ -579,12 +584,12 @@ def _su(args: list[Arg]) -> _Step:
     for k, word in enumerate(words):
         nxt = words[k + 1] if k + 1 < len(words) else ""
         name, eq, value = word.partition("=")
-        if name in ("--command", "--session-command"):
+        if name in long_names:
             lines.append(value if eq else nxt)
         elif word.startswith("-") and not word.startswith("--") and "c" in word[1:]:
             glued = word[word.index("c", 1) + 1 :]
             lines.append(glued or nxt)
-    return _Step(layer=False, lines=[t for t in lines if t])
+    return [t for t in lines if t]
 
 
 def _pkexec(args: list[Arg]) -> _Step:
@@ -744,6 +749,61 @@ def _callback(spec: _Opts) -> Callable[[list[Arg]], _Step]:
     return handler
 
 
+def _runner(operands: int = 0, spec: _Opts | None = None) -> Callable[[list[Arg]], _Step]:
+    """A program that runs the command after its options and ``operands`` words.
+
+    Without ``spec`` its options are not read at all: any option cannot be resolved.
+    """
+
+    def handler(args: list[Arg]) -> _Step:
+        if spec is not None:
+            i = _options(args, spec)
+        elif args and (isinstance(args[0], Hole) or args[0].startswith("-")):
+            raise _Unresolved("its options are not understood")
+        else:
+            i = 0
+        if Hole.MANY in args[i : i + operands]:
+            raise _Unresolved("an argument is only known when it runs")
+        return _Step(args[i + operands :])
+
+    return handler
+
+
+def _unknown(args: list[Arg]) -> _Step:
+    raise _Unresolved("the commands it runs are not understood")
+
+
+def _flock(args: list[Arg]) -> _Step:
+    """flock [options] FILE -c 'CMD', or flock [options] FILE CMD …"""
+    spec = _Opts("sxunoFe", "Ew", frozenset({"--shared", "--exclusive", "--unlock",
+                                             "--nonblock", "--close", "--no-fork",
+                                             "--verbose"}),
+                 frozenset({"--conflict-exit-code", "--wait", "--timeout"}))
+    i = _options(args, spec)
+    if i + 1 < len(args) and args[i + 1] in ("-c", "--command"):
+        return _Step(lines=[_text(args, i + 2)])
+    if Hole.MANY in args[i : i + 1]:
+        raise _Unresolved("an argument is only known when it runs")
+    return _Step(args[i + 1 :])
+
+
+def _script_command(args: list[Arg]) -> _Step:
+    lines = _dash_c(args, ("--command",))
+    if not lines:
+        raise _Unresolved("script starts a shell that reads its commands from stdin")
+    return _Step(layer=False, lines=lines)
+
+
+def _sg(args: list[Arg]) -> _Step:
+    """sg GROUP [-c] 'CMD': the command is a string for /bin/sh."""
+    rest = args[1:]
+    if rest[:1] == ["-c"]:
+        rest = rest[1:]
+    if not rest:
+        raise _Unresolved("sg starts a shell that reads its commands from stdin")
+    return _Step(layer=False, lines=[_text(rest, 0)])
+
+
 def _busybox(args: list[Arg]) -> _Step:
     if args and isinstance(args[0], str) and args[0].startswith("--"):
         return _Step()
@@ -776,6 +836,20 @@ _WRAPPERS: dict[str, Callable[[list[Arg]], _Step]] = {
     "watch": _watch,
     "busybox": _busybox,
     "source": _source,
+    "ionice": _runner(0, _Opts("t", "cn")),
+    "chrt": _runner(1),
+    "taskset": _runner(1, _Opts("ac")),
+    "chroot": _runner(1, _Opts("", "", frozenset({"--skip-chdir"}),
+                                frozenset({"--userspec", "--groups"}))),
+    "flock": _flock,
+    "faketime": _runner(1),
+    **{name: _runner() for name in (
+        "unshare", "nsenter", "strace", "ltrace", "valgrind", "numactl", "firejail",
+        "systemd-run", "run0", "fakeroot", "unbuffer", "rlwrap", "torsocks", "proxychains",
+        "proxychains4", "catchsegv", "dbus-run-session", "xvfb-run", "ccache", "sem")},
+    "parallel": _unknown,
+    "script": _script_command,
+    "sg": _sg,
     "mapfile": _callback(_Opts("t", "dnOsuCc")),
     "readarray": _callback(_Opts("t", "dnOsuCc")),
     "compgen": _callback(_Opts("abcdefgjksuvDEI", "oAGWFPSXC")),
