@@ -89,6 +89,7 @@ SPELLINGS: list[tuple[str, str]] = [
     ("script -qc 'rm -f x' /dev/null", "deny"),
     ("strace -f rm -f x", "ask"),
     ("parallel rm ::: x", "ask"),
+    ("zsh -c '=rm -f x'", "ask"),
     ("true && rm -f x", "deny"),
     ("(rm -f x)", "deny"),
     ("{ rm -f x; }", "deny"),

@@ -855,7 +855,10 @@ _WRAPPERS: dict[str, Callable[[list[Arg]], _Step]] = {
     "compgen": _callback(_Opts("abcdefgjksuvDEI", "oAGWFPSXC")),
     "complete": _callback(_Opts("abcdefgjksuvDEIpr", "oAGWFPSXC")),
     ".": _source,
-    **{name: _shell for name in ("bash", "sh", "dash", "zsh", "ksh", "mksh", "ash", "yash")},
+    **{name: _shell for name in ("bash", "sh", "dash", "ksh", "mksh", "ash", "yash")},
+    # Shells whose syntax is not bash's (zsh runs =rm as /bin/rm): never resolved.
+    **{name: _unknown for name in ("zsh", "fish", "csh", "tcsh", "rc", "es", "elvish", "nu",
+                                   "xonsh", "pwsh", "oksh", "loksh")},
 }
 
 
