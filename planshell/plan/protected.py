@@ -170,8 +170,8 @@ class _Listing:
     dev: int
     ino: int
     mtime_ns: int
-    subdirs: tuple[str, ...]
-    marks: tuple[str, ...]  # entries whose casefolded name is in MARKS
+    subdirs: tuple[str, ...]  # full paths of the child folders (not symlinks)
+    marks: tuple[str, ...]  # names of entries whose casefolded name is in MARKS
 
 
 @dataclass
@@ -199,33 +199,35 @@ class ProjectScan:
     def _scan(self) -> tuple[list[Path], bool]:
         found: list[Path] = []
         seen: dict[str, _Listing] = {}
-        now = time.time_ns()
+        cache, lstat = self.cache, os.lstat
+        settled = time.time_ns() - RACY_NS  # a folder changed after this is listed again
         stack = [str(self.root)]
-        complete = True
         while stack:
             if len(seen) >= MAX_DIRS:
-                complete = False
-                break
+                self.cache = seen
+                return found, False
             folder = stack.pop()
             try:
-                st = os.lstat(folder)
+                st = lstat(folder)
             except OSError:
                 continue
             if not stat.S_ISDIR(st.st_mode):
                 continue
-            cached = self.cache.get(folder)
-            fresh = now - st.st_mtime_ns > RACY_NS
+            listing = cache.get(folder)
             if (
-                cached is None
-                or not fresh
-                or (cached.dev, cached.ino, cached.mtime_ns) != (st.st_dev, st.st_ino, st.st_mtime_ns)
+                listing is None
+                or st.st_mtime_ns != listing.mtime_ns
+                or st.st_ino != listing.ino
+                or st.st_dev != listing.dev
+                or st.st_mtime_ns > settled
             ):
-                cached = _list(folder, st)
-            seen[folder] = cached
-            found += [Path(folder, name) for name in cached.marks]
-            stack += [os.path.join(folder, name) for name in cached.subdirs]
+                listing = _list(folder, st)
+            seen[folder] = listing
+            if listing.marks:
+                found += [Path(folder, name) for name in listing.marks]
+            stack += listing.subdirs
         self.cache = seen
-        return found, complete
+        return found, True
 
 
 def _list(folder: str, st: os.stat_result) -> _Listing:
@@ -241,7 +243,7 @@ def _list(folder: str, st: os.stat_result) -> _Listing:
                     continue  # a git directory is not searched for more (its modules are its own)
                 try:
                     if entry.is_dir(follow_symlinks=False):
-                        subdirs.append(entry.name)
+                        subdirs.append(entry.path)
                 except OSError:
                     continue
     except OSError:
