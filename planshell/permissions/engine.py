@@ -279,9 +279,8 @@ class PermissionController:
         headline = plain_line(tool.headline(args), 200)
         if not answer.by_person:
             why = f" {plain_line(warning, 400)}" if warning else ""
-            self.agent.emit(
-                ev.Notice(f"Denied (needs approval): {headline}.{why} {reason}", "warning")
-            )
+            said = f"{reason}.{why}" if why else reason
+            self.agent.emit(ev.Notice(f"Denied (needs approval): {headline}. {said}", "warning"))
             return f"Not run: {headline} needs the user's approval, and {reason}.{why}"
         if reason:
             return f"The user denied this: {reason}"
