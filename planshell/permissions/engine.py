@@ -6,6 +6,10 @@ classified, in this order:
 
 1. read-only tools, and plan tools (the plan store's own writes), run;
 2. a ``permissions.deny`` rule that matches refuses it (deny wins over all);
+2b. an edit/write of a protected path (``plan/protected.py``: ``.git``, ``.gitmodules``,
+   ``.planshell/`` outside plans, the user's planshell folders) and a bash line that
+   creates a repository (``git init``/``clone``/``submodule add|update``/``worktree add``)
+   ask in every mode, ``auto`` included, with a warning, and no rule covers them;
 3. bash the guard proves read-only runs;
 4. ``auto`` runs everything else; ``accept-edits`` runs edits and writes inside
    the project;

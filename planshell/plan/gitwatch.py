@@ -182,15 +182,25 @@ class ProjectWatch(RunWatch):
     # --- RunWatch --------------------------------------------------------------------
 
     def start(self, tool: str, args: ToolArgs) -> object:
-        return (self.state(), self._take_permit(args), tool)
+        permit = self._take_permit(args)
+        try:
+            return (self.state(), permit, tool)
+        except Exception as exc:  # the call still runs; finish says it was not checked
+            return f"{type(exc).__name__}: {exc}"
 
     def finish(self, token: object) -> str:
+        if isinstance(token, str):
+            return f"[planshell] Could not check the project for new .git folders ({token})."
         if not isinstance(token, tuple) or len(token) != 3:
             return ""
         before, permit, tool = token
         assert isinstance(before, State)
-        after = self.state(before.gitdirs)
-        lines = self.settle(before, after, str(permit))
+        try:
+            after = self.state(before.gitdirs)
+            lines = self.settle(before, after, str(permit))
+        except Exception as exc:
+            return (f"[planshell] Could not check the project for new .git folders after this "
+                    f"call ({type(exc).__name__}: {exc}); check before running git here.")
         notes: list[str] = []
         if not (before.complete and after.complete) and not self._told_incomplete:
             self._told_incomplete = True
