@@ -331,3 +331,19 @@ async def test_in_the_sandbox_a_nested_repository_cannot_be_changed(repo: Path) 
     result = _results(runtime)[0]
     assert "exit code 0" not in result, result
     assert (nested / ".git/config").read_text() == config
+
+
+async def test_a_cancelled_command_is_checked_too(repo: Path) -> None:
+    """The turn is cancelled while the command still runs: what it made is moved aside anyway."""
+    import asyncio
+
+    from tests.engine_helpers import finishes, wait_for
+
+    command = "bash -c 'git init -q late && sleep 60'"
+    runtime, recorder = _runtime(repo, [("bash", {"command": command})], "auto")
+    turn = asyncio.ensure_future(runtime.agent.submit("go"))
+    await wait_for(lambda: (repo / "late" / ".git" / "HEAD").exists())
+    runtime.agent.cancel()
+    await finishes(turn, "the cancelled turn")
+    assert not os.path.lexists(repo / "late" / ".git")
+    assert any("late/.git" in n.message for n in recorder.of(ev.Notice))
