@@ -280,3 +280,63 @@ def test_the_screen_highlights_marks() -> None:
     assert "+a⟨U+200B⟩␍" in text.plain
     marked = {text.plain[s.start : s.end] for s in text.spans if "reverse" in str(s.style)}
     assert {"⟨U+200B⟩", "␍"} <= marked
+
+
+# --- the tools themselves, and the screen a person reads ----------------------------------
+
+
+async def test_a_bound_approval_refuses_other_bytes_at_the_tool(tmp_path: Path) -> None:
+    from planshell.tools.base import ToolContext, ToolError
+    from planshell.tools.edit import EditArgs, EditTool, approve_change, plan_change
+
+    ctx = ToolContext(root=tmp_path)
+    target = tmp_path / "f.txt"
+    target.write_bytes(b"a\r\nb\r\n")
+    args = EditArgs(path="f.txt", old_string="a\r\n", new_string="A\r\n")
+    _, change = plan_change(ctx, args)
+    assert change.after == b"A\r\nb\r\n"
+    approve_change(args, change)
+    target.write_bytes(b"a\r\nc\r\n")  # someone else writes between the yes and the tool
+    with pytest.raises(ToolError, match="changed after the user approved"):
+        await EditTool().run(args, ctx)
+    assert target.read_bytes() == b"a\r\nc\r\n"
+    target.write_bytes(b"a\r\nb\r\n")  # back to what was approved: exactly that is written
+    await EditTool().run(args, ctx)
+    assert target.read_bytes() == change.after
+
+
+async def test_write_refuses_a_fifo_instead_of_blocking_on_it(tmp_path: Path) -> None:
+    """The prompt and the tool read through the safe reader: a FIFO cannot hang either."""
+    import os
+
+    from planshell.tools.base import ToolContext, ToolError
+    from planshell.tools.edit import WriteArgs, WriteTool
+
+    os.mkfifo(tmp_path / "pipe")
+    with pytest.raises(ToolError, match="not a regular file"):
+        await WriteTool().run(WriteArgs(path="pipe", content="x"), ToolContext(root=tmp_path))
+    assert (tmp_path / "pipe").is_fifo()
+
+
+async def test_the_screen_shows_the_crlf_attack_and_y_writes_it(project: Path) -> None:
+    from planshell.ui.screens.approval import ApprovalScreen
+    from tests.ui_helpers import ready_for_snapshot, snapshot_app, until
+
+    target = project / "config.ini"
+    target.write_bytes(b"[core]\r\nname = demo\r\n")
+    call = {"path": "config.ini", "old_string": "[core]\r\n", "new_string": f"[core]\r\n{EVIL}\r\n"}
+    settings = Settings.model_validate({"permissions": {"mode": "ask"}})
+    app = snapshot_app(project, [Reply(calls=[("edit", call)]), Reply("done")], settings)
+    async with app.run_test(size=(100, 30)) as pilot:
+        chat = await ready_for_snapshot(pilot)
+        chat.prompt.set_text("go")
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        approval = app.screen
+        assert isinstance(approval, ApprovalScreen)
+        approval.arm()
+        body = str(approval.query_one("#approval-content").render())
+        assert f"+{EVIL}␍" in body and "will fail" not in body
+        await pilot.press("y")
+        await until(pilot, lambda: app.screen is chat and not chat._is_busy())
+    assert target.read_bytes() == f"[core]\r\n{EVIL}\r\nname = demo\r\n".encode()
