@@ -6,6 +6,10 @@ classified, in this order:
 
 1. read-only tools, and plan tools (the plan store's own writes), run;
 2. a ``permissions.deny`` rule that matches refuses it (deny wins over all);
+2b. an edit/write of a protected path (``plan/protected.py``: ``.git``, ``.gitmodules``,
+   ``.planshell/`` outside plans, the user's planshell folders) and a bash line that
+   creates a repository (``git init``/``clone``/``submodule add|update``/``worktree add``)
+   ask in every mode, ``auto`` included, with a warning, and no rule covers them;
 3. bash the guard proves read-only runs;
 4. ``auto`` runs everything else; ``accept-edits`` runs edits and writes inside
    the project;
@@ -39,6 +43,8 @@ from planshell.plan.decider import (
     ApprovalRequest,
     Decider,
 )
+from planshell.plan.gitwatch import ALL, PERSON, ProjectWatch
+from planshell.plan.protected import REPO_WARNING, creates_repository, protection
 from planshell.sanitize import plain_line
 from planshell.tools.base import Tool, ToolArgs, ToolError
 from planshell.tools.edit import (
@@ -80,6 +86,9 @@ class Verdict:
     why: str
     by: str  # "read-only", "plan", "deny-rule", "rule", "mode", "ask"
     rule: str = ""
+    # A protected path or a new repository (plan/protected.py): asked in every mode, shown
+    # in red, never covered by a rule; a person's yes lets the project watch keep the change.
+    warning: str = ""
 
 
 @dataclass
@@ -89,6 +98,7 @@ class _Target:
     rel: str
     inside: bool
     path: Path | None
+    raw: str = ""  # as the model wrote it (protected paths are judged both ways)
 
 
 @dataclass
@@ -170,6 +180,13 @@ class PermissionController:
             return Verdict(
                 "ask", f"deny rules cannot be checked on this command: {parts.why}", "ask"
             )
+        for segment in parts.segments:  # asked in every mode, auto included (22.2)
+            creating = creates_repository(segment.words)
+            if creating is not None:
+                return Verdict(
+                    "ask", f"{creating} creates a git repository inside the project", "ask",
+                    warning=REPO_WARNING,
+                )
         verdict = self.guard.check(command)
         if verdict.allowed and not unsandboxed:
             return Verdict("allow", "read-only command", "read-only")
@@ -206,6 +223,11 @@ class PermissionController:
         for rule in self.deny:
             if rule.matches_path(tool, target.rel):
                 return Verdict("deny", "deny rule", "deny-rule", rule.text)
+        if target.path is not None:
+            guarded = protection(self.agent.ctx.root, target.path, target.raw)
+            if guarded is not None:  # never by mode or rule: only a person, warned, says yes
+                return Verdict("ask", f"{tool} changes {target.rel}, a protected path", "ask",
+                               warning=guarded.warning)
         if self.mode is PermissionMode.AUTO:
             return Verdict("allow", "auto mode", "mode")
         if self.mode is PermissionMode.ACCEPT_EDITS and target.inside:
@@ -229,7 +251,7 @@ class PermissionController:
         root = ctx.root.resolve()
         inside = path == root or root in path.parents
         rel = path.relative_to(root).as_posix() if inside else str(path)
-        return _Target(rel, inside, path)
+        return _Target(rel, inside, path, str(getattr(args, "path", "")))
 
     # --- asking -----------------------------------------------------------------
 
@@ -241,7 +263,7 @@ class PermissionController:
             request, fingerprint = self.request(tool, args, verdict, change)
             answer = await self.decider.approve_tool(request)
             if answer.choice is ApprovalChoice.DENY:
-                return self._denied(tool, args, answer)
+                return self._denied(tool, args, answer, verdict.warning)
             if fingerprint != self._fingerprint(tool, args):
                 self.agent.emit(
                     ev.Notice(f"{request.path} changed while you were asked; asking again.", "warning")
@@ -258,9 +280,13 @@ class PermissionController:
                 request.project_rules if answer.choice is ApprovalChoice.ALWAYS
                 else request.session_rules if answer.choice is ApprovalChoice.SESSION else ()
             ))
+            watch = self.agent.ctx.watch
+            if isinstance(watch, ProjectWatch):  # a person's yes: the watch keeps what they allowed
+                watch.permit(args, ALL if verdict.warning else PERSON)
             return None
         return self._denied(
-            tool, args, ApprovalDecision(ApprovalChoice.DENY, "the file kept changing", False)
+            tool, args, ApprovalDecision(ApprovalChoice.DENY, "the file kept changing", False),
+            verdict.warning,
         )
 
     def _will_fail(self, tool: Tool, args: ToolArgs, error: ToolError) -> str:
@@ -273,14 +299,18 @@ class PermissionController:
         self._record(tool, args, "deny", "will-fail", "", str(error))
         return str(error)
 
-    def _denied(self, tool: Tool, args: ToolArgs, answer: ApprovalDecision) -> str:
+    def _denied(
+        self, tool: Tool, args: ToolArgs, answer: ApprovalDecision, warning: str = ""
+    ) -> str:
         reason = " ".join(answer.reason.split())
         self._record(tool, args, "deny", "user" if answer.by_person else "no-one-to-ask", "",
                      reason)
         headline = plain_line(tool.headline(args), 200)
         if not answer.by_person:
-            self.agent.emit(ev.Notice(f"Denied (needs approval): {headline}. {reason}", "warning"))
-            return f"Not run: {headline} needs the user's approval, and {reason}."
+            why = f" {plain_line(warning, 400)}" if warning else ""
+            said = f"{reason}.{why}" if why else reason
+            self.agent.emit(ev.Notice(f"Denied (needs approval): {headline}. {said}", "warning"))
+            return f"Not run: {headline} needs the user's approval, and {reason}.{why}"
         if reason:
             return f"The user denied this: {reason}"
         return "The user denied this. Do not retry the same call; ask the user what to do instead."
@@ -300,7 +330,7 @@ class PermissionController:
             unsandboxed = _unsandboxed(args) and self.sandboxed()
             parts = split_command(command)
             rules: tuple[str, ...] = ()
-            if parts.plain and not unsandboxed:
+            if parts.plain and not unsandboxed and not verdict.warning:
                 rules = tuple(dict.fromkeys(
                     prefix_rule(s) for s in parts.segments
                     if not self.guard.check(s.src).allowed
@@ -310,7 +340,7 @@ class PermissionController:
                 tool.name, headline, "bash", verdict.why, command=command,
                 segments=tuple(s.src for s in parts.segments), session_rules=rules,
                 project_rules=rules, project_file=project_file if rules else "",
-                unsandboxed=unsandboxed,
+                unsandboxed=unsandboxed, warning=verdict.warning,
             )
             return request, ""
         if tool.name in FILE_TOOLS:
@@ -319,10 +349,13 @@ class PermissionController:
             planned = change if change is not None else self._change(tool, args)
             diff, new_file = _diff(tool.name, rel, planned)
             project = (f"{tool.name}({_glob_literal(rel)})",) if target and target.inside else ()
+            session: tuple[str, ...] = (tool.name,)
+            if verdict.warning:  # a protected path: asked every time, no rule offered
+                project, session = (), ()
             request = ApprovalRequest(
                 tool.name, headline, tool.name, verdict.why, path=rel, diff=diff,
-                new_file=new_file, session_rules=(tool.name,), project_rules=project,
-                project_file=project_file if project else "",
+                new_file=new_file, session_rules=session, project_rules=project,
+                project_file=project_file if project else "", warning=verdict.warning,
             )
             fingerprint = planned.before_digest if isinstance(planned, FileChange) else ""
             return request, fingerprint

@@ -101,6 +101,7 @@ class ApprovalScreen(AnswersWhenRemoved[ApprovalDecision], ModalScreen[ApprovalD
     }
     ApprovalScreen #approval-title { text-style: bold; }
     ApprovalScreen #approval-why { color: $text-muted; }
+    ApprovalScreen #approval-warning { color: $error; text-style: bold; }
     ApprovalScreen #approval-body {
         height: auto;
         max-height: 1fr;
@@ -135,6 +136,8 @@ class ApprovalScreen(AnswersWhenRemoved[ApprovalDecision], ModalScreen[ApprovalD
         with Vertical(id="approval"):
             yield Static(Text(self._title()), id="approval-title")
             yield Static(Text(one_line(request.why, 400)), id="approval-why")
+            if request.warning:
+                yield Static(Text("⚠ " + one_line(request.warning, 600)), id="approval-warning")
             with VerticalScroll(id="approval-body"):
                 yield Static(self._body(), id="approval-content")
             yield Static(self._keys(), id="approval-keys")
