@@ -12,7 +12,7 @@ import stat
 import tempfile
 from pathlib import Path
 
-__all__ = ["BINARY_SNIFF_BYTES", "atomic_write_text", "is_binary"]
+__all__ = ["BINARY_SNIFF_BYTES", "atomic_write_bytes", "atomic_write_text", "is_binary"]
 
 BINARY_SNIFF_BYTES = 8192
 
@@ -55,19 +55,27 @@ def _fsync_dir(directory: Path) -> None:
 def atomic_write_text(path: Path, text: str, *, encoding: str = "utf-8") -> None:
     """Replace ``path`` with ``text`` so readers see the old file or the new, never half.
 
+    Newlines are written exactly as given (no platform translation); see
+    ``atomic_write_bytes``.
+    """
+    codecs.lookup(encoding)  # fail on a bad encoding before creating anything
+    atomic_write_bytes(path, text.encode(encoding))
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Replace ``path`` with exactly ``data``, so readers see the old file or the new, never half.
+
     The data goes to a dot-prefixed temp file in the same directory (so the
     rename cannot cross filesystems), is fsynced, then ``os.replace``-d onto the
     target. On any failure the temp file is removed and the old file is untouched.
-    Newlines are written exactly as given (no platform translation).
     """
-    codecs.lookup(encoding)  # fail on a bad encoding before creating anything
     path = Path(path)
     directory = path.parent
     mode = _target_mode(path)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
     try:
-        with os.fdopen(fd, "w", encoding=encoding, newline="") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp_name, mode)

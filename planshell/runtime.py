@@ -138,6 +138,7 @@ def build_runtime(
     """
     from planshell.config import project_config_path
     from planshell.permissions import PermissionController
+    from planshell.plan.gitwatch import ProjectWatch
     from planshell.plan.sandbox import (
         WorkspaceExecPolicy,
         plan_exec_policy,
@@ -160,6 +161,7 @@ def build_runtime(
         exec_policy=workspace_exec_policy(
             settings.permissions, root, tuple(settings.plan.env_deny)
         ),
+        watch=ProjectWatch(root),  # no new .git, no .planshell change, after any write
     )
     session: SessionLog | None = None
     if persist:
@@ -176,6 +178,8 @@ def build_runtime(
         max_concurrent=settings.agent.parallel_tasks,
     )
     workspace.on_notice = lambda text: agent.emit(ev.Notice(text, "warning"))
+    assert isinstance(ctx.watch, ProjectWatch)
+    ctx.watch.on_notice = lambda text: agent.emit(ev.Notice(text, "warning"))
     store = PlanStore(root)
     controller = PlanController(
         agent,

@@ -13,6 +13,10 @@ classified, in this order:
    every mode: a command whose name is only known at run time (``$x``,
    ``$(…)``), a wrapper option that cannot be read, an unparseable line, or a
    word known only at run time where a deny pattern needs a word;
+2b. an edit/write of a protected path (``plan/protected.py``: ``.git``, ``.gitmodules``,
+   ``.planshell/`` outside plans, the user's planshell folders) and a bash line that
+   creates a repository (``git init``/``clone``/``submodule add|update``/``worktree add``)
+   ask in every mode, ``auto`` included, with a warning, and no rule covers them;
 3. bash the guard proves read-only runs;
 4. ``auto`` runs everything else; ``accept-edits`` runs edits and writes inside
    the project;
@@ -39,6 +43,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from planshell.agent import events as ev
 from planshell.permissions.resolve import Command, Resolution, describe, resolve
 from planshell.permissions.rules import Rule, parse_rule, parse_rules, prefix_rule_words
+from planshell.permissions.visible_diff import visible_diff
 from planshell.plan.bash_guard import BashGuard, CommandParts, split_command
 from planshell.plan.decider import (
     ApprovalChoice,
@@ -46,8 +51,19 @@ from planshell.plan.decider import (
     ApprovalRequest,
     Decider,
 )
+from planshell.plan.gitwatch import ALL, PERSON, ProjectWatch
+from planshell.plan.protected import REPO_WARNING, creates_repository, protection
 from planshell.sanitize import plain_line
 from planshell.tools.base import Tool, ToolArgs, ToolError
+from planshell.tools.edit import (
+    EditArgs,
+    FileChange,
+    WriteArgs,
+    approve_change,
+    digest,
+    plan_change,
+    read_current,
+)
 
 if TYPE_CHECKING:
     from planshell.agent.loop import Agent
@@ -78,6 +94,9 @@ class Verdict:
     why: str
     by: str  # "read-only", "plan", "deny-rule", "rule", "mode", "ask"
     rule: str = ""
+    # A protected path or a new repository (plan/protected.py): asked in every mode, shown
+    # in red, never covered by a rule; a person's yes lets the project watch keep the change.
+    warning: str = ""
 
 
 @dataclass
@@ -87,6 +106,7 @@ class _Target:
     rel: str
     inside: bool
     path: Path | None
+    raw: str = ""  # as the model wrote it (protected paths are judged both ways)
 
 
 @dataclass
@@ -164,6 +184,13 @@ class PermissionController:
         if denied is not None:
             return denied
         parts = split_command(command)
+        for segment in parts.segments:  # asked in every mode, auto included (22.2)
+            creating = creates_repository(segment.words)
+            if creating is not None:
+                return Verdict(
+                    "ask", f"{creating} creates a git repository inside the project", "ask",
+                    warning=REPO_WARNING,
+                )
         verdict = self.guard.check(command)
         if verdict.allowed and not unsandboxed:
             return Verdict("allow", "read-only command", "read-only")
@@ -244,6 +271,11 @@ class PermissionController:
         for rule in self.deny:
             if rule.matches_path(tool, target.rel):
                 return Verdict("deny", "deny rule", "deny-rule", rule.text)
+        if target.path is not None:
+            guarded = protection(self.agent.ctx.root, target.path, target.raw)
+            if guarded is not None:  # never by mode or rule: only a person, warned, says yes
+                return Verdict("ask", f"{tool} changes {target.rel}, a protected path", "ask",
+                               warning=guarded.warning)
         if self.mode is PermissionMode.AUTO:
             return Verdict("allow", "auto mode", "mode")
         if self.mode is PermissionMode.ACCEPT_EDITS and target.inside:
@@ -267,21 +299,26 @@ class PermissionController:
         root = ctx.root.resolve()
         inside = path == root or root in path.parents
         rel = path.relative_to(root).as_posix() if inside else str(path)
-        return _Target(rel, inside, path)
+        return _Target(rel, inside, path, str(getattr(args, "path", "")))
 
     # --- asking -----------------------------------------------------------------
 
     async def _ask(self, tool: Tool, args: ToolArgs, verdict: Verdict) -> str | None:
         for _ in range(MAX_ASKS):
-            request, fingerprint = self.request(tool, args, verdict)
+            change = self._change(tool, args)
+            if isinstance(change, ToolError):
+                return self._will_fail(tool, args, change)
+            request, fingerprint = self.request(tool, args, verdict, change)
             answer = await self.decider.approve_tool(request)
             if answer.choice is ApprovalChoice.DENY:
-                return self._denied(tool, args, answer, verdict.why)
+                return self._denied(tool, args, answer, verdict.warning, verdict.why)
             if fingerprint != self._fingerprint(tool, args):
                 self.agent.emit(
                     ev.Notice(f"{request.path} changed while you were asked; asking again.", "warning")
                 )
                 continue
+            if change is not None:
+                _bind(args, change)  # the tool writes exactly what was shown, or nothing
             if answer.choice is ApprovalChoice.SESSION:
                 self._allow_for_session(tool, request)
             elif answer.choice is ApprovalChoice.ALWAYS:
@@ -291,13 +328,32 @@ class PermissionController:
                 request.project_rules if answer.choice is ApprovalChoice.ALWAYS
                 else request.session_rules if answer.choice is ApprovalChoice.SESSION else ()
             ))
+            watch = self.agent.ctx.watch
+            if isinstance(watch, ProjectWatch):  # a person's yes: the watch keeps what they allowed
+                watch.permit(args, ALL if verdict.warning else PERSON)
             return None
         return self._denied(
-            tool, args, ApprovalDecision(ApprovalChoice.DENY, "the file kept changing", False)
+            tool, args, ApprovalDecision(ApprovalChoice.DENY, "the file kept changing", False),
+            verdict.warning,
         )
 
+    def _will_fail(self, tool: Tool, args: ToolArgs, error: ToolError) -> str:
+        """An edit/write the tool would refuse is refused here, unasked.
+
+        A prompt saying "this will fail" invites a careless yes; there is no
+        such prompt, so no yes can meet a file that changed in between. The
+        model gets the tool's own error.
+        """
+        self._record(tool, args, "deny", "will-fail", "", str(error))
+        return str(error)
+
     def _denied(
-        self, tool: Tool, args: ToolArgs, answer: ApprovalDecision, why: str = ""
+        self,
+        tool: Tool,
+        args: ToolArgs,
+        answer: ApprovalDecision,
+        warning: str = "",
+        why: str = "",
     ) -> str:
         reason = " ".join(answer.reason.split())
         self._record(tool, args, "deny", "user" if answer.by_person else "no-one-to-ask", "",
@@ -305,16 +361,24 @@ class PermissionController:
         headline = plain_line(tool.headline(args), 200)
         if not answer.by_person:
             because = f" ({plain_line(why, 300)})" if why else ""
+            extra = f" {plain_line(warning, 400)}" if warning else ""
+            said = f"{reason}.{extra}" if extra else reason
             self.agent.emit(
-                ev.Notice(f"Denied (needs approval): {headline}{because}. {reason}", "warning")
+                ev.Notice(f"Denied (needs approval): {headline}{because}. {said}", "warning")
             )
-            return f"Not run: {headline} needs the user's approval{because}, and {reason}."
+            return f"Not run: {headline} needs the user's approval{because}, and {reason}.{extra}"
         if reason:
             return f"The user denied this: {reason}"
         return "The user denied this. Do not retry the same call; ask the user what to do instead."
 
-    def request(self, tool: Tool, args: ToolArgs, verdict: Verdict) -> tuple[ApprovalRequest, str]:
-        """The question for the Decider, and a fingerprint of what it showed."""
+    def request(
+        self, tool: Tool, args: ToolArgs, verdict: Verdict, change: FileChange | None = None
+    ) -> tuple[ApprovalRequest, str]:
+        """The question for the Decider, and a fingerprint of what it showed.
+
+        For an edit/write, ``change`` is what the call writes (read now when not
+        given); the diff and the fingerprint both come from its bytes.
+        """
         headline = tool.headline(args)
         project_file = self._project_file_display()
         if tool.name == "bash":
@@ -323,62 +387,55 @@ class PermissionController:
             parts = split_command(command)
             rules: tuple[str, ...] = ()
             coverage = self._coverage(parts, resolve(command))
-            if coverage is not None and not unsandboxed:
+            if coverage is not None and not unsandboxed and not verdict.warning:
                 rules = tuple(dict.fromkeys(prefix_rule_words(c.words) for c in coverage[0]))
             request = ApprovalRequest(
                 tool.name, headline, "bash", verdict.why, command=command,
                 segments=tuple(s.src for s in parts.segments), session_rules=rules,
                 project_rules=rules, project_file=project_file if rules else "",
-                unsandboxed=unsandboxed,
+                unsandboxed=unsandboxed, warning=verdict.warning,
             )
             return request, ""
         if tool.name in FILE_TOOLS:
             target = self._target(args)
             rel = target.rel if target else str(getattr(args, "path", ""))
-            diff, new_file = self._diff(tool.name, args, target)
+            planned = change if change is not None else self._change(tool, args)
+            diff, new_file = _diff(tool.name, rel, planned)
             project = (f"{tool.name}({_glob_literal(rel)})",) if target and target.inside else ()
+            session: tuple[str, ...] = (tool.name,)
+            if verdict.warning:  # a protected path: asked every time, no rule offered
+                project, session = (), ()
             request = ApprovalRequest(
                 tool.name, headline, tool.name, verdict.why, path=rel, diff=diff,
-                new_file=new_file, session_rules=(tool.name,), project_rules=project,
-                project_file=project_file if project else "",
+                new_file=new_file, session_rules=session, project_rules=project,
+                project_file=project_file if project else "", warning=verdict.warning,
             )
-            return request, self._fingerprint(tool, args)
+            fingerprint = planned.before_digest if isinstance(planned, FileChange) else ""
+            return request, fingerprint
         request = ApprovalRequest(tool.name, headline, "other", verdict.why,
                                   command=_describe_args(args), session_rules=(tool.name,))
         return request, ""
 
-    def _diff(self, tool: str, args: ToolArgs, target: _Target | None) -> tuple[str, bool]:
-        from planshell.tools.edit import EditArgs, apply_edit, unified_diff
-
-        if target is None or target.path is None:
-            return "", False
-        path, rel = target.path, target.rel
-        before = _read_text(path)
-        if tool == "write":
-            content = str(getattr(args, "content", ""))
-            if before is None:
-                return unified_diff(rel, "", content).replace(f"--- a/{rel}", "--- /dev/null", 1), True
-            return unified_diff(rel, before, content) or "(no change: same content)", False
-        if before is None:
-            return "(the file does not exist: the edit will fail)", False
+    def _change(self, tool: Tool, args: ToolArgs) -> FileChange | ToolError | None:
+        """What an edit/write would write now, by the tool's own reading (None: not one)."""
+        if tool.name not in FILE_TOOLS or not isinstance(args, EditArgs | WriteArgs):
+            return None
         try:
-            assert isinstance(args, EditArgs)
-            after, _ = apply_edit(before, rel, args)
-        except (ToolError, AssertionError) as exc:
-            return f"(the edit cannot apply and will fail: {exc})", False
-        return unified_diff(rel, before, after), False
+            return plan_change(self.agent.ctx, args)[1]
+        except ToolError as exc:
+            return exc
 
     def _fingerprint(self, tool: Tool, args: ToolArgs) -> str:
-        """The content an edit/write was judged on (a change re-asks)."""
+        """The digest of the bytes an edit/write would work on now (a change re-asks)."""
         if tool.name not in FILE_TOOLS:
             return ""
         target = self._target(args)
         if target is None or target.path is None:
             return ""
         try:
-            return hashlib.sha256(target.path.read_bytes()).hexdigest()
-        except OSError:
-            return "missing"
+            return digest(read_current(target.path, target.rel))
+        except ToolError as exc:
+            return f"unreadable: {exc}"
 
     def _allow_for_session(self, tool: Tool, request: ApprovalRequest) -> None:
         if request.kind == "other":
@@ -501,11 +558,19 @@ def _unsandboxed(args: ToolArgs) -> bool:
     return getattr(args, "sandbox", True) is False
 
 
-def _read_text(path: Path) -> str | None:
-    try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
+def _diff(tool: str, rel: str, change: FileChange | ToolError | None) -> tuple[str, bool]:
+    """The prompt's diff of exactly the bytes ``change`` writes, and whether it creates the file."""
+    if change is None:
+        return "", False
+    if isinstance(change, ToolError):
+        return f"(the {tool} cannot apply and will fail: {change})", False
+    diff = visible_diff(rel, change.before, change.after)
+    return diff or "(no change: same content)", change.before is None
+
+
+def _bind(args: ToolArgs, change: FileChange) -> None:
+    if isinstance(args, EditArgs | WriteArgs):
+        approve_change(args, change)
 
 
 def _glob_literal(rel: str) -> str:

@@ -53,6 +53,7 @@ from typing import Literal
 from planshell.config import PermissionsSettings, PlanSettings
 from planshell.plan.gitsafe import git_safe_env, git_shim_dir
 from planshell.plan.planenv import plan_environment, scrub_environment
+from planshell.plan.protected import readonly_binds
 from planshell.plan.seccomp import build_filter, filter_fd
 from planshell.tools.base import ExecPolicy, Launch
 
@@ -400,17 +401,19 @@ def sandbox_args(network: bool = False) -> list[str]:
 
 
 def protected_paths(root: Path) -> list[Path]:
-    """What stays read-only inside the writable project: its ``.git`` (directory or file).
+    """What stays read-only inside the writable project (``protected.readonly_binds``).
 
     A writable ``.git`` lets a command plant a hook or a ``core.fsmonitor`` /
     ``core.hooksPath`` that the user's own git runs later, outside any sandbox;
     protecting only ``hooks`` and ``config`` is not enough (``mv .git x`` and a
     rebuilt ``.git`` get round it), so the whole of it is bound read-only, as
     Codex does by default. A bind mount cannot be renamed or removed (EBUSY).
+    The same holds for nested repositories (``vendor/x/.git``), submodule
+    pointer files and their git directories, ``.gitmodules`` and
+    ``.planshell/``. A ``.git`` that does not exist yet cannot be bound: the
+    project watch (``gitwatch.py``) moves such a new one aside after the command.
     """
-    git = (root / ".git").resolve()
-    inside = root in git.parents
-    return [git] if inside and git.exists() else []  # outside the root it is read-only anyway
+    return readonly_binds(root)
 
 
 def bwrap_command(
@@ -427,8 +430,8 @@ def bwrap_command(
         argv += ["--ro-bind", str(path), str(path)]
     if writable:
         argv += ["--bind", str(root), str(root)]
-        for path in protected_paths(root):
-            argv += ["--ro-bind", str(path), str(path)]
+        for path in protected_paths(root):  # -try: one removed since the scan needs no bind
+            argv += ["--ro-bind-try", str(path), str(path)]
     return [*argv, "--chdir", str(root), "--"]
 
 

@@ -1,8 +1,10 @@
 """The approval prompt: may this tool call run? (Outside plan mode; docs/permissions.md.)
 
 It covers the prompt area and the status bar; the transcript above stays
-visible. Edits and writes show a coloured unified diff of exactly what will
-change (a new file: its whole content), bash the whole command, the simple
+visible. Edits and writes show a coloured unified diff of exactly the bytes
+that will be written (a new file: its whole content), with carriage returns
+and invisible characters marked (``␍``, ``⟨U+200B⟩``, highlighted; see
+planshell.permissions.visible_diff); bash the whole command, the simple
 commands it runs as parsed, and the guard's reason.
 
 Everything shown came from the model: control characters, escape sequences
@@ -29,6 +31,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
+from planshell.permissions.visible_diff import MARK
 from planshell.plan.decider import ApprovalChoice, ApprovalDecision, ApprovalRequest
 from planshell.ui.screens.results import AnswersWhenRemoved
 
@@ -59,7 +62,11 @@ def one_line(text: str, limit: int = 200) -> str:
 
 
 def diff_text(diff: str) -> Text:
-    """A unified diff coloured by line kind (the text itself is made visible first)."""
+    """A unified diff coloured by line kind (the text itself is made visible first).
+
+    The ``␍`` and ``⟨U+…⟩`` marks of a visible diff are highlighted: they stand
+    for bytes that will be written, so they must not pass for ordinary text.
+    """
     out = Text()
     for line in visible(diff).splitlines():
         if line.startswith(("+++", "---")):
@@ -74,6 +81,7 @@ def diff_text(diff: str) -> Text:
             style = ""
         out.append(line + "\n", style=style)
     out.rstrip()
+    out.highlight_regex(MARK, "bold reverse")
     return out
 
 
@@ -93,6 +101,7 @@ class ApprovalScreen(AnswersWhenRemoved[ApprovalDecision], ModalScreen[ApprovalD
     }
     ApprovalScreen #approval-title { text-style: bold; }
     ApprovalScreen #approval-why { color: $text-muted; }
+    ApprovalScreen #approval-warning { color: $error; text-style: bold; }
     ApprovalScreen #approval-body {
         height: auto;
         max-height: 1fr;
@@ -127,6 +136,8 @@ class ApprovalScreen(AnswersWhenRemoved[ApprovalDecision], ModalScreen[ApprovalD
         with Vertical(id="approval"):
             yield Static(Text(self._title()), id="approval-title")
             yield Static(Text(one_line(request.why, 400)), id="approval-why")
+            if request.warning:
+                yield Static(Text("⚠ " + one_line(request.warning, 600)), id="approval-warning")
             with VerticalScroll(id="approval-body"):
                 yield Static(self._body(), id="approval-content")
             yield Static(self._keys(), id="approval-keys")
