@@ -20,7 +20,7 @@ from planshell.permissions import parse_rule
 from planshell.permissions.resolve import Hole, resolve
 from planshell.plan.decider import HeadlessDecider
 from planshell.runtime import Runtime, build_runtime
-from tests.engine_helpers import ScriptedDecider
+from tests.engine_helpers import HANG_GUARD, ScriptedDecider
 from tests.sse_server import (
     Response,
     SSEServer,
@@ -323,3 +323,40 @@ def test_huge_lines_get_a_verdict(project: Path) -> None:
     rule = parse_rule("bash(cat src/**/x)")
     assert rule.match_words(("cat", "src/" + "a/" * 4000 + "x"), deny=False) == "yes"
     assert rule.match_words(("cat", "src/" + "a/" * 4000 + "../x"), deny=False) == "no"
+
+
+def test_what_bash_runs_is_what_the_rules_see(project: Path, tmp_path: Path) -> None:
+    """Differential: wrappers and quotings composed at random, run by the real bash with a
+    fake ``rm`` first on PATH. Whenever bash ran it, the gate under a deny rule for rm
+    must refuse the line (or ask, when what it runs cannot be known)."""
+    import random
+    import shlex
+    import subprocess
+
+    fake = tmp_path / "bin" / "rm"
+    fake.parent.mkdir()
+    ran = tmp_path / "ran"
+    fake.write_text(f"#!/bin/sh\ntouch {shlex.quote(str(ran))}\n")
+    fake.chmod(0o755)
+    env = {**os.environ, "PATH": f"{fake.parent}:{os.environ['PATH']}"}
+    names = ["rm", "'r'm", "\\rm", "r\\m", '"rm"', "r{m,}", "{r,}m", "r''m"]
+    wrappers = ["", "command ", "builtin command ", "exec ", "env ", "env -u HOME A=1 ", "nice ",
+                "nice -n 3 ", "nohup ", "timeout 5 ", "stdbuf -o0 ", "setsid -w ", "time -p "]
+    contexts = ["{}", "true && {}", "({})", "{{ {}; }}", "bash -c {q}", "sh -c {q}", "eval {q}",
+                "echo a | xargs {}", "if true; then {}; fi", "f() {{ {}; }}; f", "echo $({})",
+                "for i in 1; do {}; done", "trap {q} EXIT", "true | {}", "y=$({}) true"]
+    runtime = _runtime(project, [], ScriptedDecider())
+    rng = random.Random(21)
+    runs = 0
+    for _ in range(120):
+        command = rng.choice(wrappers) + rng.choice(wrappers) + rng.choice(names) + " -f x"
+        for _ in range(rng.randint(1, 2)):
+            command = rng.choice(contexts).format(command, q=shlex.quote(command))
+        ran.unlink(missing_ok=True)
+        subprocess.run(["bash", "-c", command], env=env, cwd=tmp_path, capture_output=True,
+                       stdin=subprocess.DEVNULL, timeout=HANG_GUARD)
+        if not ran.exists():
+            continue
+        runs += 1
+        assert _evaluate(runtime, command)[0] in ("deny", "ask"), command
+    assert runs > 60  # the generator really reaches rm
