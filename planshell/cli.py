@@ -284,13 +284,14 @@ def _trust(argv: list[str]) -> int:
     try:
         if args.list:
             return _trust_list(trust.load_store())
-        path = project_config_path(find_project_root(args.directory or Path.cwd()))
+        root = find_project_root(args.directory or Path.cwd())
+        path = project_config_path(root)
         shown = strip_terminal_controls(str(path))
         if args.revoke:
             done = trust.revoke(path)
             print(f"No longer trusted: {shown}" if done else f"Was not trusted: {shown}")
             return 0
-        file = read_config_file(path)
+        file = read_config_file(path, project_root=root)
         if file.digest is None:
             return _fail(f"no project config at {shown}; nothing to trust")
         _, keys = split_project_data(file.data)
@@ -322,7 +323,8 @@ def _trust_list(store: Any) -> int:
         return 0
     for key, entry in sorted(store.projects.items()):
         try:
-            current = read_config_file(Path(key))
+            # Keys are <root>/.planshell/config.toml: a project's file, read as one.
+            current = read_config_file(Path(key), project_root=Path(key).parent.parent)
         except Exception:
             current = None
         if current is None or current.digest is None:

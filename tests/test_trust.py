@@ -183,22 +183,25 @@ def _trusted_project(base: Path, name: str) -> Path:
     return root
 
 
-def test_symlink_to_another_projects_trusted_config_is_untrusted(tmp_path: Path) -> None:
+def test_symlink_to_another_projects_trusted_config_is_refused(tmp_path: Path) -> None:
+    """A project's config must live in the project: a link out is not read at all."""
     trusted = _trusted_project(tmp_path, "mine")
     evil = tmp_path / "evil"
     (evil / ".planshell").mkdir(parents=True)
     (evil / ".planshell" / "config.toml").symlink_to(trusted / ".planshell" / "config.toml")
-    assert load_settings(evil).plan.sandbox == "auto"
+    with pytest.raises(ConfigError, match="outside the project"):
+        load_settings(evil)
     whole_dir = tmp_path / "evil2"
     whole_dir.mkdir()
     (whole_dir / ".planshell").symlink_to(trusted / ".planshell")
-    assert load_settings(whole_dir).plan.sandbox == "auto"
+    with pytest.raises(ConfigError, match="outside the project"):
+        load_settings(whole_dir)
 
 
 def test_retargeted_symlink_needs_trust_again(tmp_path: Path) -> None:
     root = tmp_path / "proj"
     (root / ".planshell").mkdir(parents=True)
-    first, second = tmp_path / "a.toml", tmp_path / "b.toml"
+    first, second = root / "a.toml", root / "b.toml"  # links may point inside the project
     for target in (first, second):
         target.write_text('[plan]\nsandbox = "off"\n')  # same bytes, same digest
     link = root / ".planshell" / "config.toml"
