@@ -182,6 +182,13 @@ class PlanSettings(_Section):
         default_factory=list,
         description="Extra environment variable names or globs hidden from plan-mode bash.",
     )
+    env_allow: list[str] = Field(
+        default_factory=list,
+        description=(
+            "Environment variable names or globs bash keeps although the secret rules would "
+            "drop them (env_deny still wins). Not settable by an untrusted project."
+        ),
+    )
     bash: PlanBashSettings = Field(default_factory=PlanBashSettings)
     labels: PlanLabels = Field(default_factory=PlanLabels)
     ui: PlanUISettings = Field(default_factory=PlanUISettings)

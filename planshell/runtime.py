@@ -161,7 +161,10 @@ def build_runtime(
         result_max_chars=tools.result_max_chars,
         # OFF/EXECUTE bash: the workspace-write sandbox, probed before the first command.
         exec_policy=workspace_exec_policy(
-            settings.permissions, root, tuple(settings.plan.env_deny)
+            settings.permissions,
+            root,
+            tuple(settings.plan.env_deny),
+            tuple(settings.plan.env_allow),
         ),
     )
     session: SessionLog | None = None
