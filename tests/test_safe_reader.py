@@ -273,3 +273,46 @@ async def test_first_request_has_no_environment_and_headless_says_why(tmp_path, 
     assert "warning: AGENTS.md is a symlink to /proc/self/environ; not read" in err.getvalue()
     assert provider.requests and SECRET not in provider.requests[0].system
     assert all(SECRET not in str(m) for m in provider.requests[0].messages)
+
+
+async def test_the_tui_shows_the_notice(tmp_path, monkeypatch):
+    from tests.test_ui_chat import SIZE, make_app, ready
+    from tests.ui_helpers import until
+
+    monkeypatch.setenv("FAKE_SECRET", SECRET)
+    (tmp_path / "AGENTS.md").symlink_to("/dev/zero")
+    app = make_app(tmp_path, [])
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await until(
+            pilot,
+            lambda: any("AGENTS.md is a symlink to /dev/zero; not read" in str(n.message)
+                        for n in app._notifications),
+        )
+        assert app.runtime is not None and SECRET not in app.runtime.agent.base_prompt
+
+
+async def test_a_sub_agent_re_reading_agents_md_warns(tmp_path):
+    from planshell.agent import events as ev
+    from planshell.llm.scripted import Reply
+    from tests.engine_helpers import Recorder
+    from tests.subagent_helpers import router_runtime
+
+    (tmp_path / "AGENTS.md").write_text("fine at start\n")
+    runtime, router = router_runtime(
+        tmp_path,
+        {
+            "go": [Reply(calls=[("task", {"agent": "explore", "prompt": "look",
+                                          "description": "look"})]), Reply(text="done")],
+            "look": [Reply(text="looked")],
+        },
+    )
+    recorder = Recorder()
+    runtime.agent.subscribe(recorder)
+    (tmp_path / "AGENTS.md").unlink()  # swapped after start-up
+    os.mkfifo(tmp_path / "AGENTS.md")
+    await runtime.agent.submit("go")
+    runtime.close()
+    notices = [e.message for e in recorder.of(ev.Notice)]
+    assert "AGENTS.md is a FIFO, not a regular file; not read" in notices
+    assert "fine at start" not in router.requests("look")[0].system
