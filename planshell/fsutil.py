@@ -71,16 +71,18 @@ def atomic_write_text(path: Path, text: str, *, encoding: str = "utf-8") -> None
     atomic_write_bytes(path, text.encode(encoding))
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
+def atomic_write_bytes(path: Path, data: bytes, *, mode: int | None = None) -> None:
     """Replace ``path`` with exactly ``data``, so readers see the old file or the new, never half.
 
     The data goes to a dot-prefixed temp file in the same directory (so the
     rename cannot cross filesystems), is fsynced, then ``os.replace``-d onto the
     target. On any failure the temp file is removed and the old file is untouched.
+    ``mode``: the new file's permissions (default: the old file's, else the umask's);
+    a restore passes the mode it recorded, since the file it replaces may be a stranger's.
     """
     path = Path(path)
     directory = path.parent
-    mode = _target_mode(path)
+    mode = _target_mode(path) if mode is None else mode
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "wb") as handle:
