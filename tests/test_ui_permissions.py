@@ -168,7 +168,7 @@ async def test_keys_during_the_grace_period_are_ignored(
         await pilot.press("y", "s", "a", "n")
         await pilot.pause()
         assert app.screen is approval and not approval.asking_reason
-        approval.arm()
+        approval.end_grace()
         await pilot.press("y")
         await _done(pilot, chat)
     assert (project / "made").exists()
