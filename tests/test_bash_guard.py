@@ -167,7 +167,7 @@ def test_block_messages_explain(command: str, segment: str, fragment: str) -> No
 
 
 def test_unparseable_message_suggests_tools() -> None:
-    verdict = BashGuard().check("[[ -f x ]] && echo yes")
+    verdict = BashGuard().check("select x in a b; do ls; done")
     assert verdict.allowed is False
     assert verdict.segment is None
     assert "could not parse" in verdict.reason
@@ -178,7 +178,7 @@ def test_cd_hint_when_cd_itself_is_refused() -> None:
     verdict = BashGuard().check("cd /tmp > out.txt")
     assert verdict.allowed is False
     assert "working directory is already the project root" in verdict.reason
-    unparsed = BashGuard().check("cd src && [[ -f x ]]")
+    unparsed = BashGuard().check("cd src && select x in a; do ls; done")
     assert "working directory is already the project root" in unparsed.reason
 
 
@@ -233,7 +233,7 @@ def test_safe_pattern_is_case_insensitive_fullmatch() -> None:
         "make -n > out.txt",  # disallowed redirection
         "make -n $(rm f)",  # substitution is still checked (and the match is a fullmatch)
         "FOO=1 make -n",  # assignment
-        "[[ make -n ]]",  # unparseable
+        "select x in a; do make -n; done",  # unparseable
         "make -n &",  # background
         "./make -n",  # not a bare name
         "$'make' -n",  # bashlex mis-decodes $'…'
@@ -319,6 +319,13 @@ def _run_bash(command: str, cwd: Path) -> bool:
         'test -v "$(cat name.txt)"',
         "test -v x*",
         "ls 1<data >/dev/stdout",  # fd 1 is the file opened for reading: ls writes into it
+        # policy v2 counter-cases: bash evaluates the value as arithmetic or a subscript
+        "echo $(( $(cat name.txt) ))",
+        "(( $(cat name.txt) ))",
+        "[[ $(cat name.txt) -eq 1 ]]",
+        '[[ 1 -lt "$(<name.txt)" ]]',
+        "[[ -v $(cat name.txt) ]]",
+        "cat <<EOF\n$(touch PWNED)\nEOF",  # an unquoted here-doc runs its $(…)
         "awk 'BEGIN{print \"a\",\n\"b\" > \"PWNED\"}'",
         "awk 'BEGIN{print 1 &&\n1 > \"PWNED\"}'",
     ],
@@ -344,6 +351,15 @@ def test_blocked_forms_really_run_code(command: str, tmp_path: Path) -> None:
         "ls >/dev/stdout",
         "echo $(<name.txt)",
         "time ls",
+        # policy v2: allowed, and bash runs nothing of name.txt's text
+        "cat <<'EOF'\n$(touch PWNED)\nEOF",
+        'cat <<"EOF"\n`touch PWNED`\nEOF',
+        "cat <<\\EOF\n$(touch PWNED)\nEOF",
+        '[[ -f "$(cat name.txt)" || "$(cat name.txt)" == x* ]]',
+        "[[ 1 -eq 1 ]] && echo $(( (1 + 2) * 3 ))",
+        'case "$(cat name.txt)" in x*) echo hi ;; *) ;; esac',
+        'for f in "$(cat name.txt)"; do echo "$f"; done',
+        "ls && time echo hi",
     ],
 )
 def test_allowed_or_harmless_forms_run_no_code(command: str, tmp_path: Path) -> None:

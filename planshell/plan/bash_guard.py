@@ -23,18 +23,32 @@ bashlex is imported lazily: it costs ~100 ms, and the app must start fast.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from planshell.plan.bash_forms import (
+    CASE,
+    COND,
+    COND_END,
+    COND_OPS,
+    MARKER_CHARS,
+    Refused,
+    Rewrite,
+    Unsupported,
+    rewrite,
+)
 from planshell.plan.bash_rules import (
     ALLOWLIST,
     FIX_PLAN,
     Blocked,
     Word,
     check_command,
+    check_cond,
+    check_prefix_assignment,
 )
 
 __all__ = [
@@ -65,6 +79,7 @@ DEFAULT_SAFE_PATTERNS: list[str] = [
 
 MAX_COMMAND_LENGTH = 20_000
 _FIX_PARSE = "use a simpler command, or the read/grep/find tools instead."
+_FIX_UNCHECKED = "Use a simpler command, or the read/grep/find tools instead."
 _CD_HINT = (
     "the working directory is already the project root; use the read/grep/find tools for files."
 )
@@ -82,7 +97,7 @@ _STD_TARGETS = frozenset({"/dev/stdout", "/dev/stderr"})
 _BAD_CONTINUATION = re.compile(r"(?<![ \t\n])\\\n")
 _GAP_OK = re.compile(r"(?:[ \t\n]+|#[^\n]*|\\\n)*")
 _NETWORK = re.compile(r"/+dev/+(?:tcp|udp)/")
-_TILDE = re.compile(r"~[A-Za-z0-9._-]*")
+_TILDE = re.compile(r"~(?:[A-Za-z0-9._-]*|\+)")  # ~, ~user, ~+ ($PWD)
 _FD_NAME = re.compile(r"\{[A-Za-z_][A-Za-z0-9_]*\}")
 _NAME = r"(?:[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$-])"
 _INT = r"\s*-?\s*[0-9]+\s*"
@@ -95,6 +110,14 @@ _PARAM_FORMS = (
 _OPERAND_BAD = ("$(", "`", "<(", ">(", "${", "$'", '$"', "$[")
 _HEREDOC_BAD = ("`", "$(", "${", "$[", "\\\n")
 _UNQUOTED_META = frozenset(" \t\n;&|<>()")
+# The keywords each policy v2 block may hold (bashlex reports ; and newlines as keywords).
+_BLOCK_WORDS: dict[str, frozenset[str]] = {
+    "if": frozenset({"if", "then", "elif", "else", "fi"}),
+    "for": frozenset({"for", "in", "do", "done", ";", "\n"}),
+    "while": frozenset({"while", "do", "done"}),
+    "until": frozenset({"until", "do", "done"}),
+}
+_LOOP_NAME = re.compile(r"[a-z_][a-z0-9_]*")
 
 
 @dataclass(frozen=True)
@@ -138,18 +161,41 @@ class _Scan:
 
     word: Word
     inner: list[Any] = field(default_factory=list)  # commands inside $(…), `…` and <(…)
+    params: list[int] = field(default_factory=list)  # offsets of its parameter expansions
 
 
 class _Walker:
     """Walk one bashlex tree; raise :class:`_Refusal` at the first thing that is not allowed."""
 
-    def __init__(self, guard: BashGuard, src: str) -> None:
+    def __init__(self, guard: BashGuard, src: str, forms: Rewrite | None = None) -> None:
         self.guard = guard
-        self.src = src
+        self.forms = forms if forms is not None else Rewrite(src)
+        self.src = self.forms.text  # what bashlex parsed (policy v2 forms rewritten)
+        self.orig = src  # what the user wrote: messages quote this
+        self.seen: set[int] = set()  # anchors of the rewrite met in their role
         self.std_targets: list[str] = []  # segments writing to /dev/stdout or /dev/stderr
         self.fd_sources: list[str] = []  # segments that may point some fd at a file
 
+    def meet(self, pos: int, *kinds: str) -> bool:
+        """Mark the rewrite anchor at ``pos`` as met when it is one of ``kinds``."""
+        if self.forms.anchors.get(pos) in kinds:
+            self.seen.add(pos)
+            return True
+        return False
+
     def finish(self) -> None:
+        """Refuse a rewrite the tree did not confirm, then check /dev/stdout targets."""
+        missed = sorted(set(self.forms.anchors) - self.seen)
+        if missed:
+            raise _refuse(
+                self.orig,
+                "the guard could not match its reading of a [[ ]], case, $(( )) or here-doc "
+                "with bash's",
+                _FIX_UNCHECKED,
+            )
+        self.finish_std_targets()
+
+    def finish_std_targets(self) -> None:
         """Refuse /dev/stdout and /dev/stderr targets unless fd 1 and 2 are surely not files.
 
         bash opens /dev/stdout like a file (on Linux it is /proc/self/fd/1), so if an earlier
@@ -185,7 +231,7 @@ class _Walker:
 
     def text(self, node: Any) -> str:
         start, end = node.pos
-        return self.src[start:end]
+        return self.orig[start:end]
 
     # ----------------------------------------------------------------- structure
 
@@ -201,10 +247,8 @@ class _Walker:
             self.compound(node)
         elif kind == "function":
             raise _refuse(self.text(node), "function definitions are not allowed", _FIX_STRUCTURE)
-        elif kind in ("if", "for", "while", "until"):
-            raise _refuse(
-                self.text(node), f"`{kind}` blocks are not allowed in plan mode", _FIX_STRUCTURE
-            )
+        elif kind in _BLOCK_WORDS:
+            self.block(node, kind)
         else:
             raise _refuse(self.text(node), f"the shell construct {kind!r} is not allowed")
 
@@ -240,8 +284,11 @@ class _Walker:
         if not items:
             raise _refuse(segment, "this compound command is not allowed", _FIX_STRUCTURE)
         first, last = items[0], items[-1]
-        if first.kind in ("if", "for", "while", "until"):
+        if first.kind in _BLOCK_WORDS and len(items) == 1:
             self.node(first)
+            for redirect in getattr(node, "redirects", None) or []:
+                self.redirect(redirect, segment)
+            return
         if (
             first.kind != "reservedword"
             or first.word not in pairs
@@ -249,7 +296,7 @@ class _Walker:
             or last.word != pairs[first.word]
         ):
             raise _refuse(segment, "this compound command is not allowed", _FIX_STRUCTURE)
-        if segment.startswith("(("):
+        if self.src.startswith("((", node.pos[0]):
             raise _refuse(segment, "arithmetic (( )) is not allowed", _FIX_STRUCTURE)
         for inner in items[1:-1]:
             if inner.kind == "reservedword":
@@ -257,6 +304,42 @@ class _Walker:
             self.node(inner)
         for redirect in getattr(node, "redirects", None) or []:
             self.redirect(redirect, segment)
+
+    def block(self, node: Any, kind: str) -> None:
+        """``if``/``for``/``while``/``until`` (policy v2): every part inside must be allowed.
+
+        The command's time limit bounds a loop that never ends. A ``for`` variable is an
+        assignment, so only a lower-case name that no program reads is allowed (PATH, HOME,
+        IFS or GIT_DIR would change what later commands run).
+        """
+        segment = self.text(node)
+        parts = list(node.parts)
+        for index, part in enumerate(parts):
+            pkind = part.kind
+            if pkind == "reservedword":
+                if part.word not in _BLOCK_WORDS[kind]:
+                    raise _refuse(segment, f"the keyword {part.word!r} is not allowed")
+            elif pkind == "word" and kind == "for":
+                if index == 1:
+                    self.loop_variable(part, segment)
+                else:
+                    scan = self.scan(part, segment)
+                    for inner in scan.inner:
+                        self.substitution(inner)
+            elif pkind in ("list", "command", "pipeline", "compound"):
+                self.node(part)
+            else:
+                raise _refuse(segment, f"the construct {pkind!r} is not allowed in `{kind}`")
+
+    def loop_variable(self, part: Any, segment: str) -> None:
+        value = self.scan(part, segment).word.value
+        if value is None or not _LOOP_NAME.fullmatch(value) or "proxy" in value:
+            raise _refuse(
+                segment,
+                f"the loop variable {_quote(self.text(part), 40)} could change what a later "
+                "command runs (only lower-case names are allowed)",
+                "Use a lower-case loop variable such as f.",
+            )
 
     # ------------------------------------------------------------ simple command
 
@@ -278,15 +361,11 @@ class _Walker:
 
     def simple_command(self, node: Any) -> None:
         segment = self.text(node)
-        words, redirects = [], []
+        words, redirects, assignments = [], [], []
         for part in node.parts:
             if part.kind == "assignment":
-                raise _refuse(
-                    segment,
-                    "variable assignments are not allowed (they can change what a command runs)",
-                    "Drop the assignment.",
-                )
-            if part.kind == "word":
+                assignments.append(part)
+            elif part.kind == "word":
                 words.append(part)
             elif part.kind == "redirect":
                 redirects.append(part)
@@ -296,7 +375,15 @@ class _Walker:
             self.redirect(redirect, segment)
             self.fd_variable(redirect, words, segment)
         if not words:
+            if assignments:
+                raise _refuse(
+                    segment,
+                    "variable assignments are not allowed (they change the shell's state)",
+                    "Drop the assignment.",
+                )
             raise _refuse(segment, "a redirection without a command is not allowed")
+        for assignment in assignments:
+            self.prefix_assignment(assignment, segment)
         for left, right in itertools.pairwise(words):
             if left.pos[1] == right.pos[0]:
                 raise _refuse(
@@ -305,6 +392,10 @@ class _Walker:
                     "in two, so its value cannot be trusted",
                     "Put the whole word in one pair of single quotes.",
                 )
+        if self.src[words[0].pos[0] : words[0].pos[1]] in (COND, CASE):
+            self.marker_command(words, segment)
+            return
+        self.meet(words[0].pos[0], "arithcmd")
         scans = [self.scan(w, segment) for w in words]
         name_word = scans[0].word
         name = self.command_name(name_word, segment)
@@ -322,6 +413,45 @@ class _Walker:
         pattern = self.guard.destructive_match(segment)
         if pattern is not None:
             raise _refuse(segment, f"it matches the destructive pattern /{pattern}/")
+
+    def prefix_assignment(self, node: Any, segment: str) -> None:
+        """``LC_ALL=C sort f``: only a fixed locale or time zone (see ``bash_rules``)."""
+        scan = self.scan(node, segment)
+        try:
+            check_prefix_assignment(scan.word.value)
+        except Blocked as exc:
+            raise _refuse(segment, exc.why, exc.fix) from None
+
+    def marker_command(self, words: list[Any], segment: str) -> None:
+        """A ``[[ ]]`` or a ``case`` clause that :mod:`bash_forms` rewrote.
+
+        Each marker must sit exactly where the rewrite put it (an anchor), and every other
+        word is checked as a word: its substitutions must be allowed.
+        """
+        head = words[0].pos[0]
+        cond = self.src[words[0].pos[0] : words[0].pos[1]] == COND
+        if not self.meet(head, "cond" if cond else "case"):
+            raise _refuse(segment, "this command cannot be checked", _FIX_UNCHECKED)
+        items: list[Word | str] = []
+        for word in words[1:]:
+            raw = self.src[word.pos[0] : word.pos[1]]
+            if cond and raw in COND_OPS and self.meet(word.pos[0], "condop"):
+                items.append(COND_OPS[raw])
+                continue
+            if cond and raw == COND_END and self.meet(word.pos[0], "condend"):
+                items.append("]]")
+                continue
+            scan = self.scan(word, segment)
+            for inner in scan.inner:
+                self.substitution(inner)
+            items.append(scan.word)
+        if cond:
+            if items[-1:] != ["]]"] or "]]" in items[:-1]:
+                raise _refuse(segment, "this [[ ]] cannot be checked", _FIX_UNCHECKED)
+            try:
+                check_cond(items[:-1])
+            except Blocked as exc:
+                raise _refuse(segment, exc.why, exc.fix) from None
 
     def command_name(self, word: Word, segment: str) -> str:
         """The command name must be one bare literal word (looked up as written)."""
@@ -436,6 +566,15 @@ class _Walker:
             # bashlex found the body's end with its own reading of the delimiter.
             raise _refuse(segment, "bashlex reads the here-document delimiter differently")
         body = self.text(doc)
+        if any(c in MARKER_CHARS for c in self.src[doc.pos[0] : doc.pos[1]]):
+            raise _refuse(segment, "this here-document cannot be checked", _FIX_UNCHECKED)
+        at = delimiter.pos[0]
+        if self.meet(at, "heredoc"):
+            # A quoted delimiter (<<'EOF'): bash expands nothing in the body, so any body is
+            # plain text. The rewrite and bashlex must agree on where the body ends.
+            if self.forms.heredoc_ends.get(at) not in (doc.pos[1], doc.pos[1] - 1):
+                raise _refuse(segment, "this here-document cannot be checked", _FIX_UNCHECKED)
+            return
         for bad in _HEREDOC_BAD:
             if bad in body:
                 shown = "a backslash-newline" if bad == "\\\n" else bad
@@ -448,10 +587,17 @@ class _Walker:
     # -------------------------------------------------------------------- words
 
     def scan(self, node: Any, segment: str) -> _Scan:
+        """Decode a word and meet the ``$(( ))`` anchors in it."""
         try:
-            return _scan_word(self.src, node)
+            scan = _scan_word(self.src, node)
         except _WordError as exc:
             raise _refuse(segment, exc.why, exc.fix) from None
+        for pos in scan.params:
+            self.meet(pos, "arith")
+        start, end = node.pos
+        if self.orig is not self.src:  # messages quote what the user wrote
+            scan.word = dataclasses.replace(scan.word, src=self.orig[start:end])
+        return scan
 
 
 class _WordError(Exception):
@@ -486,6 +632,7 @@ class _WordScanner:
         self.visited: set[int] = set()
         self.out: list[str] = []
         self.inner: list[Any] = []
+        self.params: list[int] = []
         self.dynamic = self.procsub = self.glob = self.risky = self.split = False
         self.brace_open = self.brace_sep = self.brace = self.prev_dot = False
 
@@ -503,6 +650,7 @@ class _WordScanner:
             if problem:
                 raise _WordError(problem, "Use a plain $VAR or ${VAR} expansion.")
             self.dynamic = True
+            self.params.append(part.pos[0])
         elif part.kind == "commandsubstitution":
             self.dynamic = True
             if part.command is not None:
@@ -523,6 +671,8 @@ class _WordScanner:
         return part.pos[1]
 
     def literal(self, c: str, quoted: bool) -> None:
+        if c in MARKER_CHARS:  # a rewrite marker where bash would see text: readings differ
+            raise _WordError("the guard could not match its reading of this word with bash's")
         if not quoted:
             if c in "*?[":
                 if not self.glob:
@@ -632,7 +782,7 @@ class _WordScanner:
             brace=self.brace,
             split=self.split,
         )
-        return _Scan(word, self.inner)
+        return _Scan(word, self.inner, self.params)
 
 
 def _scan_word(src: str, node: Any) -> _Scan:
@@ -742,21 +892,27 @@ class BashGuard:
         early = _precheck(command)
         if early is not None:
             return early
-        command = _strip_time(command)
-        if not command.strip():
+        try:
+            forms = rewrite(command)
+        except Refused as exc:
+            return _refuse(command, exc.why, exc.fix).verdict
+        except Unsupported:
+            forms = Rewrite(_strip_time(command))
+        text = forms.text
+        if not text.strip():
             return _unparseable("`time` has no command after it", command)
         try:
             import bashlex  # lazy: ~100 ms, see the module docstring
 
-            trees = bashlex.parse(command)
+            trees = bashlex.parse(text)
         except Exception as exc:
             return _unparseable(f"{type(exc).__name__}: {_quote(str(exc), 80)}", command)
         if not trees:
             return _unparseable("nothing to run", command)
-        stray = _uncovered_text(command, trees)
+        stray = _uncovered_text(text, trees)
         if stray is not None:
             return _unparseable(f"bashlex skipped {_quote(stray, 40)!r}", command)
-        walker = _Walker(self, command)
+        walker = _Walker(self, command, forms)
         try:
             for tree in trees:
                 walker.node(tree)

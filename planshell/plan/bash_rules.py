@@ -22,6 +22,8 @@ __all__ = [
     "Word",
     "awk_program_problem",
     "check_command",
+    "check_cond",
+    "check_prefix_assignment",
     "sed_script_problem",
 ]
 
@@ -1402,6 +1404,74 @@ def rule_test(cmd: str) -> Callable[[list[Word]], None]:
                 raise Blocked(why, fix)
 
     return rule
+
+
+# ---------------------------------------------------------------------------- [[ ]]
+
+_COND_ARITH = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+
+
+def check_cond(items: list[Word | str]) -> None:
+    """``[[ … ]]`` (policy v2): file and string tests only.
+
+    ``items`` are the words between ``[[`` and ``]]``, with ``&& || ( ) < >`` as plain
+    strings. bash picks the operators of ``[[`` when it parses, before any expansion, so an
+    expansion is always an operand, never an operator. Two kinds of operator evaluate their
+    operand as code: ``-v``/``-R`` (an array subscript runs ``$(…)``) and the arithmetic
+    comparisons ``-eq``…``-ge`` (bash evaluates both sides as arithmetic, where a name's
+    value is evaluated again). The latter are allowed only between two integer literals.
+    """
+    for index, item in enumerate(items):
+        if isinstance(item, str):
+            continue
+        value = item.value if item.static else None
+        if value in _SUBSCRIPT_OPS:
+            raise Blocked(
+                f"[[ {value} ]] makes bash evaluate an array subscript, which can run a "
+                "command substitution",
+                "Test the value with -n or -z instead.",
+            )
+        if value in _COND_ARITH:
+            around = items[index - 1 : index] + items[index + 1 : index + 2]
+            if len(around) != 2 or not all(
+                isinstance(w, Word) and w.static and _INTEGER.fullmatch(w.value or "")
+                for w in around
+            ):
+                raise Blocked(
+                    f"[[ … {value} … ]] evaluates both sides as arithmetic, where a name's "
+                    "value runs as code; only integer literals are allowed there",
+                    "Compare strings with == instead, or use literal numbers.",
+                )
+
+
+# ------------------------------------------------------------- prefix assignments
+
+# A fixed locale or time zone only changes how an allowed command formats or sorts its
+# output. The values are names, never paths: glibc reads locales from its own archive and
+# zone files from /usr/share/zoneinfo, and neither runs code. Every other variable is
+# refused (PATH, LD_*, GIT_*, PAGER, EDITOR, BASH_ENV, … change what runs).
+_LOCALE_NAMES = frozenset(
+    "LANG LC_ALL LC_COLLATE LC_CTYPE LC_MESSAGES LC_MONETARY LC_NUMERIC LC_TIME".split()
+)
+_LOCALE_VALUE = re.compile(r"[A-Za-z0-9_.@-]{1,40}")
+_TZ_VALUE = re.compile(r"[A-Za-z][A-Za-z0-9_+-]{0,30}(?:/[A-Za-z][A-Za-z0-9_+-]{0,30}){0,2}")
+
+
+def check_prefix_assignment(text: str | None) -> None:
+    """Allow ``LC_ALL=C`` or ``TZ=UTC`` before a command; refuse every other assignment."""
+    name, eq, value = (text or "").partition("=")
+    ok = bool(eq) and (
+        (name in _LOCALE_NAMES and _LOCALE_VALUE.fullmatch(value) is not None)
+        or (name == "TZ" and _TZ_VALUE.fullmatch(value) is not None)
+    )
+    if not ok:
+        raise Blocked(
+            "variable assignments are not allowed (they can change what a command runs); "
+            "only a literal locale (LC_ALL=C, LANG=C.UTF-8) or time zone (TZ=UTC) may "
+            "prefix a command",
+            "Drop the assignment.",
+        )
 
 
 # ------------------------------------------------------------- lookups and system info
