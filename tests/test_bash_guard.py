@@ -358,7 +358,7 @@ def test_blocked_forms_really_run_code(command: str, tmp_path: Path) -> None:
         '[[ -f "$(cat name.txt)" || "$(cat name.txt)" == x* ]]',
         "[[ 1 -eq 1 ]] && echo $(( (1 + 2) * 3 ))",
         'case "$(cat name.txt)" in x*) echo hi ;; *) ;; esac',
-        'for f in "$(cat name.txt)"; do echo "$f"; done',
+        'for f in a b; do echo "$(cat name.txt)$f"; done',
         "ls && time echo hi",
     ],
 )
@@ -367,3 +367,115 @@ def test_allowed_or_harmless_forms_run_no_code(command: str, tmp_path: Path) -> 
     assert _run_bash(command, tmp_path) is False
     if "-R" not in command:
         assert is_read_only(command) is True
+
+
+# ------------------------------------------- process environments (guard-only mode, issue 21)
+
+# Without the sandbox, these printed planshell's own API key from its environment.
+PROCESS_SECRET_FORMS = [
+    "ps axeww | grep KEY",
+    "ps aux e",
+    "ps auxe",
+    "ps -ef e",
+    "ps -A e",
+    "ps -aex",  # procps re-reads a dash cluster with a non-UNIX letter as BSD `aex`
+    "ps -auxe",
+    "ps -eo pid,environ",
+    "ps --format=pid,ENVIRON",
+    "ps axo environ",
+    "cat /proc/*/environ",
+    "strings /proc/1/environ",
+    "grep -a KEY /proc/[0-9]*/env*",
+    "head -c 4096 /proc/$PPID/environ",
+    "tail /proc/self/environ",
+    "xxd /proc/thread-self/environ",
+    "od -c /proc/self/task/1/environ",
+    "sort < /proc/1/environ",
+    "echo $(<'/proc/1/environ')",
+    "cat /pr?c/s*/environ",
+    "cat //proc//self/./environ",
+    "cat /proc/../proc/self/environ",
+    "cat /tmp/../../proc/1/environ",
+    "cd /proc && cat 1/environ",
+    "cd /proc/self; cat environ",
+    "cd / && grep -r KEY proc",
+    "grep -r KEY /proc",
+    "grep -r KEY /",
+    "rg -a KEY /proc/self",
+    "cat /proc/1/cmdline /proc/1/mem /proc/1/maps",
+    "cat /proc/self/fd/3",
+    "cat /*/*/environ",
+    "grep --file=/proc/1/environ x",
+    "sed -n 'r /proc/self/environ' f",
+    "awk 'BEGIN { while ((getline l < \"/proc/1/environ\") > 0) print l }'",
+    "cat $(ls -d /proc/[0-9]* | head -1)/environ",
+    "cat $(printf '/pr%sc/%s/environ' o 1)",
+    "for f in /proc/*/environ; do cat \"$f\"; done",
+    "for d in /proc/1; do cat \"$d/environ\"; done",
+    "ls /proc/1/environ >/dev/null; cat $_",
+    "cat ${x:-/proc/1/environ}",
+    "printf '/proc/1/environ\\0' | sort --files0-from=-",
+    "git diff --no-index /proc/1/environ /dev/null",
+]
+
+
+@pytest.mark.parametrize("command", PROCESS_SECRET_FORMS)
+def test_process_environment_forms_are_blocked(command: str) -> None:
+    assert len(PROCESS_SECRET_FORMS) >= 21
+    verdict = BashGuard().check(command)
+    assert verdict.allowed is False, command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "ps aux",
+        "ps -ef",
+        "ps -eF",
+        "ps -eo pid,ppid,args",
+        "ps axjf",
+        "ps -u root",
+        "pgrep -a python",
+        "cat /proc/cpuinfo",
+        "cat /proc/meminfo",
+        "head /proc/loadavg /proc/version",
+        "grep MemTotal /proc/meminfo",
+        "cat /proc/self/status",
+        "ls /proc/self/",
+        "grep -rn '/proc/' src",
+        "cat proc/1/environ",  # the project's own proc/ directory
+        'cat "$(git rev-parse --show-toplevel)/README.md"',
+        "for f in *.py; do grep -n main \"$f\"; done",
+    ],
+)
+def test_ordinary_process_and_proc_reads_pass(command: str) -> None:
+    verdict = BashGuard().check(command)
+    assert verdict.allowed is True, verdict.reason
+
+
+def _leaks(command: str, tmp_path: Path) -> bool:
+    """Run ``command`` with real bash, a secret in its environment; True when it printed it."""
+    secret = "planshell-test-secret-" + os.urandom(6).hex()
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path),
+           "LC_ALL": "C", "PLANSHELL_TEST_KEY": secret}
+    proc = subprocess.run(
+        ["bash", "-c", f"sleep 2 & {command}; kill %1"], cwd=tmp_path, env=env,
+        capture_output=True, timeout=30, stdin=subprocess.DEVNULL, check=False,
+    )
+    return secret.encode() in proc.stdout
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["ps axeww", "ps -aex", "ps -ef e", "cat /proc/self/environ", "strings /proc/$$/environ",
+     "cat /proc/*/environ", "cd /proc/self && cat environ"],
+)
+def test_blocked_process_forms_really_print_the_secret(command: str, tmp_path: Path) -> None:
+    assert is_read_only(command) is False
+    assert _leaks(command, tmp_path) is True
+
+
+@pytest.mark.parametrize("command", ["ps aux", "ps -ef", "ps -eo pid,args", "cat /proc/self/status"])
+def test_allowed_process_forms_do_not_print_the_secret(command: str, tmp_path: Path) -> None:
+    assert is_read_only(command) is True
+    assert _leaks(command, tmp_path) is False

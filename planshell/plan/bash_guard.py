@@ -49,6 +49,7 @@ from planshell.plan.bash_rules import (
     check_command,
     check_cond,
     check_prefix_assignment,
+    check_proc_paths,
 )
 
 __all__ = [
@@ -118,6 +119,13 @@ _BLOCK_WORDS: dict[str, frozenset[str]] = {
     "until": frozenset({"until", "do", "done"}),
 }
 _LOOP_NAME = re.compile(r"[a-z_][a-z0-9_]*")
+_LOWER_NAME = _LOOP_NAME
+_NAME_ONLY = re.compile(_NAME)
+# Variables whose values the shell or the user's session set, never a command in plan mode.
+_TRUSTED_VARIABLES = frozenset(
+    "HOME PWD OLDPWD USER LOGNAME PPID TMPDIR SHELL UID EUID HOSTNAME RANDOM SECONDS "
+    "LINENO BASHPID".split()
+) | frozenset("$#?@*!-0123456789")
 
 
 @dataclass(frozen=True)
@@ -323,7 +331,10 @@ class _Walker:
                 if index == 1:
                     self.loop_variable(part, segment)
                 else:
+                    # The list is where loop variables get their values, so a word here
+                    # may not lead to /proc at all (see planshell.procfs).
                     scan = self.scan(part, segment)
+                    self.proc_word("for", scan.word, segment, recursive=True)
                     for inner in scan.inner:
                         self.substitution(inner)
             elif pkind in ("list", "command", "pipeline", "compound"):
@@ -405,11 +416,12 @@ class _Walker:
         for scan in scans:
             for inner in scan.inner:
                 self.substitution(inner)
-        if allowed:
-            try:
+        try:
+            check_proc_paths(name, [s.word for s in scans[1:]])
+            if allowed:
                 check_command(name, [s.word for s in scans[1:]])
-            except Blocked as exc:
-                raise _refuse(segment, exc.why, exc.fix) from None
+        except Blocked as exc:
+            raise _refuse(segment, exc.why, exc.fix) from None
         pattern = self.guard.destructive_match(segment)
         if pattern is not None:
             raise _refuse(segment, f"it matches the destructive pattern /{pattern}/")
@@ -516,6 +528,7 @@ class _Walker:
         elif kind == "<":
             self.fd_sources.append(rsrc)
             word = self.checked_word(target, segment)
+            self.proc_word("<", word, segment, recursive=False)
             if word.dynamic or word.glob or word.brace:
                 raise _refuse(
                     segment,
@@ -544,6 +557,12 @@ class _Walker:
                 f"the redirection {_quote(rsrc, 40)} opens a file for writing",
                 "Use plain input redirection instead.",
             )
+
+    def proc_word(self, name: str, word: Word, segment: str, recursive: bool) -> None:
+        try:
+            check_proc_paths(name, [word], recursive)
+        except Blocked as exc:
+            raise _refuse(segment, exc.why, exc.fix) from None
 
     def checked_word(self, node: Any, segment: str) -> Word:
         if getattr(node, "kind", None) != "word":
@@ -622,6 +641,22 @@ def _param_problem(node: Any) -> str | None:
     return f"the expansion ${{{value}}} assigns, transforms or is indirect"
 
 
+def _param_shape(value: Any) -> tuple[str, str]:
+    """How far an expansion's value is the attacker's (see planshell.procfs).
+
+    ``$(…)``-like sources and variables that allowed commands set (``$_``, ``BASH_REMATCH``)
+    or operators with operands (``${x:-/proc/1/environ}``) can be any text. Lower-case
+    names (loop variables, whose lists are checked) and the shell's own values are not.
+    """
+    name = value if isinstance(value, str) else ""
+    bare = name[1:] if name.startswith("#") and len(name) > 1 else name
+    if name.startswith("#") and _NAME_ONLY.fullmatch(bare):
+        return ("safe", name)  # a length: a number
+    if bare != "_" and (_LOWER_NAME.fullmatch(bare) or bare in _TRUSTED_VARIABLES):
+        return ("safe", bare)
+    return ("any", name)
+
+
 class _WordScanner:
     """Decode one word from its source span (see :func:`_scan_word`)."""
 
@@ -633,6 +668,7 @@ class _WordScanner:
         self.out: list[str] = []
         self.inner: list[Any] = []
         self.params: list[int] = []
+        self.shape: list[tuple[str, str]] = []
         self.dynamic = self.procsub = self.glob = self.risky = self.split = False
         self.brace_open = self.brace_sep = self.brace = self.prev_dot = False
 
@@ -651,8 +687,10 @@ class _WordScanner:
                 raise _WordError(problem, "Use a plain $VAR or ${VAR} expansion.")
             self.dynamic = True
             self.params.append(part.pos[0])
+            self.shape.append(_param_shape(part.value))
         elif part.kind == "commandsubstitution":
             self.dynamic = True
+            self.shape.append(("any", ""))
             if part.command is not None:
                 self.inner.append(part.command)
         elif part.kind == "processsubstitution":
@@ -662,12 +700,14 @@ class _WordScanner:
                     "Read from stdout instead.",
                 )
             self.procsub = True
+            self.shape.append(("safe", "<("))  # a /dev/fd/N pipe
             self.inner.append(part.command)
         elif part.kind == "tilde":
             text = self.src[part.pos[0] : part.pos[1]]
             if not _TILDE.fullmatch(text) or getattr(part, "value", text) != text:
                 raise self.fail("holds a ~ expansion that cannot be checked")
             self.out.append(text)
+            self.shape.extend(("u", c) for c in text)
         return part.pos[1]
 
     def literal(self, c: str, quoted: bool) -> None:
@@ -689,6 +729,7 @@ class _WordScanner:
                 self.brace = True
         self.prev_dot = c == "." and not quoted
         self.out.append(c)
+        self.shape.append(("q" if quoted else "u", c))
 
     def dollar(self, i: int, quoted: bool) -> int:
         nxt = self.src[i + 1] if i + 1 < self.end else ""
@@ -781,6 +822,7 @@ class _WordScanner:
             risky_glob=self.glob and self.risky,
             brace=self.brace,
             split=self.split,
+            shape=tuple(self.shape),
         )
         return _Scan(word, self.inner, self.params)
 

@@ -14,6 +14,8 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
+from planshell.procfs import proc_path_problem
+
 __all__ = [
     "ALLOWLIST",
     "ALWAYS_ALLOWED",
@@ -24,6 +26,7 @@ __all__ = [
     "check_command",
     "check_cond",
     "check_prefix_assignment",
+    "check_proc_paths",
     "sed_script_problem",
 ]
 
@@ -52,6 +55,9 @@ class Word:
     risky_glob: bool = False  # unquoted glob whose literal prefix is empty or starts with "-"
     brace: bool = False  # unquoted brace expansion such as {a,b} or {1..3}
     split: bool = False  # holds an unquoted expansion (or "$@"): it may become several words
+    # Each character as ("u", c) unquoted or ("q", c) quoted, each expansion as ("safe", name)
+    # or ("any", ""): what planshell.procfs needs to see which paths the word could name.
+    shape: tuple[tuple[str, str], ...] = ()
 
     @property
     def static(self) -> bool:
@@ -361,14 +367,16 @@ _SORT = Opts(
         "random-sort reverse stable unique version-sort zero-terminated help version"
     ),
     long_arg=_fs(
-        "key buffer-size field-separator temporary-directory parallel random-source "
-        "files0-from sort"
+        "key buffer-size field-separator temporary-directory parallel random-source sort"
     ),
     long_optarg=_fs("check"),
     blocked_short={"o": "writes its output to a file"},
     blocked_long={
         "output": "writes its output to a file",
         "compress-program": "runs a compression program",
+        # It reads the names of its input files from a file or stdin, so a pipe can hand
+        # it /proc/<pid>/environ without the path ever being a word the guard sees.
+        "files0-from": "reads the names of the files it prints from another file or stdin",
     },
 )
 
@@ -1445,6 +1453,100 @@ def check_cond(items: list[Word | str]) -> None:
                 )
 
 
+# ---------------------------------------------------------- process secrets (/proc)
+
+# Commands that never open their operands as files (names and lookups only); every other
+# command's words are checked as paths it could read.
+_NOT_READERS = frozenset(
+    "echo printf test [ true false basename dirname seq expr pwd which type id whoami "
+    "uname hostname printenv command hash sleep ls stat df realpath readlink locale "
+    "getconf nproc free env uptime tty jobs set declare ulimit lsb_release".split()
+)
+_RECURSIVE_LONG = ("--recursive", "--dereference-recursive", "--directories")
+_FIX_PROC = (
+    "Other processes' environments hold planshell's API keys; read system-wide files such "
+    "as /proc/cpuinfo, or name the file literally."
+)
+
+
+def _recursive(name: str, args: list[Word]) -> bool:
+    """Does this reader descend into directories (so / or /proc would reach environ)?"""
+    if name == "rg":
+        return True
+    if name not in ("grep", "egrep", "fgrep", "zgrep", "diff"):
+        return False
+    letters = "r" if name == "diff" else "rRd"
+    for word in args:
+        v = word.value
+        if v is None:
+            return True  # an expansion could be -r
+        if v == "--":
+            return False
+        if v.startswith("--") and any(long.startswith(v.partition("=")[0]) for long in
+                                      _RECURSIVE_LONG if len(v.partition("=")[0]) > 2):
+            return True
+        if v.startswith("-") and not v.startswith("--") and any(c in v for c in letters):
+            return True
+    return False
+
+
+_GREP_VALUE_LETTERS = "efmABCdD"
+_SEARCH_VALUE_LETTERS = {
+    "rg": "ABCefgjmMrtTEd",
+    **dict.fromkeys(("grep", "egrep", "fgrep", "zgrep"), _GREP_VALUE_LETTERS),
+}
+
+
+def _search_pattern(name: str, args: list[Word]) -> int | None:
+    """The index of grep's or rg's pattern operand (a regex, not a path), if it has one.
+
+    Only that word is checked as a plain word rather than as a search root, so
+    `grep -rn "/proc/" src` stays allowed. With -e or -f every operand is a path. Taking an
+    option's value for the pattern by mistake only makes the real pattern stricter.
+    """
+    letters = _SEARCH_VALUE_LETTERS.get(name)
+    if letters is None:
+        return None
+    i = 0
+    while i < len(args):
+        v = args[i].value
+        if v is None:
+            return None
+        if v == "--":
+            return i + 1 if i + 1 < len(args) else None
+        if v.startswith("--"):
+            if v.partition("=")[0] in ("--regexp", "--file"):
+                return None
+        elif v.startswith("-") and v != "-":
+            for j, c in enumerate(v[1:], 1):
+                if c in "ef":
+                    return None
+                if c in letters:
+                    i += 0 if v[j + 1 :] else 1
+                    break
+        else:
+            return i
+        i += 1
+    return None
+
+
+def check_proc_paths(name: str, args: list[Word], recursive: bool | None = None) -> None:
+    """Refuse a word that could make ``name`` read another process's secrets.
+
+    planshell.procfs holds the rule (also used by the read tool). ``cd`` counts as
+    recursive: after `cd /` or `cd /proc` every relative path could lead there.
+    """
+    if name in _NOT_READERS:
+        return
+    if recursive is None:
+        recursive = name == "cd" or _recursive(name, args)
+    pattern = _search_pattern(name, args) if recursive else None
+    for index, word in enumerate(args):
+        problem = proc_path_problem(word.shape, recursive and index != pattern)
+        if problem:
+            raise Blocked(f"{name} {_short(word.src)}: {problem}", _FIX_PROC)
+
+
 # ------------------------------------------------------------- prefix assignments
 
 # A fixed locale or time zone only changes how an allowed command formats or sorts its
@@ -1504,13 +1606,81 @@ def rule_command(args: list[Word]) -> None:
         )
 
 
-def rule_ps(args: list[Word]) -> None:
-    """ps: reads /proc only (procps has no option that writes a file or starts a program).
+_PS_UNIX_FLAGS = frozenset("AadefFHjlLMNTwyZcPmVX")  # procps -x letters without a value
+_PS_UNIX_VALUE = frozenset("CGgpqstuUoOkD")
+_PS_BSD_VALUE = frozenset("pqtUoOk")
+_PS_LONG_VALUE = frozenset(
+    "pid ppid sid tty user User group Group format sort cols columns lines rows width "
+    "quick-pid date-format".split()
+)
+_FIX_PS = "Use ps aux, ps -ef or ps -o pid,args (the environment of processes is off limits)."
 
+
+def _ps_format(fmt: str) -> None:
+    """Refuse a format that shows the environment (procps' hidden `environ` keyword)."""
+    for keyword in re.split(r"[,\s]+", fmt):
+        name = re.split(r"[=:]", keyword, maxsplit=1)[0].lower()
+        if name.startswith("env"):
+            raise Blocked(
+                f"ps -o {_short(keyword)} prints every process's environment, planshell's "
+                "API keys included",
+                _FIX_PS,
+            )
+
+
+def rule_ps(args: list[Word]) -> None:
+    """ps: reads /proc only, but BSD `e` and the `environ` format print environments.
+
+    procps shows every process's environment (planshell's API keys included) with the BSD
+    modifier `e` (`ps axeww`, `ps aux e`) and the format keyword `environ`. A dash cluster
+    with a letter that is no UNIX option falls back to BSD parsing (`ps -aex` is `ps aex`),
+    so an `e` there counts too; `-e` among UNIX letters only selects every process.
     Arguments must be literal, so a run-time value cannot inject anything doubtful.
     """
+    env_why = "ps e prints every process's environment, planshell's API keys included"
+    pending: str | None = None  # the option whose value the next word is
     for word in args:
-        require_static("ps", word, "argument")
+        v = require_static("ps", word, "argument")
+        if pending is not None:
+            if pending in ("o", "O", "format"):
+                _ps_format(v)
+            pending = None
+            continue
+        if v.startswith("--"):
+            name, eq, value = v[2:].partition("=")
+            is_format = len(name) >= 2 and "format".startswith(name)
+            if is_format or name in _PS_LONG_VALUE:
+                if eq:
+                    if is_format:
+                        _ps_format(value)
+                else:
+                    pending = "format" if is_format else name
+            continue
+        dash = v.startswith("-")
+        letters = v[1:] if dash else v
+        for j, c in enumerate(letters):
+            if c in (_PS_UNIX_VALUE if dash else _PS_BSD_VALUE):
+                head, rest = letters[:j], letters[j + 1 :]
+                if rest:
+                    if c in "oO":
+                        _ps_format(rest)
+                    elif "e" in rest and dash:
+                        raise Blocked(env_why, _FIX_PS)  # -auxe: procps may re-read it as BSD
+                else:
+                    pending = c
+                break
+        else:
+            head = letters
+        if "e" in head and (not dash or not set(head) <= _PS_UNIX_FLAGS):
+            raise Blocked(env_why, _FIX_PS)
+
+
+def rule_pgrep(args: list[Word]) -> None:
+    """pgrep: lists matching pids and names; its signal options belong to pkill."""
+    for word in args:
+        v = require_static("pgrep", word, "argument")
+        if v.startswith("--sig") or re.fullmatch(r"-[0-9]+|-[A-Z]+[0-9]*", v):
+            raise Blocked("pgrep with a signal is pkill's job", "Use pgrep to list only.")
 
 
 def rule_zcat(args: list[Word]) -> None:
@@ -1578,6 +1748,7 @@ RULES: dict[str, Callable[[list[Word]], None]] = {
     "hash": rule_hash,
     "command": rule_command,
     "ps": rule_ps,
+    "pgrep": rule_pgrep,
     "zcat": rule_zcat,
     "sleep": rule_sleep,
     "python3": rule_version("python3", "--version"),
