@@ -479,3 +479,76 @@ def test_blocked_process_forms_really_print_the_secret(command: str, tmp_path: P
 def test_allowed_process_forms_do_not_print_the_secret(command: str, tmp_path: Path) -> None:
     assert is_read_only(command) is True
     assert _leaks(command, tmp_path) is False
+
+
+# ---------------------------------------------- issue 21: new read-only commands, real bash
+
+
+def _workspace(tmp_path: Path) -> Path:
+    """A directory with an archive, a zip, a git repository and a trap `ls` in it."""
+    import tarfile
+    import zipfile
+
+    (tmp_path / "name.txt").write_text("hello\n")
+    with tarfile.open(tmp_path / "a.tar", "w") as tar:
+        tar.add(tmp_path / "name.txt", arcname="name.txt")
+    with zipfile.ZipFile(tmp_path / "a.zip", "w") as archive:
+        archive.writestr("PWNED", "extracted\n")
+    trap = tmp_path / "ls"
+    trap.write_text("#!/bin/sh\n: > PWNED\n")
+    trap.chmod(0o755)
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True, capture_output=True)
+    return tmp_path
+
+
+def _git_name(repo: Path) -> str:
+    proc = subprocess.run(
+        ["git", "-C", str(repo), "config", "--local", "--get", "user.name"],
+        capture_output=True, text=True, check=False,
+    )
+    return proc.stdout.strip()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "xxd name.txt PWNED",  # the second operand is an output file
+        "jobs -x touch PWNED",  # jobs -x runs a command
+        "tar -tf a.tar --checkpoint=1 --checkpoint-action=exec='touch PWNED'",
+        "unzip -o a.zip",  # extracts PWNED
+        "PATH=. ls",  # runs ./ls
+        "git config user.name Eve && touch PWNED",
+    ],
+)
+def test_new_counter_cases_really_write_or_run(command: str, tmp_path: Path) -> None:
+    repo = _workspace(tmp_path)
+    assert is_read_only(command) is False
+    assert _run_bash(command, repo) is True
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "xxd name.txt",
+        "tar -tf a.tar",
+        "tar tvf a.tar",
+        "unzip -l a.zip",
+        "git config --get user.name; git config --list --show-origin",
+        "LC_ALL=C ls; TZ=UTC date",
+        "set; declare -p HOME; jobs -l; ulimit -a; uptime",
+        "echo ~+",
+    ],
+)
+def test_new_read_commands_run_nothing(command: str, tmp_path: Path) -> None:
+    repo = _workspace(tmp_path)
+    assert is_read_only(command) is True, BashGuard().check(command).reason
+    assert _run_bash(command, repo) is False
+    assert _git_name(repo) == ""
+
+
+def test_git_config_write_form_really_writes(tmp_path: Path) -> None:
+    """`git config a.b c` writes, which is why only explicit read modes are allowed."""
+    repo = _workspace(tmp_path)
+    assert is_read_only("git config user.name Eve") is False
+    _run_bash("git config user.name Eve", repo)
+    assert _git_name(repo) == "Eve"

@@ -1076,7 +1076,8 @@ def rule_git(args: list[Word]) -> None:
     sub = args[i].value or ""
     rest = args[i + 1 :]
     if sub == "config":
-        raise Blocked("git config is blocked, even for reads", "Read the .git/config file instead.")
+        _git_config([w.value or "" for w in rest])
+        return
     if sub == "help":
         raise Blocked("git help starts man or a browser", "Describe what you need in the plan.")
     if sub not in GIT_READ_SUBCOMMANDS and sub not in GIT_LIST_SUBCOMMANDS:
@@ -1087,6 +1088,47 @@ def rule_git(args: list[Word]) -> None:
         # Every word, `--` and what follows included: `git tag -- v1` creates v1, and
         # `git remote -- add x y` adds a remote, so the name after `--` counts.
         checker([w.value or "" for w in rest])
+
+
+_CONFIG_MODES = {"--get": 2, "--get-all": 2, "--get-regexp": 2, "-l": 0, "--list": 0}
+_CONFIG_READ_FLAGS = frozenset(
+    "--show-origin --show-scope --null -z --name-only --local --global --system --worktree "
+    "--includes --no-includes".split()
+)
+_CONFIG_FIX = "Use git config --get NAME, git config --get-regexp PATTERN or git config --list."
+
+
+def _git_config(words: list[str]) -> None:
+    """git config: only the explicit read modes --get, --get-all, --get-regexp and -l.
+
+    Whether `git config` reads or writes depends on the argument count (`git config a.b`
+    reads, `git config a.b c` writes) and on many flags (--add, --unset, --edit opens an
+    editor, --file and --blob pick another file), so the bare form stays blocked and only
+    an explicit read mode, spelled out in full, with a few display flags and at most the
+    name and value-pattern operands it takes, is allowed. The reads run no program.
+    """
+    modes, operands, after_dashdash = [], 0, False
+    for word in words:
+        if after_dashdash or not word.startswith("-"):
+            operands += 1
+        elif word == "--":
+            after_dashdash = True
+        elif word in _CONFIG_MODES:
+            modes.append(word)
+        elif word not in _CONFIG_READ_FLAGS:
+            raise Blocked(f"git config {_short(word)} is not a read-only option", _CONFIG_FIX)
+    if len(modes) != 1:
+        raise Blocked(
+            "git config without exactly one of --get, --get-all, --get-regexp or --list "
+            "may write (git config NAME VALUE sets a value)",
+            _CONFIG_FIX,
+        )
+    limit = _CONFIG_MODES[modes[0]]
+    if operands > limit or (limit and operands == 0):
+        raise Blocked(
+            f"git config {modes[0]} takes {'no operand' if not limit else 'a name and at most a value pattern'}",
+            _CONFIG_FIX,
+        )
 
 
 def _git_options(sub: str, rest: list[Word]) -> None:
@@ -1683,17 +1725,191 @@ def rule_pgrep(args: list[Word]) -> None:
             raise Blocked("pgrep with a signal is pkill's job", "Use pgrep to list only.")
 
 
-def rule_zcat(args: list[Word]) -> None:
-    """zcat: plain file operands only (it runs `gzip -cd`, which never writes a file).
+def rule_decompress_cat(cmd: str) -> Callable[[list[Word]], None]:
+    """zcat, bzcat, xzcat: plain file operands only.
 
-    gzip's options could change that meaning, so none is allowed; `--` is fine.
+    Each runs its decompressor with -dc, which writes only to stdout. Their options could
+    change that meaning (xz --files=, bzip2 -z), so none is allowed; `--` is fine.
+    """
+
+    def rule(args: list[Word]) -> None:
+        for word in args:
+            require_safe_arg(cmd, word)
+            if word.value == "--":
+                return
+            if word.value is not None and word.value.startswith("-") and word.value != "-":
+                raise Blocked(
+                    f"{cmd} takes no options here ({_short(word.value)})", "Drop the option."
+                )
+
+    return rule
+
+
+def rule_xz(args: list[Word]) -> None:
+    """xz: only `xz -dc FILE…` (decompress to stdout); every other mode writes files."""
+    flags: set[str] = set()
+    for i, word in enumerate(args):
+        require_safe_arg("xz", word)
+        v = word.value or ""
+        if v == "--":
+            args = args[i + 1 :]
+            break
+        if v.startswith("--"):
+            long = {"--decompress": "d", "--uncompress": "d", "--stdout": "c",
+                    "--to-stdout": "c", "--keep": "k", "--quiet": "q", "--verbose": "v"}
+            if v not in long:
+                raise Blocked(f"xz {_short(v)} is not allowed", "Use xz -dc FILE.")
+            flags.add(long[v])
+        elif v.startswith("-") and v != "-":
+            if not set(v[1:]) <= set("dckqv"):
+                raise Blocked(f"xz {_short(v)} is not allowed", "Use xz -dc FILE.")
+            flags |= set(v[1:])
+    if not {"d", "c"} <= flags:
+        raise Blocked(
+            "xz without both -d and -c writes a file next to its input", "Use xz -dc FILE."
+        )
+
+
+def rule_zgrep(args: list[Word]) -> None:
+    """zgrep: a shell script around gzip and grep; literal words only.
+
+    zgrep builds a sed and grep command line from its arguments (CVE-2022-1271 wrote
+    files through a crafted name), so every word must be literal, without a glob that
+    could pick up such a name, and free of newlines.
     """
     for word in args:
-        require_safe_arg("zcat", word)
-        if word.value == "--":
-            return
-        if word.value is not None and word.value.startswith("-") and word.value != "-":
-            raise Blocked(f"zcat takes no options here ({_short(word.value)})", "Drop the option.")
+        value = require_static("zgrep", word, "argument")
+        if "\n" in value:
+            raise Blocked("zgrep gets an argument with a newline", "Use a one-line pattern.")
+
+
+_XXD_VALUE = frozenset("-c -g -l -s -o -n -R".split())  # they take the next word
+
+
+def rule_xxd(args: list[Word]) -> None:
+    """xxd: a hex dump to stdout; -r (any option starting so) reverts, and a second
+    operand is an output file it writes (`xxd in out`)."""
+    operands = 0
+    skip = False
+    for word in args:
+        value = require_static("xxd", word, "argument")
+        if skip:
+            skip = False
+            continue
+        if value.startswith("-r"):
+            raise Blocked("xxd -r turns a dump back into a binary file", "Drop -r.")
+        if value in _XXD_VALUE:
+            skip = True
+        elif not value.startswith("-") or value == "-":
+            operands += 1
+    if operands > 1:
+        raise Blocked("xxd writes its second operand (the output file)", "Pass one input file.")
+
+
+def rule_unzip(args: list[Word]) -> None:
+    """unzip: only the listing (-l) or testing (-t) modes; by default it extracts."""
+    modes: set[str] = set()
+    for word in args:
+        value = require_static("unzip", word, "argument")
+        if value.startswith("-"):
+            if not re.fullmatch(r"-[lvqt]+", value):
+                raise Blocked(f"unzip {_short(value)} is not allowed", "Use unzip -l FILE.zip.")
+            modes |= set(value[1:]) & {"l", "t"}
+    if not modes:
+        raise Blocked("unzip without -l or -t extracts files", "Use unzip -l FILE.zip.")
+
+
+_TAR_LONG = frozenset(
+    "--list --verbose --gzip --gunzip --ungzip --bzip2 --xz --zstd --auto-compress "
+    "--numeric-owner --utc --full-time --wildcards --no-wildcards".split()
+)
+_TAR_FIX = "Use tar -tf FILE.tar (or tar -tzf FILE.tar.gz) to list an archive."
+
+
+def rule_tar(args: list[Word]) -> None:
+    """tar: only listing an archive (-t), with a local archive name.
+
+    tar runs programs with -I/--use-compress-program, --to-command, --checkpoint-action,
+    -F/--info-script and --rsh-command (a `host:file` archive starts a remote shell), and
+    writes files with --index-file, --volno-file and every mode but -t; so only a short
+    list of letters and long options is allowed, spelled out in full.
+    """
+    listing, pending_file = False, False
+    for index, word in enumerate(args):
+        value = require_static("tar", word, "argument")
+        if pending_file:
+            _tar_archive(value)
+            pending_file = False
+            continue
+        if value.startswith("--"):
+            name, eq, rest = value.partition("=")
+            if name == "--file":
+                if eq:
+                    _tar_archive(rest)
+                else:
+                    pending_file = True
+                continue
+            if name not in _TAR_LONG or eq:
+                raise Blocked(f"tar {_short(value)} is not allowed", _TAR_FIX)
+            listing = listing or name == "--list"
+            continue
+        letters = value[1:] if value.startswith("-") else (value if index == 0 else "")
+        if not letters:
+            continue  # a member name to list
+        for j, c in enumerate(letters):
+            if c not in "tvfzjJa":
+                raise Blocked(f"tar -{c} is not allowed (only listing)", _TAR_FIX)
+            listing = listing or c == "t"
+            if c == "f":
+                attached = letters[j + 1 :] if value.startswith("-") else ""
+                if attached:
+                    _tar_archive(attached)
+                else:
+                    pending_file = True
+                break
+    if not listing:
+        raise Blocked("tar without -t creates or extracts an archive", _TAR_FIX)
+
+
+def _tar_archive(name: str) -> None:
+    if ":" in name:
+        raise Blocked(
+            "tar reads an archive named host:file through a remote shell", "Name a local file."
+        )
+
+
+def rule_no_operands(cmd: str, flags: str, longs: str = "") -> Callable[[list[Word]], None]:
+    """uptime, tty, lsb_release, jobs, ulimit: options from a fixed set, no operand.
+
+    They print system or shell information. An operand would make them do something else
+    (`ulimit -n 10` sets a limit), and jobs -x runs a command, so only the listed option
+    letters (and long options) are allowed.
+    """
+    allowed_long = frozenset(longs.split())
+
+    def rule(args: list[Word]) -> None:
+        for word in args:
+            value = require_static(cmd, word, "argument")
+            if value in allowed_long or re.fullmatch(f"-[{flags}]+", value):
+                continue
+            raise Blocked(f"{cmd} {_short(value)} is not allowed here", f"Run plain {cmd}.")
+
+    return rule
+
+
+def rule_set(args: list[Word]) -> None:
+    """set: bare `set` lists the shell's variables; any argument changes options or $@."""
+    if args:
+        raise Blocked("set with arguments changes the shell's options", "Run plain set.")
+
+
+def rule_declare(args: list[Word]) -> None:
+    """declare: only `declare -p [NAME…]`, which prints; every other form assigns."""
+    if not args or require_static("declare", args[0], "option") != "-p":
+        raise Blocked("declare assigns or changes variables", "Use declare -p [NAME].")
+    for word in args[1:]:
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", require_static("declare", word, "name")):
+            raise Blocked("declare -p takes only variable names", "Use declare -p [NAME].")
 
 
 _SLEEP_MAX = 10.0
@@ -1749,7 +1965,20 @@ RULES: dict[str, Callable[[list[Word]], None]] = {
     "command": rule_command,
     "ps": rule_ps,
     "pgrep": rule_pgrep,
-    "zcat": rule_zcat,
+    **{name: rule_decompress_cat(name) for name in ("zcat", "bzcat", "xzcat")},
+    "xz": rule_xz,
+    "zgrep": rule_zgrep,
+    "xxd": rule_xxd,
+    "unzip": rule_unzip,
+    "tar": rule_tar,
+    "uptime": rule_no_operands("uptime", "psV", "--pretty --since --version"),
+    "tty": rule_no_operands("tty", "s", "--silent --quiet"),
+    "lsb_release": rule_no_operands("lsb_release", "aidrcsv", "--all --id --description "
+                                    "--release --codename --short"),
+    "jobs": rule_no_operands("jobs", "lnprs"),
+    "ulimit": rule_no_operands("ulimit", "HSabcdefiklmnpqrstuvxPRT"),
+    "set": rule_set,
+    "declare": rule_declare,
     "sleep": rule_sleep,
     "python3": rule_version("python3", "--version"),
     "python": rule_version("python", "--version"),
