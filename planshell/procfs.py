@@ -74,7 +74,7 @@ class _Comp:
 
     def could_be(self, name: str) -> bool:
         if self.variable:
-            return name != "proc"
+            return name not in ("proc", "dev")
         if not self.glob:
             return self.pattern == name
         return fnmatch.fnmatchcase(name, self.pattern)
@@ -172,8 +172,17 @@ def proc_path_problem(shape: Sequence[tuple[str, str]], recursive: bool) -> str 
                 "process file such as /proc/<pid>/environ"
             )
         return None
+    # Resolving .. by the text is wrong after a link: /dev/fd is /proc/self/fd, so
+    # /dev/fd/../../1/environ is /proc/1/environ, and /proc/net/.. is /proc/self.
+    raw = [c for c in (_pattern(p) for p in pieces) if c.glob or c.pattern not in ("", ".")]
+    for j, comp in enumerate(raw):
+        climbs = j > 0 and not comp.glob and comp.pattern == ".." and raw[j - 1].pattern != ".."
+        if climbs and any(c.could_be("proc") or c.could_be("dev") for c in raw[:j]):
+            return "a .. after /dev or /proc can follow a link into /proc/<pid>"
     comps = _normalise([_pattern(p) for p in pieces])
     if recursive:
+        if absolute and comps and comps[0].could_be("dev"):
+            return "/dev/fd and /dev/std* are links into /proc/self"
         if absolute and not comps:
             return "/ is above /proc, where other processes' environments live"
         if comps and not comps[0].glob and comps[0].pattern == "..":

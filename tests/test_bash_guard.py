@@ -416,6 +416,10 @@ PROCESS_SECRET_FORMS = [
     "cat ${x:-/proc/1/environ}",
     "printf '/proc/1/environ\\0' | sort --files0-from=-",
     "git diff --no-index /proc/1/environ /dev/null",
+    "git grep --no-index KEY /proc/$PPID",
+    "cat /dev/fd/../../$PPID/environ",  # /dev/fd is a link to /proc/self/fd
+    "cat /proc/net/../environ",  # /proc/net is a link to /proc/self/net
+    "cd /dev/fd && cat ../../1/environ",
 ]
 
 
@@ -468,7 +472,8 @@ def _leaks(command: str, tmp_path: Path) -> bool:
 @pytest.mark.parametrize(
     "command",
     ["ps axeww", "ps -aex", "ps -ef e", "cat /proc/self/environ", "strings /proc/$$/environ",
-     "cat /proc/*/environ", "cd /proc/self && cat environ"],
+     "cat /proc/*/environ", "cd /proc/self && cat environ", "cat /dev/fd/../environ",
+     "cat /proc/net/../environ"],
 )
 def test_blocked_process_forms_really_print_the_secret(command: str, tmp_path: Path) -> None:
     assert is_read_only(command) is False

@@ -1515,6 +1515,8 @@ def _recursive(name: str, args: list[Word]) -> bool:
     """Does this reader descend into directories (so / or /proc would reach environ)?"""
     if name == "rg":
         return True
+    if name == "git":  # git grep/diff --no-index walk any directory (prefixes count)
+        return any((w.value or "").startswith("--no-i") for w in args)
     if name not in ("grep", "egrep", "fgrep", "zgrep", "diff"):
         return False
     letters = "r" if name == "diff" else "rRd"
