@@ -248,6 +248,8 @@ class _Lexer:
     def word(self, i: int) -> int:
         """Return the end of the word at ``i`` (quotes and expansions included)."""
         src = self.src
+        if i >= self.n:
+            raise Unsupported("a missing word at the end")
         start = i
         while i < self.n:
             c = src[i]
