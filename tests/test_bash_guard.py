@@ -557,3 +557,29 @@ def test_git_config_write_form_really_writes(tmp_path: Path) -> None:
     assert is_read_only("git config user.name Eve") is False
     _run_bash("git config user.name Eve", repo)
     assert _git_name(repo) == "Eve"
+
+
+def test_policy_v2_rewrite_keeps_every_offset() -> None:
+    """Refusals quote the user's text by offset, so a rewrite never moves a character."""
+    from planshell.plan.bash_forms import Refused, Unsupported, rewrite
+
+    cases = [p.values[0]["cmd"] for p in _SHARED + _load(OWN_CASES)]
+    rewritten = 0
+    for command in cases:
+        try:
+            forms = rewrite(command)
+        except (Refused, Unsupported):
+            continue
+        assert len(forms.text) == len(command), command
+        assert [i for i, c in enumerate(command) if c == "\n"] == [
+            i for i, c in enumerate(forms.text) if c == "\n"
+        ] or "case" in command, command
+        rewritten += forms.text != command
+    assert rewritten > 50
+
+
+def test_unconfirmed_rewrite_is_refused() -> None:
+    """bash reads `# ]]` as a comment, so the [[ never ends: the anchor is not met."""
+    verdict = BashGuard().check("[[ -n # ]]")
+    assert verdict.allowed is False
+    assert "cannot be checked" in verdict.reason

@@ -1,9 +1,13 @@
 """Plan-mode bash guard: decide whether a shell command is provably read-only.
 
-The spec is ``POLICY.md`` of the shared bash corpus. In short: parse with bashlex, walk the
-tree, and allow only simple commands on the allowlist (see ``bash_rules``) joined by
-pipes, lists, subshells and groups, with no assignments and no writing redirections.
-Anything the guard cannot parse, or cannot classify, is blocked ("fail closed").
+The spec is ``POLICY.md`` (v2) of the shared bash corpus. In short: rewrite the forms
+bashlex cannot parse (``[[ ]]``, ``$(( ))``, ``case``, ``time``, quoted here-docs; see
+``bash_forms``), parse with bashlex, walk the tree, and allow only simple commands on the
+allowlist (see ``bash_rules``) joined by pipes, lists, subshells, groups and
+``if``/``for``/``while``/``until``/``case`` blocks, with no assignments (but a literal
+locale or time zone prefix) and no writing redirections. Every word a reading command gets
+is also checked against ``planshell.procfs`` (other processes' environments). Anything the
+guard cannot parse, or cannot classify, is blocked ("fail closed").
 
 bashlex mis-parses some inputs, so the guard never trusts ``node.word``: every word is
 decoded again from its source span by :func:`_scan_word`, and every ``$``, backtick and
