@@ -123,13 +123,12 @@ _BLOCK_WORDS: dict[str, frozenset[str]] = {
     "until": frozenset({"until", "do", "done"}),
 }
 _LOOP_NAME = re.compile(r"[a-z_][a-z0-9_]*")
-_LOWER_NAME = _LOOP_NAME
 _NAME_ONLY = re.compile(_NAME)
-# Variables whose values the shell or the user's session set, never a command in plan mode.
-_TRUSTED_VARIABLES = frozenset(
-    "HOME PWD OLDPWD USER LOGNAME PPID TMPDIR SHELL UID EUID HOSTNAME RANDOM SECONDS "
-    "LINENO BASHPID".split()
-) | frozenset("$#?@*!-0123456789")
+# Variables bash sets from what earlier commands did: `echo /proc/1/environ; cat $_`.
+_SHELL_SET = frozenset(
+    "_ FUNCNAME PIPESTATUS REPLY MAPFILE OPTARG DIRSTACK COPROC HISTCMD GROUPS".split()
+)
+_SHELL_PREFIXES = ("BASH", "COMP", "READLINE")  # BASH_REMATCH, BASH_COMMAND, BASH_ARGV, …
 
 
 @dataclass(frozen=True)
@@ -648,17 +647,18 @@ def _param_problem(node: Any) -> str | None:
 def _param_shape(value: Any) -> tuple[str, str]:
     """How far an expansion's value is the attacker's (see planshell.procfs).
 
-    ``$(…)``-like sources and variables that allowed commands set (``$_``, ``BASH_REMATCH``)
-    or operators with operands (``${x:-/proc/1/environ}``) can be any text. Lower-case
-    names (loop variables, whose lists are checked) and the shell's own values are not.
+    ``$(…)``-like sources, variables that bash sets from what commands did (``$_``,
+    ``BASH_REMATCH``, ``PIPESTATUS``, …) and operators with operands
+    (``${x:-/proc/1/environ}``) can be any text. Loop variables (whose lists are checked)
+    and the environment planshell passes (no command in plan mode can assign) are not.
     """
     name = value if isinstance(value, str) else ""
     bare = name[1:] if name.startswith("#") and len(name) > 1 else name
     if name.startswith("#") and _NAME_ONLY.fullmatch(bare):
         return ("safe", name)  # a length: a number
-    if bare != "_" and (_LOWER_NAME.fullmatch(bare) or bare in _TRUSTED_VARIABLES):
-        return ("safe", bare)
-    return ("any", name)
+    if not _NAME_ONLY.fullmatch(bare) or bare in _SHELL_SET or bare.startswith(_SHELL_PREFIXES):
+        return ("any", name)
+    return ("safe", bare)
 
 
 class _WordScanner:
