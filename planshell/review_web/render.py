@@ -144,7 +144,7 @@ def _harden(tokens: Sequence[Token]) -> None:
     stack = list(tokens)
     while stack:
         token = stack.pop()
-        if token.children:
+        if token.children and token.type != "image":  # _image draws its alt as escaped text
             stack.extend(token.children)
         if token.type in ("html_inline", "html_block"):  # the parser has HTML off: never trust it
             token.type = "text"
