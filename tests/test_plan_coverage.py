@@ -14,7 +14,13 @@ from html.parser import HTMLParser
 from hypothesis import given
 from hypothesis import strategies as st
 
-from planshell.plan.coverage import EXTRA_CELLS, NOT_RENDERED, UnshownLine, unshown_lines, unshown_summary
+from planshell.plan.coverage import (
+    EXTRA_CELLS,
+    NOT_RENDERED,
+    UnshownLine,
+    unshown_lines,
+    unshown_summary,
+)
 from planshell.review_web.render import render_plan_html
 from planshell.ui.widgets.plan_view import render_markdown
 

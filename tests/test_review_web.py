@@ -32,7 +32,7 @@ from tests.review_web_helpers import PLAN, Served, running, serve
 WAIT = 30.0  # generous upper bound for a background event; never asserted as a duration
 
 
-def ANY(line: str) -> bool:  # noqa: N802 - reads as a constant: the codec tests' author record
+def ANY(line: str) -> bool:
     """The codec tests: every review line is the person's (the server asks its ledger)."""
     return True
 

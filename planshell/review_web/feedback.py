@@ -43,6 +43,7 @@ __all__ = [
     "FeedbackError",
     "ReviewLedger",
     "apply_reviews",
+    "review_lines",
     "split_reviews",
 ]
 
@@ -88,6 +89,16 @@ def _blank(line: str) -> bool:
     return not line.strip()
 
 
+def _body(line: str) -> str:
+    """The comment text of one review line ("" for a bare ``> [!REVIEW]``)."""
+    return line.rstrip("\r")[len(REVIEW_PREFIX):].strip()
+
+
+def review_lines(comments: Iterable[Comment]) -> set[str]:
+    """The review lines :func:`apply_reviews` writes for ``comments`` (what the ledger records)."""
+    return {f"{REVIEW_PREFIX} {line}" for comment in comments for line in _comment_lines(comment.text)}
+
+
 def _comment_lines(text: str) -> list[str]:
     clean = strip_terminal_controls(text)
     return [line.strip() for line in clean.splitlines() if line.strip()]
@@ -120,9 +131,7 @@ def _cut(
         if start > 0 and _blank(lines[start - 1]) and end < len(lines) and _blank(lines[end]):
             cut_start, cut_end = start - 1, end + 1
         kept.extend(lines[cursor:max(cut_start, cursor)])
-        body = "\n".join(
-            line.rstrip("\r")[len(REVIEW_PREFIX):].strip() for line in lines[start:end]
-        ).strip()
+        body = "\n".join(_body(line) for line in lines[start:end]).strip()
         found.append((len(kept), body))
         cursor = max(cursor, cut_end)
     kept.extend(lines[cursor:])
@@ -142,7 +151,7 @@ def split_reviews(text: str, authored: Authored) -> tuple[str, list[Comment]]:
     code = _code_lines(text)
     candidates = [
         (start, end) for start, end in _runs(lines, code)
-        if all(authored(line.rstrip("\r")) for line in lines[start:end])
+        if all(_body(line) and authored(line.rstrip("\r")) for line in lines[start:end])
     ]
     while candidates:
         kept, found = _cut(lines, candidates)
@@ -189,9 +198,12 @@ class ReviewLedger:
         self._lines: dict[str, set[str]] = {}
         self._lock = threading.Lock()
 
-    def record(self, path: Path, text: str) -> None:
-        """Remember the review lines of ``text``, just written by planshell to ``path``."""
-        lines = {line.rstrip("\r") for line in text.split("\n") if _is_review(line)}
+    def record(self, path: Path, lines: Iterable[str]) -> None:
+        """Remember review ``lines`` planshell just wrote into ``path`` for the person.
+
+        Only those lines (:func:`review_lines` of the saved comments): other
+        review lines in the same file stay the model's.
+        """
         with self._lock:
             self._lines.setdefault(str(path), set()).update(lines)
 
@@ -232,7 +244,7 @@ def apply_reviews(text: str, comments: Iterable[Comment], authored: Authored) ->
         lines[end:end] = ["", *(f"{REVIEW_PREFIX} {line}" for line in body), ""]
     result = "\n".join(lines)
     expected = [Comment(s, e, "\n".join(b)) for (s, e), b in sorted(wanted.items())]
-    written = {f"{REVIEW_PREFIX} {line}" for body in wanted.values() for line in body}
+    written = review_lines(comments)
     if split_reviews(result, lambda line: authored(line) or line in written) != (base, expected):
         # e.g. a block that is an unclosed code fence: the comment would become code.
         raise FeedbackError("These comments cannot be written back unambiguously here.")

@@ -61,6 +61,7 @@ from planshell.review_web.feedback import (
     FeedbackError,
     ReviewLedger,
     apply_reviews,
+    review_lines,
     split_reviews,
 )
 from planshell.review_web.render import Block, highlight_css, render_plan_html
@@ -440,7 +441,7 @@ class BrowserReview:
                 self.store.write(self.request.path, new_text)
             except PlanStoreError as exc:  # the old file is intact (the write is atomic)
                 return HTTPStatus.INTERNAL_SERVER_ERROR, {"error": f"Saving failed: {exc}"}
-            self.ledger.record(self.request.path, new_text)
+            self.ledger.record(self.request.path, review_lines(comments))
             self._claim()  # free: checked at the top, under this same lock
         base, written = split_reviews(new_text, self._authored())
         message = feedback_message(render_plan_html(base), base.split("\n"), written)
@@ -485,7 +486,7 @@ def _unshown_html(base: str, unshown: Sequence[UnshownLine]) -> str:
         )
     if unshown:
         rows = "\n".join(
-            f"line {item.line + 1}: {html.escape(strip_terminal_controls(item.text))}    ({item.why})"
+            f"line {item.line + 1}: {html.escape(strip_terminal_controls(item.text))}    \u2014 {item.why}"
             for item in unshown
         )
         parts.append(

@@ -227,6 +227,7 @@ class PlanView(ScrollView, can_focus=True):
         self._timer: Timer | None = None
         self._last_report: tuple[object, ...] | None = None
         self._unshown: tuple[UnshownLine, ...] | None = None
+        self._loads = 0  # which load() a coverage check belongs to
         self.load(text, changed)
 
     # -- public API
@@ -243,6 +244,7 @@ class PlanView(ScrollView, can_focus=True):
         self._width = 0
         self._offsets = [0] * (len(self._doc.sections) + 1)
         self._generation += 1
+        self._loads += 1
         self._unshown = None
         if len(self._text) <= _SYNC_COVERAGE_CHARS:
             self._unshown = unshown_lines(self._text)
@@ -265,7 +267,7 @@ class PlanView(ScrollView, can_focus=True):
         if self._unshown is not None:
             self.post_message(self.Checked(self))
             return
-        generation, text = self._generation, self._text
+        generation, text = self._loads, self._text
 
         def check() -> None:
             try:
@@ -277,7 +279,7 @@ class PlanView(ScrollView, can_focus=True):
         self.run_worker(check, thread=True, group="plan-view-coverage", exit_on_error=False)
 
     def _checked(self, generation: int, found: tuple[UnshownLine, ...]) -> None:
-        if generation == self._generation:  # not a check of text replaced meanwhile
+        if generation == self._loads:  # not a check of text replaced meanwhile
             self._unshown = found
             self.post_message(self.Checked(self))
 
