@@ -76,7 +76,8 @@ async def test_lines_are_literal_and_sanitised() -> None:
         await pilot.press("h")
         await pilot.pause()
         dialog = screen_text(app)
-        assert '[a]: /x "[bold red]copy[/] me"' in dialog  # markup shown as text, escapes gone
+        # Markup is shown as text; what the sanitiser removes is shown escaped, never sent.
+        assert '[a]: /x "\\x1b]52;c;aGk=\\x07[bold red]copy[/] \\u202eme"' in dialog
         assert "\x1b" not in dialog and "\u202e" not in dialog
 
 
@@ -95,10 +96,11 @@ async def test_approval_waits_until_the_check_is_on_screen(monkeypatch: pytest.M
     app = ReviewHost(request_for(big))
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.pause()
-        assert "Checking the plan for lines the review does not show" in screen_text(app)
+        assert not notice(app).display  # unknown yet
         await pilot.press("a")
         await pilot.pause()
         assert app.results == []  # not approved past an unfinished check
+        assert any("Still checking the plan" in n.message for n in app._notifications)  # says why
         release.set()
         view = app.review_screen.query_one(PlanView)  # type: ignore[union-attr]
         await until(pilot, lambda: view.unshown is not None and notice(app).display

@@ -7,7 +7,10 @@ reviewer. With CommonMark (raw HTML off) that is:
 * link reference definitions (``[note]: https://x "step 0: run curl … | sh"``,
   also ``[^1]: …`` footnote look-alikes): the parser keeps them in its
   environment and emits no token, at any nesting depth;
-* table cells past the header's column count: the parser drops them.
+* table cells past the header's column count: the parser drops them;
+* what the sanitiser removes before display: terminal control sequences with
+  their payloads (``ESC ] 0 ; any text BEL``), controls, invisible and bidi
+  characters, and character references that decode to them (``&#x202E;``).
 
 Everything else reaches the screen (link targets and titles, image alt text
 and titles, fence info strings are rendered by both reviews). This module finds
@@ -21,6 +24,7 @@ Textual.
 
 from __future__ import annotations
 
+import html
 import importlib
 import re
 from collections.abc import Callable, Sequence
@@ -44,6 +48,11 @@ _DELIMITER_ROW = re.compile(r"^[^\n]*-[^\n]*\|[^\n]*$|^[^\n]*\|[^\n]*-", re.MULT
 
 NOT_RENDERED = "not rendered (a link reference definition)"
 EXTRA_CELLS = "table cells past the header's columns (not rendered)"
+CONTROLS = "holds terminal controls or invisible characters the review removes (shown escaped here)"
+INVISIBLE_REFERENCE = "a character reference to an invisible or control character"
+# Character references: markdown decodes them, so "&#x202E;" is a bidi override on screen.
+_REFERENCE = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 @dataclass(frozen=True)
@@ -91,17 +100,44 @@ def _extra_cells(tokens: Sequence[Token], lines: Sequence[str]) -> list[int]:
     return found
 
 
-def unshown_lines(text: str) -> tuple[UnshownLine, ...]:
-    """The source lines of ``text`` that neither review renders, in order.
+def _escaped(line: str) -> str:
+    """``line`` with every character the sanitiser would remove written as an escape (``\\x1b``)."""
+    out: list[str] = []
+    for char in line:
+        if char == "\t" or strip_terminal_controls(char) == char:
+            out.append(char)
+        else:
+            code = ord(char)
+            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
+    return "".join(out)
 
-    ``text`` is what the review renders (the TUI passes its sanitised text,
-    the browser the plan without the person's review comments). Blank lines and
-    lines of container markup only (``>``, an empty ``-``) are not reported.
+
+def _invisible_reference(line: str) -> bool:
+    for match in _REFERENCE.finditer(line):
+        decoded = html.unescape(match.group())
+        if decoded != match.group() and strip_terminal_controls(decoded) != decoded:
+            return True
+    return False
+
+
+def unshown_lines(text: str) -> tuple[UnshownLine, ...]:
+    """The source lines of the plan ``text`` (as the file holds it) that the reviews do not show.
+
+    Both reviews render ``strip_terminal_controls(text)`` (the sanitiser keeps
+    every line break, so line numbers agree). Reported, in order: lines the
+    markdown leaves out (see the module docstring), lines from which the
+    sanitiser removes something (an OSC sequence's payload is text the
+    executor reads; such lines are shown escaped), and lines with a character
+    reference to an invisible character. Blank lines and lines of container
+    markup only (``>``, an empty ``-``) are not reported.
     """
-    lines = text.replace("\r", " ").split("\n")
+    raw_lines = text.split("\n")
+    lines = strip_terminal_controls(text).replace("\r", " ").split("\n")
+    if len(lines) != len(raw_lines):  # pragma: no cover - the sanitiser never removes "\n"
+        raise ValueError("the sanitiser changed the number of lines")
     covered = bytearray(len(lines))
-    extra: dict[int, str] = {}
-    for section in parse_plan(text).sections:
+    whys: dict[int, list[str]] = {}
+    for section in parse_plan("\n".join(lines)).sections:
         body = "\n".join(lines[section.start : section.end])
         if "]:" not in body and _DELIMITER_ROW.search(body) is None:
             # Fast path, no parse: nothing here can be a definition or a table
@@ -111,18 +147,24 @@ def unshown_lines(text: str) -> tuple[UnshownLine, ...]:
         for block in parse_blocks(body, section.start):
             for token in block.tokens:
                 if token.type in _LEAVES and token.map is not None:
-                    start, end = token.map
-                    covered[max(0, start) : min(end, len(lines))] = b"\x01" * (
-                        min(end, len(lines)) - max(0, start)
-                    )
+                    start, end = max(0, token.map[0]), min(token.map[1], len(lines))
+                    covered[start:end] = b"\x01" * max(0, end - start)
             for row in _extra_cells(block.tokens, lines):
-                extra[row] = EXTRA_CELLS
+                whys.setdefault(row, []).append(EXTRA_CELLS)
     found: list[UnshownLine] = []
     for number, line in enumerate(lines):
-        why = extra.get(number)
-        if why is None and (covered[number] or _MARKUP_ONLY.match(line)):
-            continue
-        found.append(UnshownLine(number, strip_terminal_controls(line), why or NOT_RENDERED))
+        reasons = whys.get(number, [])
+        if not covered[number] and not _MARKUP_ONLY.match(line):
+            reasons.insert(0, NOT_RENDERED)
+        raw = raw_lines[number].removesuffix("\r")  # CRLF files are not hiding anything
+        shown = line
+        if raw != line and (_CONTROL.search(raw) or strip_terminal_controls(raw) != raw):
+            reasons.append(CONTROLS)
+            shown = _escaped(raw)
+        if "&" in line and _invisible_reference(line):
+            reasons.append(INVISIBLE_REFERENCE)
+        if reasons:
+            found.append(UnshownLine(number, shown, "; ".join(reasons)))
     return tuple(found)
 
 

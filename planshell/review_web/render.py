@@ -215,7 +215,9 @@ def render_plan_html(text: str) -> list[Block]:
     """
     md = _html()
     env: dict[str, Any] = {}
-    # markdown-it also breaks lines at "\r": keep its line numbers ours.
+    # What the TUI renders: sanitised (every line break kept, so line numbers are
+    # the file's); markdown-it also breaks lines at "\r": keep its line numbers ours.
+    text = strip_terminal_controls(text)
     lines = text.replace("\r", " ").split("\n")
     blocks: list[Block] = []
     for section in parse_plan(text).sections:

@@ -26,9 +26,11 @@ __all__ = ["UnshownLinesScreen", "unshown_notice", "unshown_text"]
 
 
 def unshown_notice(lines: Sequence[UnshownLine] | None) -> str:
-    """The review's notice line ("" when every line is shown)."""
-    if lines is None:
-        return "Checking the plan for lines the review does not show…"
+    """The review's notice line ("" when every line is shown, or while the check runs).
+
+    Nothing while checking: most plans have no such lines, and a line that
+    comes and goes would move the plan under the reader (``a`` waits instead).
+    """
     if not lines:
         return ""
     return f"{unshown_summary(len(lines))} — press h to see them (the agent will read them)"

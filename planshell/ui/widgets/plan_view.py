@@ -234,6 +234,7 @@ class PlanView(ScrollView, can_focus=True):
 
     def load(self, text: str, changed: frozenset[int] = frozenset()) -> None:
         """Show ``text`` (sanitised here) with sections ``changed`` marked; back to the top."""
+        self._raw = text  # the coverage check needs what the sanitiser removes
         self._text = strip_terminal_controls(text)
         self._lines = self._text.split("\n")
         self._source_total = len(self._lines) - (1 if self._text.endswith("\n") else 0)
@@ -246,8 +247,8 @@ class PlanView(ScrollView, can_focus=True):
         self._generation += 1
         self._loads += 1
         self._unshown = None
-        if len(self._text) <= _SYNC_COVERAGE_CHARS:
-            self._unshown = unshown_lines(self._text)
+        if len(text) <= _SYNC_COVERAGE_CHARS:
+            self._unshown = unshown_lines(text)
         if self.is_mounted:
             self.scroll_to(y=0, animate=False)
             self._relayout(anchor=None)
@@ -267,7 +268,7 @@ class PlanView(ScrollView, can_focus=True):
         if self._unshown is not None:
             self.post_message(self.Checked(self))
             return
-        generation, text = self._loads, self._text
+        generation, text = self._loads, self._raw
 
         def check() -> None:
             try:
