@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 
 import pytest
 from textual.widgets import Static
@@ -119,3 +120,19 @@ async def test_an_edit_is_checked_again() -> None:
         app.review_screen.apply_edit(HIDING)
         await pilot.pause()
         assert "holds 1 line" in screen_text(app)
+
+
+async def test_the_picker_action_screen_says_it_too(tmp_path: Path) -> None:
+    """Execute from the plan's action menu runs the whole file: the same notice and h."""
+    from tests.test_ui_picker import ActionHost
+
+    app = ActionHost(tmp_path / "plan.md", HIDING)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        assert "This plan holds 1 line the review does not show — press h" in screen_text(app)
+        await pilot.press("h")
+        await pilot.pause()
+        assert isinstance(app.screen, UnshownLinesScreen) and STEP in screen_text(app)
+        await pilot.press("escape", "e")
+        await pilot.pause()
+    assert app.results == ["execute"]
