@@ -43,8 +43,6 @@ _LEAVES = frozenset({"paragraph_open", "heading_open", "fence", "code_block", "h
 # A line of container markup only: blockquote marks, an empty list item's marker.
 _MARKUP_ONLY = re.compile(r"^(?:[ \t>]|[-*+](?=[ \t>]|$)|\d{1,9}[.)](?=[ \t>]|$))*$")
 _ROW_PREFIX = re.compile(r"^[ \t>]*")
-# Any line that could be a table's delimiter row ("|---|:--", "--- | ---").
-_DELIMITER_ROW = re.compile(r"^[^\n]*-[^\n]*\|[^\n]*$|^[^\n]*\|[^\n]*-", re.MULTILINE)
 
 NOT_RENDERED = "not rendered (a link reference definition)"
 EXTRA_CELLS = "table cells past the header's columns (not rendered)"
@@ -57,7 +55,11 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 @dataclass(frozen=True)
 class UnshownLine:
-    """Source line ``line`` (0-based) of the plan, its text (sanitised) and why it is not shown."""
+    """Source line ``line`` (0-based) of the plan, its text and why it is not shown.
+
+    ``text`` is safe for a terminal: sanitised, or with what the sanitiser
+    would remove written as escapes (``\\x1b]0;…\\x07``) when that is the reason.
+    """
 
     line: int
     text: str
@@ -138,10 +140,11 @@ def unshown_lines(text: str) -> tuple[UnshownLine, ...]:
     covered = bytearray(len(lines))
     whys: dict[int, list[str]] = {}
     for section in parse_plan("\n".join(lines)).sections:
-        body = "\n".join(lines[section.start : section.end])
-        if "]:" not in body and _DELIMITER_ROW.search(body) is None:
-            # Fast path, no parse: nothing here can be a definition or a table
-            # (a definition's label ends in "]:", a table needs a delimiter row).
+        part = lines[section.start : section.end]
+        body = "\n".join(part)
+        if "]:" not in body and not any("|" in line and "-" in line for line in part):
+            # Fast path, no parse: nothing here can be a definition or a table (a
+            # definition's label ends in "]:", a table needs a delimiter row "|---|").
             covered[section.start : section.end] = b"\x01" * (section.end - section.start)
             continue
         for block in parse_blocks(body, section.start):
