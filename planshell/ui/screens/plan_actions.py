@@ -81,6 +81,7 @@ class PlanActionScreen(KeyGrace, AnswersWhenRemoved[str], Screen[str | None]):
         Binding("escape", "back", "Back", show=False),
         Binding("left", "focus_button(-1)", "Previous action", show=False),
         Binding("right", "focus_button(1)", "Next action", show=False),
+        Binding("h", "show_unshown", "Show the plan lines this view does not show", show=False),
     ]
     GUARDED_ACTIONS: ClassVar[frozenset[str]] = frozenset({"choose", "discard"})
 
@@ -95,6 +96,7 @@ class PlanActionScreen(KeyGrace, AnswersWhenRemoved[str], Screen[str | None]):
             yield Static("Plan", id="actions-chip")
             yield Static(self._title_text(), id="actions-title")
             yield Static(self._progress_text(), id="actions-progress")
+        yield Static("", id="actions-unshown")  # issue 21.5: lines the view does not show
         yield PlanView(self.text, id="actions-plan")
         with Horizontal(id="actions-bar"):
             for button_id, label, key, result in ACTIONS:
@@ -129,9 +131,32 @@ class PlanActionScreen(KeyGrace, AnswersWhenRemoved[str], Screen[str | None]):
     def plan_view(self) -> PlanView:
         return self.query_one(PlanView)
 
+    # -- lines the view does not show (issue 21.5): Execute runs the whole file
+
+    def on_mount(self) -> None:
+        self._show_unshown()
+
+    @on(PlanView.Checked)
+    def _show_unshown(self) -> None:
+        from planshell.ui.screens.unshown import unshown_notice
+
+        notice = unshown_notice(self.plan_view.unshown)
+        widget = self.query_one("#actions-unshown", Static)
+        widget.update(Text(f"⚠ {notice}") if notice else "")
+        widget.display = bool(notice)
+
+    def action_show_unshown(self) -> None:
+        from planshell.ui.screens.unshown import UnshownLinesScreen
+
+        if self.plan_view.unshown:
+            self.app.push_screen(UnshownLinesScreen(self.plan_view.unshown))
+
     # -- actions
 
     def action_choose(self, result: str) -> None:
+        if result == "execute" and self.plan_view.unshown is None:
+            self.notify("Still checking the plan for lines this view does not show; try again.")
+            return
         self.dismiss(result)
 
     def action_back(self) -> None:
@@ -166,5 +191,5 @@ class PlanActionScreen(KeyGrace, AnswersWhenRemoved[str], Screen[str | None]):
                 if result == "discard":
                     self.action_discard()
                 else:
-                    self.dismiss(result)
+                    self.action_choose(result)
                 return

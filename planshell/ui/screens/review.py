@@ -205,6 +205,7 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
         Binding("q", "close", "Close", show=False),
         Binding("w", "browser", "Review in browser", show=False),
         Binding("question_mark", "more_keys", "Every key of this screen", show=False),
+        Binding("h", "show_unshown", "Show the plan lines the review does not show", show=False),
     ]
     HELP_EXTRA_KEYS: ClassVar[list[tuple[str, str]]] = [
         ("ctrl+p", "Command palette"),
@@ -220,6 +221,7 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
         self.read_only = read_only
         self._edited: str | None = None  # the user's edit of the plan, when there is one
         self._refining = False  # the feedback editor is open
+        self._unshown_shown_for: str | None = None  # the text the unshown-lines notice is about
         from planshell.ui.browser_review import BrowserLink
 
         self.browser = BrowserLink(self)  # w: the same review in a browser (issue 17)
@@ -234,6 +236,7 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
                 yield Static("", id="receipt")
             yield Static("", id="review-changes")
             yield Static("", id="review-notice")
+            yield Static("", id="review-unshown")  # lines the plan holds but the view does not show
         yield PlanView(request.text, changed=request.changed_sections, id="plan-view")
         with Vertical(id="refine"):
             yield Static(
@@ -257,6 +260,7 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
         self._show_changes(len(self.request.changed_sections), "since your last review")
         self._show_notice(_with_hidden(self.request.notice, self.request.hidden))
         self._show_receipt(self.request.receipt)
+        self._show_unshown()
         if self.browser.open_at_start:
             self.action_browser()
 
@@ -311,6 +315,30 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
         widget.set_class(not clean, "-dirty")
         widget.display = True
 
+    # -- lines the review does not show (issue 21.5)
+
+    @on(PlanView.Checked)
+    def _show_unshown(self) -> None:
+        """The notice, in the header before any decision: "This plan holds 3 lines … press h"."""
+        from planshell.ui.screens.unshown import unshown_notice
+
+        unshown = self.plan_view.unshown
+        widget = self.query_one("#review-unshown", Static)
+        notice = unshown_notice(unshown)
+        widget.update(Text(f"⚠ {notice}") if notice else "")
+        widget.display = bool(notice)
+        self._unshown_shown_for = self.plan_view.text if unshown is not None else None
+
+    def action_show_unshown(self) -> None:
+        from planshell.ui.screens.unshown import UnshownLinesScreen
+
+        unshown = self.plan_view.unshown
+        if not unshown:
+            self.notify("The review shows every line of this plan." if unshown is not None
+                        else "Still checking the plan; try again.")
+            return
+        self.app.push_screen(UnshownLinesScreen(unshown))
+
     # -- gauge
 
     @on(PlanView.Scrolled)
@@ -346,13 +374,17 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
             return not self.read_only and not self._refining
         if action == "close":
             return self.read_only
-        if action == "more_keys":
+        if action in ("more_keys", "show_unshown"):
             return not self._refining
         if action == "send_edit":
             return not self.read_only and not self._refining and self._edited is not None
         return True
 
     def action_approve(self, other_mode: bool = False) -> None:
+        if self._unshown_shown_for != self.plan_view.text:
+            # Issue 21.5: no approval before the review has said what it does not show.
+            self.notify("Still checking the plan for lines the review does not show; try again.")
+            return
         if self._edited is not None:
             # The user's own revision: the engine writes it to the file, then approves it.
             self.dismiss(Review(Decision.APPROVE, reviewed_text=self._edited, edited=True))
