@@ -44,6 +44,9 @@ class ReviewRequest:
     approve_mode: str = "accept-edits"  # what ``a`` runs the plan in (``A``: the other one)
 
     mode: str = "plan"  # the mode the review opened in: the screen words its keys for it
+    # A changed plan (approved, then changed on disk): the unified diff from the
+    # approved text to ``text``; the front end shows it before the review.
+    diff: str = ""
 
 
 class ApprovalChoice(StrEnum):
