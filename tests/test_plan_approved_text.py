@@ -341,3 +341,20 @@ async def test_resume_of_a_changed_plan_does_not_bring_accept_edits_back(project
         fh.write(INJECTED + "\n")
     resumed, *_ = make(project, resume=SessionLog.load(log))
     assert resumed.plan.mode is Mode.PLAN and resumed.permissions.mode.value == "ask"
+
+
+async def test_a_session_without_a_recorded_approval_does_not_resume_execute(project):
+    """A mode entry that says EXECUTE but carries no approved text proves nothing."""
+    runtime, *_ = make(project)
+    runtime.store.ensure_dir()
+    path = runtime.store.write(runtime.store.plans_dir / "cache.md", PLAN)
+    runtime.agent.session.append(
+        {"type": "mode", "mode": "execute", "plan_path": str(path), "saved_tools": None}
+    )
+    log = runtime.agent.session.path
+    runtime.close()
+    resumed, provider, _, _ = make(project, [Reply(text="carrying on")], resume=SessionLog.load(log))
+    assert resumed.plan.mode is Mode.PLAN and resumed.plan.changed_plan is not None
+    assert "recorded no approved text" in resumed.plan.changed_plan.headline("cache.md")
+    await resumed.agent.submit("continue")
+    assert provider.requests == []  # the review (scripted: keep) came first, then the turn stopped

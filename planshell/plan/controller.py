@@ -455,8 +455,18 @@ class PlanController:
         the front end should send next.
         """
         self._check_free()
+        diff = notice = ""
+        change = self.changed_plan
+        if change is not None and _same_file(change.path, path):
+            # The paused plan: the review shows what changed since the approval.
+            try:
+                current: str | None = self.store.read(path)
+            except PlanStoreError:
+                current = None
+            shown = self._display(path)
+            diff, notice = change.with_current(current).diff(shown), change.headline(shown)
         try:
-            decided = await self._review_rounds(path)
+            decided = await self._review_rounds(path, diff=diff, notice=notice)
         except ToolError as exc:
             raise PlanStoreError(str(exc)) from None
         if decided is None:
@@ -468,6 +478,9 @@ class PlanController:
                 return ReviewOutcome(review.decision, path, self.execute_request(path))
             case Decision.REFINE:
                 self.start_plan(plan_path=path)
+                if self.changed_plan is not None:  # the refinement is the way forward now
+                    self.changed_plan = None
+                    self._record_mode()
                 feedback = review.feedback or "(no details given)"
                 message = prompts.REFINE_REQUEST.format(path=self._display(path), feedback=feedback)
                 return ReviewOutcome(review.decision, path, message)
