@@ -358,3 +358,21 @@ async def test_a_session_without_a_recorded_approval_does_not_resume_execute(pro
     assert "recorded no approved text" in resumed.plan.changed_plan.headline("cache.md")
     await resumed.agent.submit("continue")
     assert provider.requests == []  # the review (scripted: keep) came first, then the turn stopped
+
+
+async def test_calls_after_the_change_in_the_same_reply_do_not_run(project):
+    append = f"printf '%s\\n' '{INJECTED}' >> .planshell/plans/*cache-results.md"
+    runtime, provider, _, _ = make(
+        project,
+        [*plan_replies(),
+         Reply(calls=[("bash", {"command": append}), ("write", {"path": "pwned.txt", "content": "x"})]),
+         Reply(text="carrying on")],
+        [approve, lambda request: Review(Decision.KEEP)],
+        settings={"permissions": {"mode": "auto"}},
+    )
+    runtime.plan.enter_plan()
+    await runtime.agent.submit("plan a cache")
+    assert not (project / "pwned.txt").exists()
+    refused = [m for m in runtime.agent.messages if m.role == "tool"][-1]
+    assert refused.is_error and "execution is paused" in refused.content
+    assert len(provider.requests) == 3

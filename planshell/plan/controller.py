@@ -134,6 +134,10 @@ class PlanController:
         return self._plan_exec
 
     def gate(self, tool: Tool, args: ToolArgs) -> str | None:
+        if self.mode is Mode.EXECUTE and self.approval is not None and self._plan_change():
+            # A later call of a reply that changed the plan: nothing more runs until
+            # a person approves (the check before the next model call pauses).
+            return prompts.EXECUTE_PAUSED_RESULT
         if self.mode is not Mode.PLAN:
             return None
         return self.policy.check(self.registry, tool, args)
@@ -304,6 +308,8 @@ class PlanController:
         self.changed_plan = None
         if record is None:
             before = self.permission_mode_now() if self.permission_mode_now is not None else None
+            if self.approval is not None:  # approved again while executing: same "before"
+                before = self.approval.permission_before
             record = ApprovalRecord(path, text, before, permission_mode)
         self.approval = record
         if permission_mode and self.on_approve_mode is not None:
