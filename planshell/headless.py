@@ -111,6 +111,10 @@ async def run_print(
             err.write(f"  ↳ {strip_terminal_controls(event.line)}\n")
         elif verbose and isinstance(event, ev.ModeChanged):
             err.write(f"mode: {event.previous} -> {event.mode}\n")
+        elif verbose and isinstance(event, ev.PermissionModeChanged):
+            err.write(f"permissions: {event.previous} -> {event.mode}\n")
+        elif verbose and isinstance(event, ev.Notice):  # information ("… permissions back to ask.")
+            err.write(f"note: {strip_terminal_controls(event.message)}\n")
 
     unsubscribe = runtime.agent.subscribe(on_event)
     if runtime.plan.sandbox_warning and runtime.plan.mode.value == "plan":

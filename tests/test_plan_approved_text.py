@@ -133,6 +133,7 @@ async def test_continue_after_the_plan_changed_on_disk_sends_nothing_and_exits_3
     assert provider.requests == []  # the turn stopped before any model call
     assert f"+{INJECTED}" in err.getvalue() and "changed on disk" in err.getvalue()
     assert "Plan awaiting approval" in out.getvalue()
+    assert "No plan was written" not in err.getvalue()  # the turn paused; no plan was asked for
 
 
 async def test_continue_with_an_untouched_plan_runs_the_approved_text(project):
@@ -376,3 +377,20 @@ async def test_calls_after_the_change_in_the_same_reply_do_not_run(project):
     refused = [m for m in runtime.agent.messages if m.role == "tool"][-1]
     assert refused.is_error and "execution is paused" in refused.content
     assert len(provider.requests) == 3
+
+
+async def test_verbose_headless_says_the_permission_mode_came_back(project):
+    """`-p -v`: a resumed plan that completes says which mode it ended in."""
+    runtime, _ = await executing_with_accept_edits(project, [Reply(text="working")])
+    log = runtime.agent.session.path
+    runtime.close()
+    decider = HeadlessDecider()
+    resumed = build_runtime(
+        Settings.model_validate({"plan": {"sandbox": "off"}}), project, decider,
+        provider=ScriptedProvider([Reply(calls=[("plan_complete", {})]), Reply(text="done")]),
+        resume=SessionLog.load(log),
+    )
+    out, err = io.StringIO(), io.StringIO()
+    assert await run_print(resumed, decider, "continue", verbose=True, out=out, err=err) == 0
+    assert "permissions: accept-edits -> ask" in err.getvalue()
+    assert "note: Plan complete: permissions back to ask." in err.getvalue()
