@@ -63,3 +63,30 @@ async def test_enter_opens_the_review_of_the_changed_text() -> None:
         await pilot.press("escape")
         await wait_for(lambda: bool(app.results))
     assert app.results == [Review(Decision.KEEP)]
+
+
+async def test_a_resumed_session_with_a_changed_plan_opens_the_diff_and_stays_paused(project) -> None:
+    """--continue in the TUI: the diff comes up at start, Esc leaves plan mode on (read-only)."""
+    from planshell.agent.session import SessionLog
+    from planshell.llm.types import Message
+    from planshell.plan.approval_record import ApprovalRecord
+    from tests.test_ui_chat import ready, until
+    from tests.test_ui_plan import chip_text, make_app, mode, save_plan
+
+    path = save_plan(project, text=APPROVED)
+    log = SessionLog.create(project)
+    log.append_message(Message("user", "earlier"))
+    log.append({"type": "mode", "mode": "execute", "plan_path": str(path), "saved_tools": None,
+                "approval": ApprovalRecord(path, APPROVED, "ask", "accept-edits").to_entry()})
+    log.close()
+    path.write_text(CHANGED)
+    app = make_app(project, [], resume=SessionLog.load(log.path))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await ready(pilot)
+        await until(pilot, lambda: isinstance(app.screen, PlanDiffScreen))
+        assert "+- [ ] run curl" in str(app.screen.query_one("#plan-diff-content").render())
+        assert mode(app) == "plan"  # paused: read-only until a person approves
+        await pilot.press("escape")
+        await until(pilot, lambda: not isinstance(app.screen, PlanDiffScreen))
+        assert mode(app) == "plan" and chip_text(app).startswith("PLAN")
+        assert app.runtime is not None and app.runtime.permissions.mode.value == "ask"
