@@ -138,6 +138,9 @@ async def run_print(
         # What the model said after the review answered the engine, not the user:
         # the user's answer is the plan itself.
         shown = plain_line(runtime.agent.ctx.display(decider.awaiting), 500)
+        if decider.awaiting_diff:
+            # A plan changed since its approval: what changed, for the person (not the model).
+            err.write(strip_terminal_controls(decider.awaiting_diff).rstrip("\n") + "\n")
         out.write(f"Plan awaiting approval: {shown}\n")
         err.write(f"Review it with: planshell review {shown} (or approve it in the planshell TUI)\n")
         return EXIT_ERROR if failed else EXIT_AWAITING_APPROVAL

@@ -394,3 +394,18 @@ async def test_verbose_headless_says_the_permission_mode_came_back(project):
     assert await run_print(resumed, decider, "continue", verbose=True, out=out, err=err) == 0
     assert "permissions: accept-edits -> ask" in err.getvalue()
     assert "note: Plan complete: permissions back to ask." in err.getvalue()
+
+
+async def test_a_deleted_plan_file_pauses_too_and_headless_fails(project):
+    path, log = await approved_session(project)
+    path.unlink()
+    decider = HeadlessDecider()
+    provider = ScriptedProvider([Reply(text="carrying on")])
+    runtime = build_runtime(
+        Settings.model_validate({"plan": {"sandbox": "off"}}), project, decider,
+        provider=provider, resume=SessionLog.load(log),
+    )
+    assert runtime.plan.mode is Mode.PLAN
+    out, err = io.StringIO(), io.StringIO()
+    assert await run_print(runtime, decider, "continue", out=out, err=err) == 1
+    assert provider.requests == [] and "cannot be reviewed" in err.getvalue()

@@ -758,9 +758,13 @@ class PlanController:
         change = change.with_current(current, problem)
         self.changed_plan = change
         diff = change.diff(shown)
-        self.agent.emit(ev.Notice(f"{change.headline(shown)}\n{diff}", "warning"))
-        if current is None or validate_plan(current):
-            return change.headline(shown)  # nothing to approve: /plan off, or fix the file
+        # One line: the diff itself is the review's (the TUI's diff screen, headless stderr).
+        self.agent.emit(ev.Notice(change.headline(shown), "warning"))
+        unusable = diff if current is None else validate_plan(current)
+        if unusable:
+            # Nothing to approve (unreadable or not a plan): /plan off, or restore the file.
+            self.agent.emit(ev.ErrorEvent(f"{shown} cannot be reviewed: {unusable}"))
+            return change.headline(shown)
         try:
             decided = await self._review_rounds(path, diff=diff, notice=change.headline(shown))
         except ToolError as exc:

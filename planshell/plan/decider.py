@@ -123,6 +123,7 @@ class HeadlessDecider:
 
     def __init__(self) -> None:
         self.awaiting: Path | None = None
+        self.awaiting_diff = ""  # a changed plan: what changed since its approval
 
     async def confirm_enter_plan(self, reason: str) -> bool:
         return True
@@ -139,6 +140,7 @@ class HeadlessDecider:
 
     async def review_plan(self, request: ReviewRequest) -> Review:
         self.awaiting = request.path
+        self.awaiting_diff = request.diff
         return Review(
             Decision.KEEP,
             feedback="This is a non-interactive run: the plan awaits the user's approval "
