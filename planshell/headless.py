@@ -124,6 +124,8 @@ async def run_print(
         err.write(f"provider: {runtime.provider.label}\nproject: {runtime.root}\n")
         # The mode at the start: --plan or a resumed session entered it before we listened.
         err.write(f"mode: {runtime.plan.mode.value}\n")
+        if runtime.permissions is not None:
+            err.write(f"permissions: {runtime.permissions.mode.value}\n")
         for problem in runtime.problems:
             err.write(f"warning: {problem}\n")
     if prompt.strip() == INIT_COMMAND:
