@@ -120,6 +120,8 @@ async def run_print(
     if runtime.plan.sandbox_warning and runtime.plan.mode.value == "plan":
         # Plan mode was entered (--plan, a resumed session) before anyone listened.
         err.write(f"warning: {strip_terminal_controls(runtime.plan.sandbox_warning)}\n")
+    for notice in runtime.read_notices:
+        err.write(f"warning: {strip_terminal_controls(notice)}\n")
     if verbose:
         err.write(f"provider: {runtime.provider.label}\nproject: {runtime.root}\n")
         # The mode at the start: --plan or a resumed session entered it before we listened.

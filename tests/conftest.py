@@ -66,6 +66,19 @@ def browser_opened(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return opened
 
 
+@pytest.fixture(autouse=True)
+def no_key_grace(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Decision screens take keys at once, except in the key-grace tests.
+
+    Most UI tests press a decision key right after a screen appears; the grace
+    itself (planshell.ui.keygrace) is tested in tests/test_ui_keygrace.py, which
+    turns it back on with the ``key_grace`` fixture.
+    """
+    from planshell.ui.keygrace import KeyGrace
+
+    monkeypatch.setattr(KeyGrace, "GRACE", 0.0)
+
+
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     """A small realistic project to point tools and the demo model at."""

@@ -512,3 +512,18 @@ async def test_controller_in_git_ignores_plans_but_not_planshell_config(repo):
     assert first.receipt.clean  # the plan file was written under .planshell/plans
     assert second.receipt.changed == [".planshell/config.toml"]
     runtime.close()
+
+
+@needs_git
+def test_protected_paths_are_named_first(repo):
+    """The receipt uses the shared protected-paths rule (plan/protected.py) and says so first."""
+    before = rc.take_snapshot(repo)
+    git(repo, "config", "core.fsmonitor", "touch x")
+    (repo / "src" / "a.py").write_text("a = 2\n")
+    receipt = rc.compare(before)
+    assert receipt.protected == (".git/config",)
+    assert receipt.summary.startswith("protected paths changed (git config, hooks, .git, .planshell")
+    assert receipt.to_entry()["protected"] == [".git/config"]
+    ordinary = rc.take_snapshot(repo)
+    (repo / "src" / "a.py").write_text("a = 3\n")
+    assert rc.compare(ordinary).protected == ()

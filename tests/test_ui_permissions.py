@@ -70,6 +70,25 @@ async def test_edit_shows_the_diff_and_y_runs_it(project: Path) -> None:
     assert "'gadget'" in (project / "src/app/server.py").read_text()
 
 
+async def test_a_protected_path_asks_in_accept_edits_with_a_red_warning(project: Path) -> None:
+    """accept-edits writes .git/config only after a person read what it can do (21.3)."""
+    (project / ".git").mkdir()
+    (project / ".git" / "config").write_text("[core]\n")
+    edit = {"path": ".git/config", "old_string": "[core]", "new_string": "[core]\n\tfsmonitor = x"}
+    app = _app(project, [Reply(calls=[("edit", edit)]), Reply("done")], mode="accept-edits")
+    async with app.run_test(size=(100, 30)) as pilot:
+        chat = await _send(pilot)
+        approval = await _approval(pilot)
+        warning = approval.query_one("#approval-warning")
+        assert "can make git run commands (core.fsmonitor" in str(warning.render())
+        red, error = warning.styles.color, approval.app.current_theme.to_color_system().error
+        assert max(abs(a - b) for a, b in zip(red.rgb, error.rgb, strict=True)) <= 2  # $error
+        assert "always in this project" not in _text(approval, "#approval-keys")
+        await pilot.press("escape")
+        await _done(pilot, chat)
+    assert "fsmonitor" not in (project / ".git" / "config").read_text()
+
+
 async def test_write_of_a_new_file_shows_its_content(project: Path) -> None:
     app = _app(project, [Reply(calls=[("write", {"path": "notes.md", "content": "hello\nworld\n"})]),
                          Reply("done")])
@@ -149,7 +168,7 @@ async def test_keys_during_the_grace_period_are_ignored(
         await pilot.press("y", "s", "a", "n")
         await pilot.pause()
         assert app.screen is approval and not approval.asking_reason
-        approval.arm()
+        approval.end_grace()
         await pilot.press("y")
         await _done(pilot, chat)
     assert (project / "made").exists()

@@ -695,16 +695,27 @@ class Agent:
             if refusal:
                 return self._refuse(call, refusal, headline=tool.headline(args))
         self.emit(ev.ToolStarted(call.id, call.name, tool.headline(args), args.model_dump()))
+        # A call that may write is checked before and after (ctx.watch: no new .git, ...).
+        watch = None if tool.read_only else self.ctx.watch
+        token = await asyncio.to_thread(watch.start, tool.name, args) if watch is not None else None
         try:
             with progress_to(lambda line: self.emit(ev.ToolProgress(call.id, line))):
                 result = await tool.run(args, self.ctx)
         except ToolError as exc:
             result = ToolResult(str(exc), is_error=True)
         except asyncio.CancelledError:
+            if watch is not None and (note := watch.finish(token)):
+                watch.announce(note)  # a cancelled command may have changed things too
             raise
         except Exception as exc:
             result = ToolResult(f"{call.name} failed: {type(exc).__name__}: {exc}", is_error=True)
         result = tool.capped(result, self.ctx)
+        note = await asyncio.to_thread(watch.finish, token) if watch is not None else ""
+        if note:  # after capping: the note is never cut off
+            assert watch is not None
+            watch.announce(note)
+            data = {**result.data, "protected_change": True}
+            result = ToolResult(f"{result.content}\n\n{note}", result.is_error, data)
         self.emit(ev.ToolFinished(call.id, call.name, result.content, result.is_error, result.data))
         return result
 

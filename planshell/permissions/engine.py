@@ -6,6 +6,10 @@ classified, in this order:
 
 1. read-only tools, and plan tools (the plan store's own writes), run;
 2. a ``permissions.deny`` rule that matches refuses it (deny wins over all);
+2b. an edit/write of a protected path (``plan/protected.py``: ``.git``, ``.gitmodules``,
+   ``.planshell/`` outside plans, the user's planshell folders) and a bash line that
+   creates a repository (``git init``/``clone``/``submodule add|update``/``worktree add``)
+   ask in every mode, ``auto`` included, with a warning, and no rule covers them;
 3. bash the guard proves read-only runs;
 4. ``auto`` runs everything else; ``accept-edits`` runs edits and writes inside
    the project;
@@ -31,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from planshell.agent import events as ev
 from planshell.permissions.rules import Rule, parse_rule, parse_rules, prefix_rule
+from planshell.permissions.visible_diff import visible_diff
 from planshell.plan.bash_guard import BashGuard, CommandParts, split_command
 from planshell.plan.decider import (
     ApprovalChoice,
@@ -38,8 +43,19 @@ from planshell.plan.decider import (
     ApprovalRequest,
     Decider,
 )
+from planshell.plan.gitwatch import ALL, PERSON, ProjectWatch
+from planshell.plan.protected import REPO_WARNING, creates_repository, protection
 from planshell.sanitize import plain_line
 from planshell.tools.base import Tool, ToolArgs, ToolError
+from planshell.tools.edit import (
+    EditArgs,
+    FileChange,
+    WriteArgs,
+    approve_change,
+    digest,
+    plan_change,
+    read_current,
+)
 
 if TYPE_CHECKING:
     from planshell.agent.loop import Agent
@@ -70,6 +86,9 @@ class Verdict:
     why: str
     by: str  # "read-only", "plan", "deny-rule", "rule", "mode", "ask"
     rule: str = ""
+    # A protected path or a new repository (plan/protected.py): asked in every mode, shown
+    # in red, never covered by a rule; a person's yes lets the project watch keep the change.
+    warning: str = ""
 
 
 @dataclass
@@ -79,6 +98,7 @@ class _Target:
     rel: str
     inside: bool
     path: Path | None
+    raw: str = ""  # as the model wrote it (protected paths are judged both ways)
 
 
 @dataclass
@@ -160,6 +180,13 @@ class PermissionController:
             return Verdict(
                 "ask", f"deny rules cannot be checked on this command: {parts.why}", "ask"
             )
+        for segment in parts.segments:  # asked in every mode, auto included (22.2)
+            creating = creates_repository(segment.words)
+            if creating is not None:
+                return Verdict(
+                    "ask", f"{creating} creates a git repository inside the project", "ask",
+                    warning=REPO_WARNING,
+                )
         verdict = self.guard.check(command)
         if verdict.allowed and not unsandboxed:
             return Verdict("allow", "read-only command", "read-only")
@@ -196,6 +223,11 @@ class PermissionController:
         for rule in self.deny:
             if rule.matches_path(tool, target.rel):
                 return Verdict("deny", "deny rule", "deny-rule", rule.text)
+        if target.path is not None:
+            guarded = protection(self.agent.ctx.root, target.path, target.raw)
+            if guarded is not None:  # never by mode or rule: only a person, warned, says yes
+                return Verdict("ask", f"{tool} changes {target.rel}, a protected path", "ask",
+                               warning=guarded.warning)
         if self.mode is PermissionMode.AUTO:
             return Verdict("allow", "auto mode", "mode")
         if self.mode is PermissionMode.ACCEPT_EDITS and target.inside:
@@ -219,21 +251,26 @@ class PermissionController:
         root = ctx.root.resolve()
         inside = path == root or root in path.parents
         rel = path.relative_to(root).as_posix() if inside else str(path)
-        return _Target(rel, inside, path)
+        return _Target(rel, inside, path, str(getattr(args, "path", "")))
 
     # --- asking -----------------------------------------------------------------
 
     async def _ask(self, tool: Tool, args: ToolArgs, verdict: Verdict) -> str | None:
         for _ in range(MAX_ASKS):
-            request, fingerprint = self.request(tool, args, verdict)
+            change = self._change(tool, args)
+            if isinstance(change, ToolError):
+                return self._will_fail(tool, args, change)
+            request, fingerprint = self.request(tool, args, verdict, change)
             answer = await self.decider.approve_tool(request)
             if answer.choice is ApprovalChoice.DENY:
-                return self._denied(tool, args, answer)
+                return self._denied(tool, args, answer, verdict.warning)
             if fingerprint != self._fingerprint(tool, args):
                 self.agent.emit(
                     ev.Notice(f"{request.path} changed while you were asked; asking again.", "warning")
                 )
                 continue
+            if change is not None:
+                _bind(args, change)  # the tool writes exactly what was shown, or nothing
             if answer.choice is ApprovalChoice.SESSION:
                 self._allow_for_session(tool, request)
             elif answer.choice is ApprovalChoice.ALWAYS:
@@ -243,25 +280,49 @@ class PermissionController:
                 request.project_rules if answer.choice is ApprovalChoice.ALWAYS
                 else request.session_rules if answer.choice is ApprovalChoice.SESSION else ()
             ))
+            watch = self.agent.ctx.watch
+            if isinstance(watch, ProjectWatch):  # a person's yes: the watch keeps what they allowed
+                watch.permit(args, ALL if verdict.warning else PERSON)
             return None
         return self._denied(
-            tool, args, ApprovalDecision(ApprovalChoice.DENY, "the file kept changing", False)
+            tool, args, ApprovalDecision(ApprovalChoice.DENY, "the file kept changing", False),
+            verdict.warning,
         )
 
-    def _denied(self, tool: Tool, args: ToolArgs, answer: ApprovalDecision) -> str:
+    def _will_fail(self, tool: Tool, args: ToolArgs, error: ToolError) -> str:
+        """An edit/write the tool would refuse is refused here, unasked.
+
+        A prompt saying "this will fail" invites a careless yes; there is no
+        such prompt, so no yes can meet a file that changed in between. The
+        model gets the tool's own error.
+        """
+        self._record(tool, args, "deny", "will-fail", "", str(error))
+        return str(error)
+
+    def _denied(
+        self, tool: Tool, args: ToolArgs, answer: ApprovalDecision, warning: str = ""
+    ) -> str:
         reason = " ".join(answer.reason.split())
         self._record(tool, args, "deny", "user" if answer.by_person else "no-one-to-ask", "",
                      reason)
         headline = plain_line(tool.headline(args), 200)
         if not answer.by_person:
-            self.agent.emit(ev.Notice(f"Denied (needs approval): {headline}. {reason}", "warning"))
-            return f"Not run: {headline} needs the user's approval, and {reason}."
+            why = f" {plain_line(warning, 400)}" if warning else ""
+            said = f"{reason}.{why}" if why else reason
+            self.agent.emit(ev.Notice(f"Denied (needs approval): {headline}. {said}", "warning"))
+            return f"Not run: {headline} needs the user's approval, and {reason}.{why}"
         if reason:
             return f"The user denied this: {reason}"
         return "The user denied this. Do not retry the same call; ask the user what to do instead."
 
-    def request(self, tool: Tool, args: ToolArgs, verdict: Verdict) -> tuple[ApprovalRequest, str]:
-        """The question for the Decider, and a fingerprint of what it showed."""
+    def request(
+        self, tool: Tool, args: ToolArgs, verdict: Verdict, change: FileChange | None = None
+    ) -> tuple[ApprovalRequest, str]:
+        """The question for the Decider, and a fingerprint of what it showed.
+
+        For an edit/write, ``change`` is what the call writes (read now when not
+        given); the diff and the fingerprint both come from its bytes.
+        """
         headline = tool.headline(args)
         project_file = self._project_file_display()
         if tool.name == "bash":
@@ -269,7 +330,7 @@ class PermissionController:
             unsandboxed = _unsandboxed(args) and self.sandboxed()
             parts = split_command(command)
             rules: tuple[str, ...] = ()
-            if parts.plain and not unsandboxed:
+            if parts.plain and not unsandboxed and not verdict.warning:
                 rules = tuple(dict.fromkeys(
                     prefix_rule(s) for s in parts.segments
                     if not self.guard.check(s.src).allowed
@@ -279,56 +340,49 @@ class PermissionController:
                 tool.name, headline, "bash", verdict.why, command=command,
                 segments=tuple(s.src for s in parts.segments), session_rules=rules,
                 project_rules=rules, project_file=project_file if rules else "",
-                unsandboxed=unsandboxed,
+                unsandboxed=unsandboxed, warning=verdict.warning,
             )
             return request, ""
         if tool.name in FILE_TOOLS:
             target = self._target(args)
             rel = target.rel if target else str(getattr(args, "path", ""))
-            diff, new_file = self._diff(tool.name, args, target)
+            planned = change if change is not None else self._change(tool, args)
+            diff, new_file = _diff(tool.name, rel, planned)
             project = (f"{tool.name}({_glob_literal(rel)})",) if target and target.inside else ()
+            session: tuple[str, ...] = (tool.name,)
+            if verdict.warning:  # a protected path: asked every time, no rule offered
+                project, session = (), ()
             request = ApprovalRequest(
                 tool.name, headline, tool.name, verdict.why, path=rel, diff=diff,
-                new_file=new_file, session_rules=(tool.name,), project_rules=project,
-                project_file=project_file if project else "",
+                new_file=new_file, session_rules=session, project_rules=project,
+                project_file=project_file if project else "", warning=verdict.warning,
             )
-            return request, self._fingerprint(tool, args)
+            fingerprint = planned.before_digest if isinstance(planned, FileChange) else ""
+            return request, fingerprint
         request = ApprovalRequest(tool.name, headline, "other", verdict.why,
                                   command=_describe_args(args), session_rules=(tool.name,))
         return request, ""
 
-    def _diff(self, tool: str, args: ToolArgs, target: _Target | None) -> tuple[str, bool]:
-        from planshell.tools.edit import EditArgs, apply_edit, unified_diff
-
-        if target is None or target.path is None:
-            return "", False
-        path, rel = target.path, target.rel
-        before = _read_text(path)
-        if tool == "write":
-            content = str(getattr(args, "content", ""))
-            if before is None:
-                return unified_diff(rel, "", content).replace(f"--- a/{rel}", "--- /dev/null", 1), True
-            return unified_diff(rel, before, content) or "(no change: same content)", False
-        if before is None:
-            return "(the file does not exist: the edit will fail)", False
+    def _change(self, tool: Tool, args: ToolArgs) -> FileChange | ToolError | None:
+        """What an edit/write would write now, by the tool's own reading (None: not one)."""
+        if tool.name not in FILE_TOOLS or not isinstance(args, EditArgs | WriteArgs):
+            return None
         try:
-            assert isinstance(args, EditArgs)
-            after, _ = apply_edit(before, rel, args)
-        except (ToolError, AssertionError) as exc:
-            return f"(the edit cannot apply and will fail: {exc})", False
-        return unified_diff(rel, before, after), False
+            return plan_change(self.agent.ctx, args)[1]
+        except ToolError as exc:
+            return exc
 
     def _fingerprint(self, tool: Tool, args: ToolArgs) -> str:
-        """The content an edit/write was judged on (a change re-asks)."""
+        """The digest of the bytes an edit/write would work on now (a change re-asks)."""
         if tool.name not in FILE_TOOLS:
             return ""
         target = self._target(args)
         if target is None or target.path is None:
             return ""
         try:
-            return hashlib.sha256(target.path.read_bytes()).hexdigest()
-        except OSError:
-            return "missing"
+            return digest(read_current(target.path, target.rel))
+        except ToolError as exc:
+            return f"unreadable: {exc}"
 
     def _allow_for_session(self, tool: Tool, request: ApprovalRequest) -> None:
         if request.kind == "other":
@@ -390,15 +444,17 @@ def save_project_rules(path: Path, rules: list[str], trust_file: Path | None = N
     import tomllib
 
     from planshell.config import (
+        CONFIG_MAX_BYTES,
         ConfigError,
         read_config_file,
         split_project_data,
         toml_with_value,
     )
-    from planshell.fsutil import atomic_write_text
+    from planshell.fsutil import ReadRefused, atomic_write_text, read_project_file
     from planshell.trust import is_trusted, trust
 
-    before = read_config_file(path)
+    project_root = path.parent.parent  # <root>/.planshell/config.toml
+    before = read_config_file(path, project_root)
     relevant = split_project_data(before.data)[1]
     trusted_before = before.digest is None or not relevant or is_trusted(before, trust_file)
     section = before.data.get("permissions", {})
@@ -407,9 +463,11 @@ def save_project_rules(path: Path, rules: list[str], trust_file: Path | None = N
         raise ValueError(f"{path}: permissions.allow is not a list of strings; edit it by hand")
     merged = list(dict.fromkeys([*existing, *rules]))
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_project_file(project_root, path, CONFIG_MAX_BYTES).decode("utf-8")
     except FileNotFoundError:
         text = ""
+    except (ReadRefused, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path}: {exc}; edit it by hand") from None
     try:
         new_text = toml_with_value(text, "permissions", "allow", merged, where=path)
     except ConfigError as exc:
@@ -433,7 +491,7 @@ def save_project_rules(path: Path, rules: list[str], trust_file: Path | None = N
             f"Saved {shown} to {path}. That file holds other settings you have not trusted, "
             "so it stays untrusted (the rule applies in this session; run `planshell trust`)."
         )
-    after = read_config_file(path)
+    after = read_config_file(path, project_root)
     if after.digest != hashlib.sha256(new_text.encode("utf-8")).hexdigest():
         return f"Saved {shown} to {path}, but the file changed again; it is not trusted."
     trust(after, trust_file)
@@ -451,11 +509,19 @@ def _unsandboxed(args: ToolArgs) -> bool:
     return getattr(args, "sandbox", True) is False
 
 
-def _read_text(path: Path) -> str | None:
-    try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
+def _diff(tool: str, rel: str, change: FileChange | ToolError | None) -> tuple[str, bool]:
+    """The prompt's diff of exactly the bytes ``change`` writes, and whether it creates the file."""
+    if change is None:
+        return "", False
+    if isinstance(change, ToolError):
+        return f"(the {tool} cannot apply and will fail: {change})", False
+    diff = visible_diff(rel, change.before, change.after)
+    return diff or "(no change: same content)", change.before is None
+
+
+def _bind(args: ToolArgs, change: FileChange) -> None:
+    if isinstance(args, EditArgs | WriteArgs):
+        approve_change(args, change)
 
 
 def _glob_literal(rel: str) -> str:

@@ -76,6 +76,8 @@ class ApprovalRequest:
     project_rules: tuple[str, ...] = ()  # what "a" writes to project_file
     project_file: str = ""
     unsandboxed: bool = False  # bash asked to run outside the workspace sandbox
+    # What a yes can do beyond the diff (a protected path, a new repository): shown in red.
+    warning: str = ""
 
 
 @dataclass(frozen=True)

@@ -112,6 +112,8 @@ class Receipt:
     digest: str = ""  # identifies the changed paths and their current contents
     not_covered: tuple[str, ...] = ()  # what a cap or an error left out, in words
     scope: str = SCOPE  # what a check looks at at all
+    # Changed paths the protected-paths rule covers (plan/protected.py): named first in the summary.
+    protected: tuple[str, ...] = ()
 
     def to_entry(self) -> dict[str, Any]:
         """The session-log form (``{"type": "receipt", ...}`` is added by the caller)."""
@@ -123,6 +125,7 @@ class Receipt:
             "checked_at": self.checked_at.isoformat(),
             "capped": self.capped,
             "not_covered": list(self.not_covered),
+            "protected": list(self.protected),
         }
 
 
@@ -178,8 +181,20 @@ def compare(
     digest = hashlib.sha256(
         "\0".join(f"{p}\0{now.get(p, '-')}" for p in changed).encode("utf-8", "surrogateescape")
     ).hexdigest()
-    return Receipt(not changed, changed, _summary(changed, not_covered), before.taken_at,
-                   bool(not_covered), digest=digest, not_covered=not_covered)
+    guarded = _protected(before.top or before.root, changed)
+    summary = _summary(changed, not_covered)
+    if guarded:
+        summary = (f"protected paths changed (git config, hooks, .git, .planshell settings): "
+                   f"{_listing(list(guarded), SHOWN_PATHS)} · {summary}")
+    return Receipt(not changed, changed, summary, before.taken_at, bool(not_covered),
+                   digest=digest, not_covered=not_covered, protected=guarded)
+
+
+def _protected(base: Path, changed: list[str], limit: int = 200) -> tuple[str, ...]:
+    """The changed paths the shared protected-paths rule covers (the first ``limit`` looked at)."""
+    from planshell.plan.protected import protection
+
+    return tuple(p for p in changed[:limit] if protection(base, base / p.rstrip("/"), p) is not None)
 
 
 def _summary(changed: list[str], not_covered: tuple[str, ...]) -> str:

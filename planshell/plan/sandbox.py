@@ -53,6 +53,7 @@ from typing import Literal
 from planshell.config import PermissionsSettings, PlanSettings
 from planshell.plan.gitsafe import git_safe_env, git_shim_dir
 from planshell.plan.planenv import plan_environment, scrub_environment
+from planshell.plan.protected import readonly_binds
 from planshell.plan.seccomp import build_filter, filter_fd
 from planshell.tools.base import ExecPolicy, Launch
 
@@ -105,11 +106,13 @@ class PlanExecPolicy(ExecPolicy):
     status: SandboxStatus | None = None
     root: Path = field(default_factory=Path.cwd)
     env_deny: tuple[str, ...] = ()
+    env_allow: tuple[str, ...] = ()
     notice: str | None = None
 
     def environment(self) -> dict[str, str]:
         """The whole environment plan-mode bash gets (see ``planenv.py``)."""
-        return {**plan_environment(os.environ, self.root, self.env_deny).env, **self.extra_env}
+        scrubbed = plan_environment(os.environ, self.root, self.env_deny, self.env_allow)
+        return {**scrubbed.env, **self.extra_env}
 
     @contextmanager
     def launch(self, argv: list[str]) -> Iterator[Launch]:
@@ -175,6 +178,7 @@ class WorkspaceExecPolicy(ExecPolicy):
     root: Path = field(default_factory=Path.cwd)
     network: bool = False
     env_deny: tuple[str, ...] = ()
+    env_allow: tuple[str, ...] = ()
     escape: bool = True
     on_notice: Callable[[str], object] | None = None
     status: SandboxStatus | None = None
@@ -210,7 +214,8 @@ class WorkspaceExecPolicy(ExecPolicy):
         return None if self.status is None else self.status.state == "sandboxed"
 
     def environment(self) -> dict[str, str]:
-        return {**scrub_environment(os.environ, self.env_deny).env, **self.extra_env}
+        scrubbed = scrub_environment(os.environ, self.env_deny, self.env_allow)
+        return {**scrubbed.env, **self.extra_env}
 
     @contextmanager
     def launch(self, argv: list[str]) -> Iterator[Launch]:
@@ -255,11 +260,18 @@ class WorkspaceExecPolicy(ExecPolicy):
 
 
 def workspace_exec_policy(
-    settings: PermissionsSettings, root: Path, env_deny: tuple[str, ...] = ()
+    settings: PermissionsSettings,
+    root: Path,
+    env_deny: tuple[str, ...] = (),
+    env_allow: tuple[str, ...] = (),
 ) -> WorkspaceExecPolicy:
     """The OFF/EXECUTE ``ExecPolicy`` for ``permissions.sandbox`` (nothing is probed yet)."""
     return WorkspaceExecPolicy(
-        setting=settings.sandbox, root=root.resolve(), network=settings.network, env_deny=env_deny
+        setting=settings.sandbox,
+        root=root.resolve(),
+        network=settings.network,
+        env_deny=env_deny,
+        env_allow=env_allow,
     )
 
 
@@ -400,17 +412,19 @@ def sandbox_args(network: bool = False) -> list[str]:
 
 
 def protected_paths(root: Path) -> list[Path]:
-    """What stays read-only inside the writable project: its ``.git`` (directory or file).
+    """What stays read-only inside the writable project (``protected.readonly_binds``).
 
     A writable ``.git`` lets a command plant a hook or a ``core.fsmonitor`` /
     ``core.hooksPath`` that the user's own git runs later, outside any sandbox;
     protecting only ``hooks`` and ``config`` is not enough (``mv .git x`` and a
     rebuilt ``.git`` get round it), so the whole of it is bound read-only, as
     Codex does by default. A bind mount cannot be renamed or removed (EBUSY).
+    The same holds for nested repositories (``vendor/x/.git``), submodule
+    pointer files and their git directories, ``.gitmodules`` and
+    ``.planshell/``. A ``.git`` that does not exist yet cannot be bound: the
+    project watch (``gitwatch.py``) moves such a new one aside after the command.
     """
-    git = (root / ".git").resolve()
-    inside = root in git.parents
-    return [git] if inside and git.exists() else []  # outside the root it is read-only anyway
+    return readonly_binds(root)
 
 
 def bwrap_command(
@@ -427,8 +441,8 @@ def bwrap_command(
         argv += ["--ro-bind", str(path), str(path)]
     if writable:
         argv += ["--bind", str(root), str(root)]
-        for path in protected_paths(root):
-            argv += ["--ro-bind", str(path), str(path)]
+        for path in protected_paths(root):  # -try: one removed since the scan needs no bind
+            argv += ["--ro-bind-try", str(path), str(path)]
     return [*argv, "--chdir", str(root), "--"]
 
 
@@ -443,7 +457,11 @@ def plan_exec_policy(settings: PlanSettings, root: Path) -> PlanExecPolicy:
     """How plan-mode bash runs under ``settings.sandbox`` (probes bubblewrap once)."""
     status = sandbox_status(settings.sandbox)
     policy = partial(
-        PlanExecPolicy, root=root.resolve(), env_deny=tuple(settings.env_deny), status=status
+        PlanExecPolicy,
+        root=root.resolve(),
+        env_deny=tuple(settings.env_deny),
+        env_allow=tuple(settings.env_allow),
+        status=status,
     )
     env = git_safe_env()
     if status.state == "refused":

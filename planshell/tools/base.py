@@ -88,6 +88,26 @@ class ExecPolicy:
         return None
 
 
+class RunWatch:
+    """A check the agent loop runs around every call that is not read-only.
+
+    This one does nothing; the runtime installs ``plan.gitwatch.ProjectWatch``
+    (no new ``.git`` in the project). ``start`` runs before the call and returns
+    a token; ``finish`` gets it afterwards (also after a failure or a cancel)
+    and returns a note for the model, or ""; both may run in a worker thread.
+    ``announce`` shows a note to the person, on the event loop.
+    """
+
+    def start(self, tool: str, args: ToolArgs) -> object:
+        return None
+
+    def finish(self, token: object) -> str:
+        return ""
+
+    def announce(self, note: str) -> None:
+        """Tell the person what ``finish`` found (called on the engine's event loop)."""
+
+
 @dataclass(frozen=True)
 class Launch:
     """One command ready to start: full argv, whole environment, fds the child inherits."""
@@ -108,6 +128,7 @@ class ToolContext:
     bash_max_output: int = 30_000
     result_max_chars: int = RESULT_MAX_CHARS
     exec_policy: ExecPolicy = field(default_factory=ExecPolicy)
+    watch: RunWatch = field(default_factory=RunWatch)  # around calls that may write
 
     def resolve(self, raw: str) -> Path:
         """Resolve a model-given path against the root, refusing escapes.

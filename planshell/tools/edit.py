@@ -1,23 +1,33 @@
 """Tools that change files: ``write`` (whole file) and ``edit`` (exact replacement).
 
 Both write atomically, so a crash or a cancelled call never leaves half a file.
+
+What a call will write is computed in one place, ``plan_change``: it reads the
+file's raw bytes (``read_current``) and returns a ``FileChange`` holding the
+exact bytes before and after. The tools write ``FileChange.after``; the
+approval prompt (planshell.permissions) shows a diff of the same two byte
+strings, and a person's yes is bound to them (``approve_change``): if the
+file is not what the prompt showed when the tool runs, nothing is written.
 """
 
 from __future__ import annotations
 
 import asyncio
 import difflib
+import hashlib
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import Field
+from pydantic import Field, PrivateAttr
 
-from planshell.fsutil import atomic_write_text, is_binary
+from planshell.fsutil import ReadRefused, atomic_write_bytes, is_binary, read_user_file
 from planshell.tools.base import Effect, Tool, ToolArgs, ToolContext, ToolError, ToolResult
 from planshell.tools.files import require_file
 
 _HINT_MAX_LINES = 20_000  # above this the closest-line hint is not worth its time
 _MATCH_LINES_SHOWN = 10
+MAX_FILE_BYTES = 32 * 1024 * 1024  # edit/write refuse to read (and replace) larger files
 
 
 def unified_diff(rel: str, before: str, after: str) -> str:
@@ -35,11 +45,153 @@ def _diff_lines(text: str) -> list[str]:
     return lines
 
 
+# --------------------------------------------------------------------------- what a call writes
+
+
+def digest(data: bytes | None) -> str:
+    """A file's identity for approvals: sha256 of its bytes, or "missing"."""
+    return "missing" if data is None else hashlib.sha256(data).hexdigest()
+
+
+@dataclass(frozen=True)
+class FileChange:
+    """What an edit or write does, as bytes: the file it read and exactly what it writes."""
+
+    rel: str
+    before: bytes | None  # None: no file there yet (write creates it)
+    after: bytes
+    count: int = 1  # edit: replacements made
+
+    @property
+    def before_digest(self) -> str:
+        return digest(self.before)
+
+    @property
+    def after_digest(self) -> str:
+        return digest(self.after)
+
+
+@dataclass(frozen=True)
+class _Approved:
+    before: str
+    after: str
+
+
+class _FileArgs(ToolArgs):
+    """Arguments of a tool that writes a file; a person's approval can be bound to them.
+
+    The binding is a private attribute: the model's JSON cannot set it.
+    """
+
+    path: str = Field(description="File path, relative to the project root.")
+    _approved: _Approved | None = PrivateAttr(None)
+
+
+def approve_change(args: _FileArgs, change: FileChange) -> None:
+    """A person approved exactly ``change``: the tool now writes those bytes or nothing."""
+    args._approved = _Approved(change.before_digest, change.after_digest)
+
+
+def _check_approved(args: _FileArgs, change: FileChange) -> None:
+    """Refuse to write anything but what was approved (the file changed since the prompt)."""
+    approved = args._approved
+    if approved is None:
+        return
+    if change.before_digest != approved.before:
+        raise ToolError(
+            f"{change.rel} changed after the user approved this change, so nothing was "
+            "written; read the file again and redo the change."
+        )
+    if change.after_digest != approved.after:  # cannot happen for the same bytes and args
+        raise ToolError(
+            f"the change to {change.rel} is not the one the user approved; nothing was written."
+        )
+
+
+def read_current(path: Path, rel: str) -> bytes | None:
+    """The raw bytes edit and write work on, and the approval prompt shows (None: no file).
+
+    One reader for the tools and the prompt, so both see the same bytes (no
+    newline translation, no decoding). Regular files only, opened so a FIFO
+    cannot hang the caller, and at most ``MAX_FILE_BYTES``.
+    """
+    try:
+        # ``path`` is already contained by ToolContext.resolve (symlinks resolved);
+        # the reader adds: regular, non-blocking, capped, never /proc, /sys, /dev.
+        return read_user_file(path, MAX_FILE_BYTES)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except ReadRefused as exc:
+        if exc.reason == "too-large":
+            raise ToolError(
+                f"{rel} is larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB ({exc.size:,} "
+                "bytes); edit and write do not change files that large."
+            ) from None
+        raise ToolError(
+            f"{rel} is not a regular file (a device, socket or pipe); it cannot be changed."
+        ) from None
+    except OSError as exc:
+        raise ToolError(f"could not read {rel}: {exc.strerror or exc}.") from None
+
+
+def _encode(text: str, rel: str, what: str) -> bytes:
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ToolError(
+            f"{what} holds a character that cannot be written as UTF-8 (position "
+            f"{exc.start}: {text[exc.start]!r}); nothing was written to {rel}."
+        ) from None
+
+
+def plan_edit(data: bytes, rel: str, args: EditArgs) -> FileChange:
+    """The exact bytes an edit of ``data`` writes, or a ToolError saying why it cannot."""
+    if is_binary(data):
+        raise ToolError(f"{rel} looks like a binary file; edit only changes text files.")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ToolError(
+            f"{rel} is not valid UTF-8 (byte {exc.start}); edit would corrupt it."
+        ) from None
+    after, count = apply_edit(text, rel, args)
+    return FileChange(rel, data, _encode(after, rel, "new_string"), count)
+
+
+def plan_write(data: bytes | None, rel: str, args: WriteArgs) -> FileChange:
+    """The exact bytes a write puts over ``data`` (None: a new file)."""
+    return FileChange(rel, data, _encode(args.content, rel, "content"))
+
+
+def plan_change(ctx: ToolContext, args: EditArgs | WriteArgs) -> tuple[Path, FileChange]:
+    """Read the file a call targets and compute what it would write (the tool and the prompt)."""
+    if isinstance(args, EditArgs):
+        path, rel = require_file(
+            ctx, args.path, missing_hint="use write to create it, or find to locate the right path."
+        )
+        data = read_current(path, rel)
+        if data is None:
+            raise ToolError(f"{rel} does not exist; use write to create it.")
+        return path, plan_edit(data, rel, args)
+    path = ctx.resolve(args.path)
+    rel = ctx.display(path)
+    if path.is_dir():
+        raise ToolError(f"{rel} is a directory; give the path of a file inside it.")
+    return path, plan_write(read_current(path, rel), rel, args)
+
+
+def _write_change(path: Path, change: FileChange) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_bytes(path, change.after)
+    except OSError as exc:
+        raise ToolError(f"could not write {change.rel}: {exc.strerror or exc}.") from None
+
+
 # --------------------------------------------------------------------------- write
 
 
-class WriteArgs(ToolArgs):
-    path: str = Field(description="File path, relative to the project root.")
+class WriteArgs(_FileArgs):
     content: str = Field(description="The whole new content.")
 
 
@@ -59,48 +211,25 @@ class WriteTool(Tool[WriteArgs]):
         return await asyncio.to_thread(self._write, args, ctx)
 
     def _write(self, args: WriteArgs, ctx: ToolContext) -> ToolResult:
-        path = ctx.resolve(args.path)
-        rel = ctx.display(path)
-        if path.is_dir():
-            raise ToolError(f"{rel} is a directory; give the path of a file inside it.")
-        created = not path.exists()
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write_text(path, args.content)
-        except OSError as exc:
-            raise ToolError(f"could not write {rel}: {exc.strerror or exc}.") from None
-        size = len(args.content.encode("utf-8"))
+        path, change = plan_change(ctx, args)
+        _check_approved(args, change)
+        _write_change(path, change)
+        size = len(change.after)
+        created = change.before is None
         verb = "Created" if created else "Overwrote"
         return ToolResult(
-            f"{verb} {rel} ({size} bytes).",
-            data={"path": rel, "bytes": size, "created": created},
+            f"{verb} {change.rel} ({size} bytes).",
+            data={"path": change.rel, "bytes": size, "created": created},
         )
 
 
 # --------------------------------------------------------------------------- edit
 
 
-class EditArgs(ToolArgs):
-    path: str = Field(description="File path, relative to the project root.")
+class EditArgs(_FileArgs):
     old_string: str = Field(description="Exact text to replace, unique unless replace_all.")
     new_string: str = Field(description="Replacement text.")
     replace_all: bool = Field(False, description="Replace every occurrence.")
-
-
-def _read_text(ctx: ToolContext, raw: str) -> tuple[Path, str, str]:
-    """The file, its display path and text, refusing anything edit can't handle."""
-    path, rel = require_file(
-        ctx, raw, missing_hint="use write to create it, or find to locate the right path."
-    )
-    data = path.read_bytes()
-    if is_binary(data):
-        raise ToolError(f"{rel} looks like a binary file; edit only changes text files.")
-    try:
-        return path, rel, data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ToolError(
-            f"{rel} is not valid UTF-8 (byte {exc.start}); edit would corrupt it."
-        ) from None
 
 
 def _line_of(text: str, index: int) -> int:
@@ -177,13 +306,11 @@ class EditTool(Tool[EditArgs]):
         return await asyncio.to_thread(self._edit, args, ctx)
 
     def _edit(self, args: EditArgs, ctx: ToolContext) -> ToolResult:
-        path, rel, before = _read_text(ctx, args.path)
-        after, count = apply_edit(before, rel, args)
-        try:
-            atomic_write_text(path, after)
-        except OSError as exc:
-            raise ToolError(f"could not write {rel}: {exc.strerror or exc}.") from None
-        diff = unified_diff(rel, before, after)
+        path, change = plan_change(ctx, args)
+        _check_approved(args, change)
+        _write_change(path, change)
+        rel, count = change.rel, change.count
+        diff = unified_diff(rel, (change.before or b"").decode("utf-8"), change.after.decode("utf-8"))
         noun = "occurrence" if count == 1 else "occurrences"
         return ToolResult(
             f"Edited {rel}: replaced {count} {noun}.\n\n{diff}",

@@ -23,6 +23,10 @@ Decisions (``planshell.plan.decider.Decision``):
 Dismissal never approves: ``dismiss()`` without a ``Review`` and any pop of the
 screen by the app (``pop_screen``, switching away) resolve to ``Review(KEEP)``.
 ``read_only=True`` (``planshell review PATH``) offers only scrolling and q/Esc.
+
+Key grace (``KeyGrace``): the decisions above (not Esc, not scrolling or n/p)
+ignore keys typed before the screen appeared or in its first moments; their
+letters show in the footer once they work.
 """
 
 from __future__ import annotations
@@ -49,6 +53,7 @@ from planshell.markdown import plain_inline
 from planshell.plan.decider import Decision, Review, ReviewRequest
 from planshell.plan.document import changed_sections, parse_plan
 from planshell.sanitize import strip_terminal_controls
+from planshell.ui.keygrace import KeyGrace
 from planshell.ui.screens.confirm import ConfirmScreen
 from planshell.ui.screens.results import AnswersWhenRemoved
 from planshell.ui.widgets.gauge import GaugeState, PlanGauge
@@ -181,7 +186,7 @@ class FeedbackArea(TextArea):
         self.post_message(self.Cancelled(self))
 
 
-class ReviewScreen(AnswersWhenRemoved[Review], Screen[Review]):
+class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
     """Full-screen plan review; see the module docstring for the decisions."""
 
     CSS_PATH = _CSS_PATH
@@ -207,6 +212,7 @@ class ReviewScreen(AnswersWhenRemoved[Review], Screen[Review]):
     ]
 
     _DECISION_ACTIONS = frozenset({"approve", "refine", "exit_plan", "discard", "edit", "browser"})
+    GUARDED_ACTIONS: ClassVar[frozenset[str]] = _DECISION_ACTIONS | {"send_edit"}
 
     def __init__(self, request: ReviewRequest, *, read_only: bool = False) -> None:
         super().__init__()
