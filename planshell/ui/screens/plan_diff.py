@@ -2,15 +2,15 @@
 
 When the plan file no longer holds the text a person approved, execution
 pauses and this screen shows the unified diff from the approved text to the
-file; Enter goes on to the review of the changed plan, Esc keeps execution
-paused. It decides nothing itself: only the review that follows can approve.
+file; Enter goes on to the review of the changed plan (after the key grace,
+docs/security.md), Esc keeps execution paused. It decides nothing itself: only the review that follows can approve.
 The diff is model- or attacker-written text: every non-printable character is
 shown as an escape (``diff_text``).
 """
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -20,14 +20,23 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from planshell.plan.decider import ReviewRequest
+from planshell.ui.keygrace import KeyGrace
 from planshell.ui.screens.approval import diff_text, one_line
 from planshell.ui.screens.results import AnswersWhenRemoved
+
+if TYPE_CHECKING:
+    from textual.dom import DOMNode
 
 __all__ = ["PlanDiffScreen"]
 
 
-class PlanDiffScreen(AnswersWhenRemoved[bool], ModalScreen[bool]):
-    """True: open the review; False (Esc, any dismissal): execution stays paused."""
+class PlanDiffScreen(KeyGrace, AnswersWhenRemoved[bool], ModalScreen[bool]):
+    """True: open the review; False (Esc, any dismissal): execution stays paused.
+
+    Enter waits for the key grace: a key typed for the chat must not skip the diff.
+    """
+
+    GUARDED_ACTIONS: ClassVar[frozenset[str]] = frozenset({"answer"})
 
     DEFAULT_CSS = """
     PlanDiffScreen {
@@ -60,6 +69,11 @@ class PlanDiffScreen(AnswersWhenRemoved[bool], ModalScreen[bool]):
 
     def unanswered_result(self) -> bool:
         return False
+
+    def holds_action(self, node: DOMNode, action: str, arguments: tuple[object, ...]) -> bool:
+        if node is self and action == "answer":
+            return arguments != (False,)  # Esc (stay paused) acts at once
+        return super().holds_action(node, action, arguments)
 
     def compose(self) -> ComposeResult:
         with Vertical(id="plan-diff"):
