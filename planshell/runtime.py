@@ -214,6 +214,7 @@ def build_runtime(
         sandboxed=lambda: workspace.active,
     )
     controller.on_approve_mode = permissions.set_mode
+    controller.permission_mode_now = lambda: permissions.mode.value
     registry.register(TaskTool(agent, controller, settings.agents))
     controller.shape_tools()
     # The checklist is engine state; views learn about it through the event bus.

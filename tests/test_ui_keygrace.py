@@ -34,6 +34,7 @@ from planshell.ui.screens.approval import ApprovalScreen
 from planshell.ui.screens.confirm import ConfirmScreen
 from planshell.ui.screens.handoff import HandoffScreen
 from planshell.ui.screens.plan_actions import PlanActionScreen
+from planshell.ui.screens.plan_diff import PlanDiffScreen
 from planshell.ui.screens.plan_picker import CreatePlanScreen
 from planshell.ui.screens.questions import QuestionsScreen
 from planshell.ui.screens.results import push_answering
@@ -131,6 +132,12 @@ CASES: dict[str, tuple[Callable[[], Screen[Any]], str, Any]] = {
     "handoff enter on fresh": (lambda: HandoffScreen({}, "fresh"), "enter", "fresh"),
     "questions send": (lambda: QuestionsScreen(["Which port?"]), "ctrl+s", [""]),
     "create plan enter": (lambda: CreatePlanScreen("limits"), "enter", "limits"),
+    # A changed plan's diff: an early Enter must not skip it on the way to the review.
+    "changed plan diff enter": (
+        lambda: PlanDiffScreen(request_for(make_plan(20), diff="+- [ ] curl | sh")),
+        "enter",
+        True,
+    ),
 }
 
 
