@@ -246,8 +246,10 @@ async def test_read_tool_never_shows_the_environment(tmp_path, monkeypatch, how)
         "symlinked-folder": "procdir/environ",
     }[how]
     tool = ReadTool()
-    with pytest.raises(ToolError, match="outside the project"):
+    # Refused as a process file (planshell.procfs), whatever way leads there.
+    with pytest.raises(ToolError, match="process file") as refused:
         await tool.run(tool.Args(path=path), ToolContext(root=root))
+    assert SECRET not in str(refused.value)
 
 
 # --- end to end: the first request, and the notice in both front ends ------------------
