@@ -309,6 +309,7 @@ class PermissionController:
         if not answer.by_person:
             why = f" {plain_line(warning, 400)}" if warning else ""
             said = f"{reason}.{why}" if why else reason
+            said = said[:1].upper() + said[1:]  # its own sentence after the headline
             self.agent.emit(ev.Notice(f"Denied (needs approval): {headline}. {said}", "warning"))
             return f"Not run: {headline} needs the user's approval, and {reason}.{why}"
         if reason:
