@@ -42,6 +42,16 @@ def agents_md(root: Path, notices: list[str] | None = None) -> str | None:
     return text
 
 
+def environment(root: Path, today: date) -> str:
+    """Where the agent runs: the one part of the prompt that differs between machines."""
+    return (
+        "## Environment\n"
+        f"- Project root (working directory): {root}\n"
+        f"- Platform: {platform.system()} {platform.release()}\n"
+        f"- Date: {today.isoformat()}"
+    )
+
+
 def base_prompt(
     root: Path,
     today: date | None = None,
@@ -53,14 +63,7 @@ def base_prompt(
 
     Why AGENTS.md was not read, when it was refused, is appended to ``notices``.
     """
-    today = today or date.today()
-    parts = [
-        identity,
-        "## Environment\n"
-        f"- Project root (working directory): {root}\n"
-        f"- Platform: {platform.system()} {platform.release()}\n"
-        f"- Date: {today.isoformat()}",
-    ]
+    parts = [identity, environment(root, today or date.today())]
     rules = agents_md(root, notices)
     if rules:
         parts.append(f"## Project instructions ({AGENTS_FILE})\n{rules}")
