@@ -79,6 +79,10 @@ def _fail(message: str, code: int = 1) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    if argv is None:  # the real program (tests call main with a list and keep their process as is)
+        from planshell.plan.planenv import hide_own_environment
+
+        hide_own_environment()  # our /proc/<pid>/environ holds the keys bash must not see
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "check-command":
         return _check_command(argv[1:])
@@ -284,13 +288,14 @@ def _trust(argv: list[str]) -> int:
     try:
         if args.list:
             return _trust_list(trust.load_store())
-        path = project_config_path(find_project_root(args.directory or Path.cwd()))
+        root = find_project_root(args.directory or Path.cwd())
+        path = project_config_path(root)
         shown = strip_terminal_controls(str(path))
         if args.revoke:
             done = trust.revoke(path)
             print(f"No longer trusted: {shown}" if done else f"Was not trusted: {shown}")
             return 0
-        file = read_config_file(path)
+        file = read_config_file(path, project_root=root)
         if file.digest is None:
             return _fail(f"no project config at {shown}; nothing to trust")
         _, keys = split_project_data(file.data)
@@ -322,7 +327,8 @@ def _trust_list(store: Any) -> int:
         return 0
     for key, entry in sorted(store.projects.items()):
         try:
-            current = read_config_file(Path(key))
+            # Keys are <root>/.planshell/config.toml: a project's file, read as one.
+            current = read_config_file(Path(key), project_root=Path(key).parent.parent)
         except Exception:
             current = None
         if current is None or current.digest is None:

@@ -182,6 +182,13 @@ class PlanSettings(_Section):
         default_factory=list,
         description="Extra environment variable names or globs hidden from plan-mode bash.",
     )
+    env_allow: list[str] = Field(
+        default_factory=list,
+        description=(
+            "Environment variable names or globs bash keeps although the secret rules would "
+            "drop them (env_deny still wins). Not settable by an untrusted project."
+        ),
+    )
     bash: PlanBashSettings = Field(default_factory=PlanBashSettings)
     labels: PlanLabels = Field(default_factory=PlanLabels)
     ui: PlanUISettings = Field(default_factory=PlanUISettings)
@@ -545,25 +552,31 @@ class UntrustedProject:
         )
 
 
-def read_config_file(path: Path) -> ConfigFile:
+def read_config_file(path: Path, project_root: Path | None = None) -> ConfigFile:
     """Read and parse ``path`` once; a missing file is empty, anything odd a ``ConfigError``.
 
     The digest is of the very bytes that were parsed, so trust given to a
     digest covers exactly what is applied (no gap between hashing and reading).
-    The read is bounded and refuses FIFOs and devices, so a repository cannot
-    hang or flood start-up with a symlink to ``/dev/zero``.
+    A project's file (``project_root`` given) goes through the safe reader for
+    repository files: a regular file inside the project, nothing else (a
+    symlink to ``/proc/self/environ`` must not become parsed settings or an
+    error message); the user's own file may be a symlink anywhere but
+    ``/proc``, ``/sys`` and ``/dev``. Both reads are bounded and refuse FIFOs
+    and devices, so a repository cannot hang or flood start-up.
     """
     import hashlib
 
-    from planshell.fsutil import ReadRefused, read_capped
+    from planshell.fsutil import ReadRefused, read_project_file, read_user_file
 
     try:
-        raw = read_capped(path, CONFIG_MAX_BYTES)
+        if project_root is not None:
+            raw = read_project_file(project_root, path, CONFIG_MAX_BYTES)
+        else:
+            raw = read_user_file(path, CONFIG_MAX_BYTES)
     except FileNotFoundError:
         return ConfigFile(path)
     except ReadRefused as exc:
-        problem = "not a regular file" if exc.reason == "not-regular" else "larger than 1 MiB"
-        raise ConfigError(f"config error in {path}: the file is {problem}.") from None
+        raise ConfigError(f"config error in {path}: {_refusal(exc)}.") from None
     except OSError as exc:
         raise ConfigError(f"config error in {path}: cannot read the file ({exc.strerror}).") from None
     try:
@@ -573,6 +586,15 @@ def read_config_file(path: Path) -> ConfigFile:
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"config error in {path}: invalid TOML: {exc}.") from None
     return ConfigFile(path, data, hashlib.sha256(raw).hexdigest(), os.path.realpath(path))
+
+
+def _refusal(exc: Any) -> str:
+    """Why a config file was not read, as the end of a ``config error in PATH:`` sentence."""
+    if exc.reason == "not-regular":
+        return "the file is not a regular file"
+    if exc.reason == "too-large":
+        return "the file is larger than 1 MiB"
+    return f"not read: {exc.message.removesuffix('; not read')}"
 
 
 class _TableSource(PydanticBaseSettingsSource):
@@ -704,7 +726,7 @@ def load_settings(
 
     environ = dict(os.environ if environ is None else environ)
     user = read_config_file(user_file if user_file is not None else user_config_path())
-    project = read_config_file(project_config_path(root))
+    project = read_config_file(project_config_path(root), project_root=root)
     # Trust is decided on the parsed table, before it becomes a source: an
     # untrusted file contributes only its allowlisted leaves.
     project_data, relevant = split_project_data(project.data)
@@ -747,11 +769,11 @@ def remember_user_setting(section: str, key: str, value: str, path: Path | None 
     table already holding it is updated where it is). A file that is not valid
     TOML, or where ``section`` is not a table, is left alone (``ConfigError``).
     """
-    from planshell.fsutil import ReadRefused, atomic_write_text, read_capped
+    from planshell.fsutil import ReadRefused, atomic_write_text, read_user_file
 
     path = path or user_config_path()
     try:
-        raw = read_capped(path, CONFIG_MAX_BYTES)
+        raw = read_user_file(path, CONFIG_MAX_BYTES)
     except FileNotFoundError:
         raw = b""
     except ReadRefused:

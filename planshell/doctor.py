@@ -166,8 +166,9 @@ def _key_source(settings: Settings, root: Path, key_var: str) -> str:
         project_ignored = untrusted is not None and ("api_key",) in untrusted.keys
         paths = [user_config_path()] if project_ignored else [project_config_path(root), user_config_path()]
         for path in paths:  # the project layer wins over the user's
+            project_root = root if path == project_config_path(root) else None
             try:
-                if "api_key" in read_config_file(path).data:
+                if "api_key" in read_config_file(path, project_root).data:
                     return f"from api_key in {path} (value not shown)"
             except Exception:
                 continue

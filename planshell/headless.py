@@ -111,15 +111,23 @@ async def run_print(
             err.write(f"  ↳ {strip_terminal_controls(event.line)}\n")
         elif verbose and isinstance(event, ev.ModeChanged):
             err.write(f"mode: {event.previous} -> {event.mode}\n")
+        elif verbose and isinstance(event, ev.PermissionModeChanged):
+            err.write(f"permissions: {event.previous} -> {event.mode}\n")
+        elif verbose and isinstance(event, ev.Notice):  # information ("… permissions back to ask.")
+            err.write(f"note: {strip_terminal_controls(event.message)}\n")
 
     unsubscribe = runtime.agent.subscribe(on_event)
     if runtime.plan.sandbox_warning and runtime.plan.mode.value == "plan":
         # Plan mode was entered (--plan, a resumed session) before anyone listened.
         err.write(f"warning: {strip_terminal_controls(runtime.plan.sandbox_warning)}\n")
+    for notice in runtime.read_notices:
+        err.write(f"warning: {strip_terminal_controls(notice)}\n")
     if verbose:
         err.write(f"provider: {runtime.provider.label}\nproject: {runtime.root}\n")
         # The mode at the start: --plan or a resumed session entered it before we listened.
         err.write(f"mode: {runtime.plan.mode.value}\n")
+        if runtime.permissions is not None:
+            err.write(f"permissions: {runtime.permissions.mode.value}\n")
         for problem in runtime.problems:
             err.write(f"warning: {problem}\n")
     if prompt.strip() == INIT_COMMAND:
@@ -134,6 +142,9 @@ async def run_print(
         # What the model said after the review answered the engine, not the user:
         # the user's answer is the plan itself.
         shown = plain_line(runtime.agent.ctx.display(decider.awaiting), 500)
+        if decider.awaiting_diff:
+            # A plan changed since its approval: what changed, for the person (not the model).
+            err.write(strip_terminal_controls(decider.awaiting_diff).rstrip("\n") + "\n")
         out.write(f"Plan awaiting approval: {shown}\n")
         err.write(f"Review it with: planshell review {shown} (or approve it in the planshell TUI)\n")
         return EXIT_ERROR if failed else EXIT_AWAITING_APPROVAL

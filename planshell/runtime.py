@@ -45,6 +45,9 @@ class Runtime:
     agent: Agent
     plan: PlanController
     problems: list[str] = field(default_factory=list)
+    # Files of the project planshell refused to read by itself (AGENTS.md a symlink to
+    # /proc/self/environ, a FIFO, ...): every front end shows these, verbose or not.
+    read_notices: list[str] = field(default_factory=list)
     plan_turns: PlanTurnWatch | None = None
     permissions: PermissionController | None = None
     workspace: WorkspaceExecPolicy | None = None  # how bash runs outside plan mode
@@ -159,7 +162,10 @@ def build_runtime(
         result_max_chars=tools.result_max_chars,
         # OFF/EXECUTE bash: the workspace-write sandbox, probed before the first command.
         exec_policy=workspace_exec_policy(
-            settings.permissions, root, tuple(settings.plan.env_deny)
+            settings.permissions,
+            root,
+            tuple(settings.plan.env_deny),
+            tuple(settings.plan.env_allow),
         ),
         watch=ProjectWatch(root),  # no new .git, no .planshell change, after any write
     )
@@ -168,11 +174,12 @@ def build_runtime(
         session = SessionLog.reopen(resume.path) if resume else SessionLog.create(root)
     workspace = ctx.exec_policy
     assert isinstance(workspace, WorkspaceExecPolicy)
+    read_notices: list[str] = []  # files of the project planshell refused to read
     agent = Agent(
         provider,
         registry,
         ctx,
-        base_prompt=base_prompt(root),
+        base_prompt=base_prompt(root, notices=read_notices),
         session=session,
         max_steps=settings.agent.max_steps,
         max_concurrent=settings.agent.parallel_tasks,
@@ -207,6 +214,7 @@ def build_runtime(
         sandboxed=lambda: workspace.active,
     )
     controller.on_approve_mode = permissions.set_mode
+    controller.permission_mode_now = lambda: permissions.mode.value
     registry.register(TaskTool(agent, controller, settings.agents))
     controller.shape_tools()
     # The checklist is engine state; views learn about it through the event bus.
@@ -227,6 +235,7 @@ def build_runtime(
         runtime.problems += resume.problems
     if plan and controller.mode is not Mode.PLAN:
         controller.enter_plan()
+    runtime.read_notices += read_notices
     runtime.problems += controller.guard.warnings + controller.policy.warnings
     runtime.problems += permissions.warnings
     runtime.problems += profile_problems(settings.agents)

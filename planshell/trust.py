@@ -50,11 +50,16 @@ def trust_file_path() -> Path:
 
 def load_store(path: Path | None = None) -> TrustStore:
     """The trust records; a missing file is empty, a broken one a ``ConfigError``."""
+    from planshell.config import CONFIG_MAX_BYTES
+    from planshell.fsutil import ReadRefused, read_user_file
+
     path = path or trust_file_path()
     try:
-        raw = path.read_bytes()
+        raw = read_user_file(path, CONFIG_MAX_BYTES)
     except FileNotFoundError:
         return TrustStore()
+    except ReadRefused as exc:
+        raise ConfigError(f"cannot read {path}: {exc}.") from None
     except OSError as exc:
         raise ConfigError(f"cannot read {path}: {exc.strerror}.") from None
     try:

@@ -66,6 +66,39 @@ def browser_opened(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return opened
 
 
+@pytest.fixture(autouse=True)
+def no_key_grace(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Decision screens take keys at once, except in the key-grace tests.
+
+    Most UI tests press a decision key right after a screen appears; the grace
+    itself (planshell.ui.keygrace) is tested in tests/test_ui_keygrace.py, which
+    turns it back on with the ``key_grace`` fixture.
+    """
+    from planshell.ui.keygrace import KeyGrace
+
+    monkeypatch.setattr(KeyGrace, "GRACE", 0.0)
+
+
+# What the system prompt says about the machine, the same on every machine: the
+# context estimate in the status bar counts it, and a snapshot must not change
+# with the kernel, the date or the length of pytest's temporary path.
+PINNED_ENVIRONMENT = (
+    "## Environment\n"
+    "- Project root (working directory): ~/projects/widgets\n"
+    "- Platform: Linux 6.1.0\n"
+    "- Date: 2026-01-01"
+)
+
+
+@pytest.fixture
+def snap_compare(snap_compare, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    """pytest-textual-snapshot's ``snap_compare``, with the machine pinned out of the prompt."""
+    import planshell.agent.prompt as prompt
+
+    monkeypatch.setattr(prompt, "environment", lambda root, today: PINNED_ENVIRONMENT)
+    return snap_compare
+
+
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     """A small realistic project to point tools and the demo model at."""

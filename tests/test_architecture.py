@@ -65,3 +65,49 @@ def test_views_dispatch_on_event_classes_not_names() -> None:
             if isinstance(subject, ast.Attribute) and subject.attr == "__name__":
                 offenders.append(f"{path.name}:{node.lineno}")
     assert offenders == []
+
+
+# Modules that may open files without the safe reader of fsutil.py
+# (read_project_file / read_user_file), and why. Every other module that opens
+# a file fails the test below: a file planshell opens by itself from a project
+# (AGENTS.md, plans, .planshell/config.toml, ignore files) is repository-chosen
+# bytes and goes through the reader, which refuses FIFOs, devices, /proc and
+# links out of the project, and stops at a cap.
+OPENS_FILES_ITSELF: dict[str, str] = {
+    "fsutil.py": "the safe reader itself, and atomic writes",
+    "agent/session.py": "planshell's own session logs, in the user data dir",
+    "ui/widgets/history.py": "planshell's own prompt history, in the user data dir",
+    "ui/screens/review.py": "the temporary copy it wrote for $EDITOR; `.browser.open` is a browser",
+    "ui/browser_review.py": "webbrowser.open: a URL, not a file",
+    "ui/widgets/checklist.py": "its CSS, shipped inside the package",
+    "review_web/server.py": "its assets, shipped inside the package",
+    "tools/files.py": "the read/grep tools: ToolContext.resolve containment + require_file",
+    "tools/shell.py": "/proc/<pid>/stat of the commands it started",
+    "plan/receipt.py": "hashes files its own walk lstat()ed as regular; nothing is shown",
+}
+_OPENERS = frozenset({"open", "fdopen", "read_bytes", "read_text"})
+
+
+def _opens_files(tree: ast.AST) -> list[int]:
+    lines = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+        if name in _OPENERS:
+            lines.append(node.lineno)
+    return lines
+
+
+def test_files_are_opened_through_the_safe_reader() -> None:
+    """No module opens a file but the allowlisted ones: the rest use ``fsutil``'s reader."""
+    opening = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        lines = _opens_files(ast.parse(path.read_text()))
+        if lines:
+            opening[path.relative_to(PACKAGE).as_posix()] = lines
+    unlisted = {name: lines for name, lines in opening.items() if name not in OPENS_FILES_ITSELF}
+    assert unlisted == {}, "open project files with planshell.fsutil.read_project_file"
+    stale = sorted(set(OPENS_FILES_ITSELF) - set(opening))
+    assert stale == [], "these modules no longer open files: drop them from the allowlist"

@@ -167,7 +167,7 @@ def test_block_messages_explain(command: str, segment: str, fragment: str) -> No
 
 
 def test_unparseable_message_suggests_tools() -> None:
-    verdict = BashGuard().check("[[ -f x ]] && echo yes")
+    verdict = BashGuard().check("select x in a b; do ls; done")
     assert verdict.allowed is False
     assert verdict.segment is None
     assert "could not parse" in verdict.reason
@@ -178,7 +178,7 @@ def test_cd_hint_when_cd_itself_is_refused() -> None:
     verdict = BashGuard().check("cd /tmp > out.txt")
     assert verdict.allowed is False
     assert "working directory is already the project root" in verdict.reason
-    unparsed = BashGuard().check("cd src && [[ -f x ]]")
+    unparsed = BashGuard().check("cd src && select x in a; do ls; done")
     assert "working directory is already the project root" in unparsed.reason
 
 
@@ -233,7 +233,7 @@ def test_safe_pattern_is_case_insensitive_fullmatch() -> None:
         "make -n > out.txt",  # disallowed redirection
         "make -n $(rm f)",  # substitution is still checked (and the match is a fullmatch)
         "FOO=1 make -n",  # assignment
-        "[[ make -n ]]",  # unparseable
+        "select x in a; do make -n; done",  # unparseable
         "make -n &",  # background
         "./make -n",  # not a bare name
         "$'make' -n",  # bashlex mis-decodes $'…'
@@ -319,6 +319,13 @@ def _run_bash(command: str, cwd: Path) -> bool:
         'test -v "$(cat name.txt)"',
         "test -v x*",
         "ls 1<data >/dev/stdout",  # fd 1 is the file opened for reading: ls writes into it
+        # policy v2 counter-cases: bash evaluates the value as arithmetic or a subscript
+        "echo $(( $(cat name.txt) ))",
+        "(( $(cat name.txt) ))",
+        "[[ $(cat name.txt) -eq 1 ]]",
+        '[[ 1 -lt "$(<name.txt)" ]]',
+        "[[ -v $(cat name.txt) ]]",
+        "cat <<EOF\n$(touch PWNED)\nEOF",  # an unquoted here-doc runs its $(…)
         "awk 'BEGIN{print \"a\",\n\"b\" > \"PWNED\"}'",
         "awk 'BEGIN{print 1 &&\n1 > \"PWNED\"}'",
     ],
@@ -344,6 +351,15 @@ def test_blocked_forms_really_run_code(command: str, tmp_path: Path) -> None:
         "ls >/dev/stdout",
         "echo $(<name.txt)",
         "time ls",
+        # policy v2: allowed, and bash runs nothing of name.txt's text
+        "cat <<'EOF'\n$(touch PWNED)\nEOF",
+        'cat <<"EOF"\n`touch PWNED`\nEOF',
+        "cat <<\\EOF\n$(touch PWNED)\nEOF",
+        '[[ -f "$(cat name.txt)" || "$(cat name.txt)" == x* ]]',
+        "[[ 1 -eq 1 ]] && echo $(( (1 + 2) * 3 ))",
+        'case "$(cat name.txt)" in x*) echo hi ;; *) ;; esac',
+        'for f in a b; do echo "$(cat name.txt)$f"; done',
+        "ls && time echo hi",
     ],
 )
 def test_allowed_or_harmless_forms_run_no_code(command: str, tmp_path: Path) -> None:
@@ -351,3 +367,219 @@ def test_allowed_or_harmless_forms_run_no_code(command: str, tmp_path: Path) -> 
     assert _run_bash(command, tmp_path) is False
     if "-R" not in command:
         assert is_read_only(command) is True
+
+
+# ------------------------------------------- process environments (guard-only mode, issue 21)
+
+# Without the sandbox, these printed planshell's own API key from its environment.
+PROCESS_SECRET_FORMS = [
+    "ps axeww | grep KEY",
+    "ps aux e",
+    "ps auxe",
+    "ps -ef e",
+    "ps -A e",
+    "ps -aex",  # procps re-reads a dash cluster with a non-UNIX letter as BSD `aex`
+    "ps -auxe",
+    "ps -eo pid,environ",
+    "ps --format=pid,ENVIRON",
+    "ps axo environ",
+    "cat /proc/*/environ",
+    "strings /proc/1/environ",
+    "grep -a KEY /proc/[0-9]*/env*",
+    "head -c 4096 /proc/$PPID/environ",
+    "tail /proc/self/environ",
+    "xxd /proc/thread-self/environ",
+    "od -c /proc/self/task/1/environ",
+    "sort < /proc/1/environ",
+    "echo $(<'/proc/1/environ')",
+    "cat /pr?c/s*/environ",
+    "cat //proc//self/./environ",
+    "cat /proc/../proc/self/environ",
+    "cat /tmp/../../proc/1/environ",
+    "cd /proc && cat 1/environ",
+    "cd /proc/self; cat environ",
+    "cd / && grep -r KEY proc",
+    "grep -r KEY /proc",
+    "grep -r KEY /",
+    "rg -a KEY /proc/self",
+    "cat /proc/1/cmdline /proc/1/mem /proc/1/maps",
+    "cat /proc/self/fd/3",
+    "cat /*/*/environ",
+    "grep --file=/proc/1/environ x",
+    "sed -n 'r /proc/self/environ' f",
+    "awk 'BEGIN { while ((getline l < \"/proc/1/environ\") > 0) print l }'",
+    "cat $(ls -d /proc/[0-9]* | head -1)/environ",
+    "cat $(printf '/pr%sc/%s/environ' o 1)",
+    "for f in /proc/*/environ; do cat \"$f\"; done",
+    "for d in /proc/1; do cat \"$d/environ\"; done",
+    "ls /proc/1/environ >/dev/null; cat $_",
+    "cat ${x:-/proc/1/environ}",
+    "printf '/proc/1/environ\\0' | sort --files0-from=-",
+    "git diff --no-index /proc/1/environ /dev/null",
+    "git grep --no-index KEY /proc/$PPID",
+    "cat /dev/fd/../../$PPID/environ",  # /dev/fd is a link to /proc/self/fd
+    "cat /proc/net/../environ",  # /proc/net is a link to /proc/self/net
+    "cd /dev/fd && cat ../../1/environ",
+]
+
+
+@pytest.mark.parametrize("command", PROCESS_SECRET_FORMS)
+def test_process_environment_forms_are_blocked(command: str) -> None:
+    assert len(PROCESS_SECRET_FORMS) >= 21
+    verdict = BashGuard().check(command)
+    assert verdict.allowed is False, command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "ps aux",
+        "ps -ef",
+        "ps -eF",
+        "ps -eo pid,ppid,args",
+        "ps axjf",
+        "ps -u root",
+        "pgrep -a python",
+        "cat /proc/cpuinfo",
+        "cat /proc/meminfo",
+        "head /proc/loadavg /proc/version",
+        "grep MemTotal /proc/meminfo",
+        "cat /proc/self/status",
+        "ls /proc/self/",
+        "grep -rn '/proc/' src",
+        "cat proc/1/environ",  # the project's own proc/ directory
+        'cat "$(git rev-parse --show-toplevel)/README.md"',
+        "for f in *.py; do grep -n main \"$f\"; done",
+    ],
+)
+def test_ordinary_process_and_proc_reads_pass(command: str) -> None:
+    verdict = BashGuard().check(command)
+    assert verdict.allowed is True, verdict.reason
+
+
+def _leaks(command: str, tmp_path: Path) -> bool:
+    """Run ``command`` with real bash, a secret in its environment; True when it printed it."""
+    secret = "planshell-test-secret-" + os.urandom(6).hex()
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path),
+           "LC_ALL": "C", "PLANSHELL_TEST_KEY": secret}
+    proc = subprocess.run(
+        ["bash", "-c", f"sleep 2 & {command}; kill %1"], cwd=tmp_path, env=env,
+        capture_output=True, timeout=30, stdin=subprocess.DEVNULL, check=False,
+    )
+    return secret.encode() in proc.stdout
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["ps axeww", "ps -aex", "ps -ef e", "cat /proc/self/environ", "strings /proc/$$/environ",
+     "cat /proc/*/environ", "cd /proc/self && cat environ", "cat /dev/fd/../environ",
+     "cat /proc/net/../environ"],
+)
+def test_blocked_process_forms_really_print_the_secret(command: str, tmp_path: Path) -> None:
+    assert is_read_only(command) is False
+    assert _leaks(command, tmp_path) is True
+
+
+@pytest.mark.parametrize("command", ["ps aux", "ps -ef", "ps -eo pid,args", "cat /proc/self/status"])
+def test_allowed_process_forms_do_not_print_the_secret(command: str, tmp_path: Path) -> None:
+    assert is_read_only(command) is True
+    assert _leaks(command, tmp_path) is False
+
+
+# ---------------------------------------------- issue 21: new read-only commands, real bash
+
+
+def _workspace(tmp_path: Path) -> Path:
+    """A directory with an archive, a zip, a git repository and a trap `ls` in it."""
+    import tarfile
+    import zipfile
+
+    (tmp_path / "name.txt").write_text("hello\n")
+    with tarfile.open(tmp_path / "a.tar", "w") as tar:
+        tar.add(tmp_path / "name.txt", arcname="name.txt")
+    with zipfile.ZipFile(tmp_path / "a.zip", "w") as archive:
+        archive.writestr("PWNED", "extracted\n")
+    trap = tmp_path / "ls"
+    trap.write_text("#!/bin/sh\n: > PWNED\n")
+    trap.chmod(0o755)
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True, capture_output=True)
+    return tmp_path
+
+
+def _git_name(repo: Path) -> str:
+    proc = subprocess.run(
+        ["git", "-C", str(repo), "config", "--local", "--get", "user.name"],
+        capture_output=True, text=True, check=False,
+    )
+    return proc.stdout.strip()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "xxd name.txt PWNED",  # the second operand is an output file
+        "jobs -x touch PWNED",  # jobs -x runs a command
+        "tar -tf a.tar --checkpoint=1 --checkpoint-action=exec='touch PWNED'",
+        "unzip -o a.zip",  # extracts PWNED
+        "PATH=. ls",  # runs ./ls
+        "git config user.name Eve && touch PWNED",
+    ],
+)
+def test_new_counter_cases_really_write_or_run(command: str, tmp_path: Path) -> None:
+    repo = _workspace(tmp_path)
+    assert is_read_only(command) is False
+    assert _run_bash(command, repo) is True
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "xxd name.txt",
+        "tar -tf a.tar",
+        "tar tvf a.tar",
+        "unzip -l a.zip",
+        "git config --get user.name; git config --list --show-origin",
+        "LC_ALL=C ls; TZ=UTC date",
+        "set; declare -p HOME; jobs -l; ulimit -a; uptime",
+        "echo ~+",
+    ],
+)
+def test_new_read_commands_run_nothing(command: str, tmp_path: Path) -> None:
+    repo = _workspace(tmp_path)
+    assert is_read_only(command) is True, BashGuard().check(command).reason
+    assert _run_bash(command, repo) is False
+    assert _git_name(repo) == ""
+
+
+def test_git_config_write_form_really_writes(tmp_path: Path) -> None:
+    """`git config a.b c` writes, which is why only explicit read modes are allowed."""
+    repo = _workspace(tmp_path)
+    assert is_read_only("git config user.name Eve") is False
+    _run_bash("git config user.name Eve", repo)
+    assert _git_name(repo) == "Eve"
+
+
+def test_policy_v2_rewrite_keeps_every_offset() -> None:
+    """Refusals quote the user's text by offset, so a rewrite never moves a character."""
+    from planshell.plan.bash_forms import Refused, Unsupported, rewrite
+
+    cases = [p.values[0]["cmd"] for p in _SHARED + _load(OWN_CASES)]
+    rewritten = 0
+    for command in cases:
+        try:
+            forms = rewrite(command)
+        except (Refused, Unsupported):
+            continue
+        assert len(forms.text) == len(command), command
+        assert [i for i, c in enumerate(command) if c == "\n"] == [
+            i for i, c in enumerate(forms.text) if c == "\n"
+        ] or "case" in command, command
+        rewritten += forms.text != command
+    assert rewritten > 50
+
+
+def test_unconfirmed_rewrite_is_refused() -> None:
+    """bash reads `# ]]` as a comment, so the [[ never ends: the anchor is not met."""
+    verdict = BashGuard().check("[[ -n # ]]")
+    assert verdict.allowed is False
+    assert "cannot be checked" in verdict.reason

@@ -279,12 +279,36 @@ def test_config_file_must_be_regular_utf8_text(tmp_path):
         load_settings(tmp_path, environ={}, user_file=tmp_path / "none")
     project.unlink()
     project.symlink_to("/dev/zero")  # would never end with a plain read
-    with pytest.raises(ConfigError, match="not a regular file"):
+    with pytest.raises(ConfigError, match="symlink to /dev/zero"):
         load_settings(tmp_path, environ={}, user_file=tmp_path / "none")
     project.unlink()
     os.mkfifo(project)  # would block a plain open
     with pytest.raises(ConfigError, match="not a regular file"):
         load_settings(tmp_path, environ={}, user_file=tmp_path / "none")
+
+
+def test_project_config_symlinked_to_the_environment_is_not_parsed(tmp_path, monkeypatch):
+    """A repository's config.toml -> /proc/self/environ: refused by name, its bytes never shown."""
+    monkeypatch.setenv("FAKE_SECRET", "sk-config-leak")
+    project = tmp_path / ".planshell" / "config.toml"
+    project.parent.mkdir()
+    project.symlink_to("/proc/self/environ")
+    with pytest.raises(ConfigError) as err:
+        load_settings(tmp_path, environ={}, user_file=tmp_path / "none")
+    assert "symlink to /proc/self/environ" in str(err.value)
+    assert "sk-config-leak" not in str(err.value)
+
+
+def test_project_config_behind_a_symlinked_folder_outside_is_refused(tmp_path):
+    """``.planshell`` itself a link to another folder: its config is not the project's."""
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere).mkdir()
+    (elsewhere / "config.toml").write_text('model = "from-outside"\n')
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / ".planshell").symlink_to(elsewhere)
+    with pytest.raises(ConfigError, match="symlinked folder"):
+        load_settings(root, environ={}, user_file=tmp_path / "none")
 
 
 # --- provider names: one registry --------------------------------------------------

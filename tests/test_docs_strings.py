@@ -16,7 +16,9 @@ import pytest
 
 from planshell.config import PlanLabels
 from planshell.plan import prompts
+from planshell.plan.coverage import UnshownLine
 from planshell.ui.decider import ENTER_PLAN_QUESTION, LEAVE_PLAN_QUESTION, changed_question
+from planshell.ui.screens.unshown import unshown_notice
 from planshell.ui.widgets.review_footer import DECISION_HINTS, SEPARATOR, decision_hints
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "plan-mode.md"
@@ -51,6 +53,7 @@ def code_strings() -> list[tuple[str, str]]:
         ("review footer", SEPARATOR.join(str(h) for h in DECISION_HINTS)),
         ("footer outside PLAN", str(decision_hints("off")[0])),
         ("discard question", "Delete this plan file?"),
+        ("unshown-lines notice", unshown_notice([UnshownLine(n, "", "") for n in range(3)])),
     ]
 
 

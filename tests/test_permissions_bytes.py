@@ -334,7 +334,7 @@ async def test_the_screen_shows_the_crlf_attack_and_y_writes_it(project: Path) -
         await until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
         approval = app.screen
         assert isinstance(approval, ApprovalScreen)
-        approval.arm()
+        approval.end_grace()
         body = str(approval.query_one("#approval-content").render())
         assert f"+{EVIL}␍" in body and "will fail" not in body
         await pilot.press("y")

@@ -32,6 +32,11 @@ from tests.review_web_helpers import PLAN, Served, running, serve
 WAIT = 30.0  # generous upper bound for a background event; never asserted as a duration
 
 
+def ANY(line: str) -> bool:
+    """The codec tests: every review line is the person's (the server asks its ledger)."""
+    return True
+
+
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[Served]:
     yield from running(serve(tmp_path))
@@ -388,35 +393,35 @@ def test_round_trip_and_idempotent() -> None:
         Comment(*steps, "Name the tests.\nAnd the cache size."),
         Comment(*verify, "Add a benchmark."),
     ]
-    written = apply_reviews(PLAN, comments)
-    assert split_reviews(written) == (PLAN, comments)
-    assert apply_reviews(written, comments) == written  # saving again changes nothing
-    assert apply_reviews(written, []) == PLAN  # removing every comment restores the plan
-    assert apply_reviews(written, [comments[1]]) == apply_reviews(PLAN, [comments[1]])
+    written = apply_reviews(PLAN, comments, ANY)
+    assert split_reviews(written, ANY) == (PLAN, comments)
+    assert apply_reviews(written, comments, ANY) == written  # saving again changes nothing
+    assert apply_reviews(written, [], ANY) == PLAN  # removing every comment restores the plan
+    assert apply_reviews(written, [comments[1]], ANY) == apply_reviews(PLAN, [comments[1]], ANY)
 
 
 def test_review_line_inside_code_is_content() -> None:
     text = "# Plan: x\n\n## Steps\n\n```md\n> [!REVIEW] this is an example\n```\n\n    > [!REVIEW] indented code\n"
-    assert split_reviews(text) == (text, [])
+    assert split_reviews(text, ANY) == (text, [])
     fence = block_after(text, "Steps")
-    written = apply_reviews(text, [Comment(*fence, "ok")])
+    written = apply_reviews(text, [Comment(*fence, "ok")], ANY)
     assert "> [!REVIEW] this is an example" in written
     assert written.count(REVIEW_PREFIX) == 3
-    base, comments = split_reviews(written)
+    base, comments = split_reviews(written, ANY)
     assert base == text and comments == [Comment(*fence, "ok")]
 
 
 def test_anchor_inside_a_fence_is_refused() -> None:
     text = "# Plan: x\n\n```\nline one\nline two\n```\n"
     with pytest.raises(FeedbackError):
-        apply_reviews(text, [Comment(3, 4, "split the fence")])
+        apply_reviews(text, [Comment(3, 4, "split the fence")], ANY)
     with pytest.raises(FeedbackError):  # an unclosed fence swallows whatever follows
-        apply_reviews("# Plan: x\n\n```\nopen", [Comment(2, 4, "x")])
+        apply_reviews("# Plan: x\n\n```\nopen", [Comment(2, 4, "x")], ANY)
 
 
 def test_comment_text_is_one_review_line_per_line_without_controls() -> None:
     steps = block_after(PLAN, "Steps")
-    written = apply_reviews(PLAN, [Comment(*steps, "a\x1b[31m red\n\n  b  ")])
+    written = apply_reviews(PLAN, [Comment(*steps, "a\x1b[31m red\n\n  b  ")], ANY)
     assert f"{REVIEW_PREFIX} a red\n{REVIEW_PREFIX} b\n" in written
 
 
@@ -429,18 +434,18 @@ _LINE = st.sampled_from([
 @given(st.lists(_LINE, max_size=30), st.data())
 def test_any_plan_round_trips(lines: list[str], data: st.DataObject) -> None:
     text = "\n".join(lines)
-    base, _ = split_reviews(text)
+    base, _ = split_reviews(text, ANY)
     blocks = render_plan_html(base)
     if not blocks:
         return
     chosen = data.draw(st.lists(st.sampled_from(blocks), unique_by=lambda b: b.start, max_size=4))
     comments = sorted((Comment(b.start, b.end, f"c{b.start}") for b in chosen), key=lambda c: c.start)
     try:
-        written = apply_reviews(text, comments)
+        written = apply_reviews(text, comments, ANY)
     except FeedbackError:
         return  # refused rather than written ambiguously (unclosed fence)
-    assert split_reviews(written) == (base, comments)
-    assert apply_reviews(written, comments) == written
+    assert split_reviews(written, ANY) == (base, comments)
+    assert apply_reviews(written, comments, ANY) == written
 
 
 

@@ -57,7 +57,11 @@ def test_plan_review_approve_execute(project: Path, tmp_path: Path) -> None:
                 state = (int(match.group(1)), int(match.group(2)))
                 if not seen or seen[-1] != state:
                     seen.append(state)
-            return "Plan complete:" in screen and status_line(screen).lstrip().startswith("OFF")
+            # The demo's last words (not the "Plan complete: permissions back to ask." toast).
+            return (
+                "Plan complete: 4 steps ticked" in screen
+                and status_line(screen).lstrip().startswith("OFF")
+            )
 
         screen = pane.wait_until(progress, what="the plan to complete")
         # The checklist was shown and only ever moved forward; it is gone at OFF.
@@ -66,6 +70,8 @@ def test_plan_review_approve_execute(project: Path, tmp_path: Path) -> None:
         assert seen[0][1] == 5  # four steps and the verification
         assert "Plan progress" not in screen
         assert "Plan complete: 4 steps ticked" in screen
+        # `a` ran the plan in accept-edits; that mode ended with the plan (issue 21.7).
+        assert "accept edits" not in status_line(screen) and " ask" in status_line(screen)
         assert (project / ".planshell" / "plans").is_dir()
         plan = next((project / ".planshell" / "plans").glob("*.md")).read_text()
         assert plan.count("- [x]") == 4

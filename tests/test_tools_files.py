@@ -137,6 +137,32 @@ async def test_read_refuses_paths_outside_root(ctx: ToolContext, raw: str) -> No
         await call(ReadTool(), ctx, path=raw)
 
 
+@pytest.mark.parametrize(
+    "raw", ["/proc/self/environ", "/proc/self/cmdline", "/proc/thread-self/environ",
+            "/proc/self/task/../environ", "/proc//self/./mem"]
+)
+async def test_read_refuses_process_secrets_even_outside_root_allowed(
+    ctx: ToolContext, raw: str
+) -> None:
+    """/proc/self is planshell itself: its environ holds the provider API keys."""
+    ctx.allow_outside_root = True
+    with pytest.raises(ToolError, match="process file"):
+        await call(ReadTool(), ctx, path=raw)
+    result = await call(ReadTool(), ctx, path="/proc/self/status")  # no secret in it
+    assert "Name:" in result.content
+
+
+def test_walk_skips_process_secrets() -> None:
+    """A grep or find from /proc (allowed outside the root) never opens environ files."""
+    found = []
+    for path in files.walk_files(Path(f"/proc/{os.getpid()}")):
+        found.append(path.name)
+        if len(found) > 200:
+            break
+    assert "status" in found
+    assert not {"environ", "cmdline", "mem"} & set(found)
+
+
 def test_read_headline() -> None:
     tool = ReadTool()
     assert tool.headline(tool.Args(path="planshell/config.py")) == "read planshell/config.py"

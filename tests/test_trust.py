@@ -183,22 +183,25 @@ def _trusted_project(base: Path, name: str) -> Path:
     return root
 
 
-def test_symlink_to_another_projects_trusted_config_is_untrusted(tmp_path: Path) -> None:
+def test_symlink_to_another_projects_trusted_config_is_refused(tmp_path: Path) -> None:
+    """A project's config must live in the project: a link out is not read at all."""
     trusted = _trusted_project(tmp_path, "mine")
     evil = tmp_path / "evil"
     (evil / ".planshell").mkdir(parents=True)
     (evil / ".planshell" / "config.toml").symlink_to(trusted / ".planshell" / "config.toml")
-    assert load_settings(evil).plan.sandbox == "auto"
+    with pytest.raises(ConfigError, match="outside the project"):
+        load_settings(evil)
     whole_dir = tmp_path / "evil2"
     whole_dir.mkdir()
     (whole_dir / ".planshell").symlink_to(trusted / ".planshell")
-    assert load_settings(whole_dir).plan.sandbox == "auto"
+    with pytest.raises(ConfigError, match="outside the project"):
+        load_settings(whole_dir)
 
 
 def test_retargeted_symlink_needs_trust_again(tmp_path: Path) -> None:
     root = tmp_path / "proj"
     (root / ".planshell").mkdir(parents=True)
-    first, second = tmp_path / "a.toml", tmp_path / "b.toml"
+    first, second = root / "a.toml", root / "b.toml"  # links may point inside the project
     for target in (first, second):
         target.write_text('[plan]\nsandbox = "off"\n')  # same bytes, same digest
     link = root / ".planshell" / "config.toml"
@@ -359,3 +362,29 @@ async def test_project_theme_name_is_never_markup(project: Path) -> None:
     warned = [n for n in app._notifications if "[@click" in n.message]
     assert warned and not any(n.markup for n in warned)
     assert app.startup_error is not None and "ui.theme" in app.startup_error
+
+
+async def test_a_repository_cannot_allow_secrets_back_into_bash_until_trusted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``plan.env_allow`` from an untrusted project is ignored: its bash still sees no key."""
+    from planshell.llm.scripted import Reply
+    from tests.test_plan_mode import make
+
+    monkeypatch.setenv("DEPLOY_TOKEN", "tok-from-the-user")
+    root = tmp_path / "repo"
+    (root / ".planshell").mkdir(parents=True)
+    (root / ".planshell" / "config.toml").write_text('[plan]\nenv_allow = ["*"]\n')
+    settings = load_settings(root)
+    assert settings.plan.env_allow == []
+    assert settings.untrusted_project is not None
+    assert ("plan", "env_allow") in settings.untrusted_project.keys
+    runtime, *_ = make(root, [Reply(calls=[("bash", {"command": "printenv"})]), Reply(text="ok")],
+                       settings=settings)
+    runtime.plan.enter_plan()
+    await runtime.agent.submit("look")
+    runtime.close()
+    (printed,) = (m.content for m in runtime.agent.messages if m.role == "tool")
+    assert "tok-from-the-user" not in printed and "PATH=" in printed
+    trust(read_config_file(project_config_path(root), project_root=root))
+    assert load_settings(root).plan.env_allow == ["*"]

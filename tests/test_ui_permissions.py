@@ -168,7 +168,7 @@ async def test_keys_during_the_grace_period_are_ignored(
         await pilot.press("y", "s", "a", "n")
         await pilot.pause()
         assert app.screen is approval and not approval.asking_reason
-        approval.arm()
+        approval.end_grace()
         await pilot.press("y")
         await _done(pilot, chat)
     assert (project / "made").exists()
@@ -242,10 +242,12 @@ async def test_review_a_and_A_choose_the_permission_mode(
 
 
 async def test_approving_a_plan_sets_the_permission_mode(project: Path) -> None:
+    """The plan runs in the mode chosen with it, and the mode ends with the plan (21.7)."""
+    from planshell.agent import events as ev
     from planshell.llm.demo import DemoProvider
     from planshell.plan.decider import Decision, Review
     from planshell.runtime import build_runtime
-    from tests.engine_helpers import ScriptedDecider
+    from tests.engine_helpers import Recorder, ScriptedDecider
 
     decider = ScriptedDecider(
         [lambda r: Review(Decision.APPROVE, reviewed_text=r.text, permission_mode="accept-edits")]
@@ -253,9 +255,14 @@ async def test_approving_a_plan_sets_the_permission_mode(project: Path) -> None:
     runtime = build_runtime(Settings(), project, decider, provider=DemoProvider(chunk_delay=0),
                             persist=False, plan=True)
     assert runtime.permissions is not None and runtime.permissions.mode.value == "ask"
+    recorder = Recorder()
+    runtime.agent.subscribe(recorder)
     await runtime.agent.submit("add rate limiting to the request handler")
     assert decider.requests[0].approve_mode == "accept-edits"
-    assert runtime.permissions.mode.value == "accept-edits"
+    # The demo model runs the plan to plan_complete: accept-edits for the plan, then ask.
+    changes = [(e.previous, e.mode) for e in recorder.of(ev.PermissionModeChanged)]
+    assert changes == [("ask", "accept-edits"), ("accept-edits", "ask")]
+    assert runtime.plan.mode.value == "off" and runtime.permissions.mode.value == "ask"
 
 
 # --- snapshots at 80x24 ---------------------------------------------------------------------

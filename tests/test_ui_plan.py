@@ -869,12 +869,15 @@ async def test_hide_notify_and_hide_widget(project: Path) -> None:
 
 
 async def test_resumed_execute_shows_chip_and_checklist(project: Path) -> None:
+    from planshell.plan.approval_record import ApprovalRecord
     from planshell.ui.widgets.checklist import ChecklistPanel
 
     path = save_plan(project, text=PLAN.replace("- [ ] Read the server", "- [x] Read the server"))
     log = SessionLog.create(project)
     log.append_message(Message("user", "earlier"))
-    log.append({"type": "mode", "mode": "execute", "plan_path": str(path), "saved_tools": None})
+    approval = ApprovalRecord(path, path.read_text()).to_entry()  # as an approval records it
+    log.append({"type": "mode", "mode": "execute", "plan_path": str(path), "saved_tools": None,
+                "approval": approval})
     log.close()
     app = make_app(project, [], resume=SessionLog.load(log.path))
     async with app.run_test(size=SIZE) as pilot:

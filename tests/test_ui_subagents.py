@@ -71,8 +71,14 @@ async def test_progress_for_an_unknown_call_is_ignored(tmp_path: Path) -> None:
         assert "\x1b" not in shown and "\x07" not in shown and "read" in shown
 
 
-async def _questions(pilot: Pilot) -> QuestionsScreen:
-    await until(pilot, lambda: isinstance(pilot.app.screen, QuestionsScreen))
+async def _questions(pilot: Pilot, after: QuestionsScreen | None = None) -> QuestionsScreen:
+    """The dialog on screen: a new one, not ``after`` (which may still be leaving)."""
+
+    def shown() -> bool:
+        screen = pilot.app.screen
+        return isinstance(screen, QuestionsScreen) and screen is not after and screen.is_mounted
+
+    await until(pilot, shown)
     screen = pilot.app.screen
     assert isinstance(screen, QuestionsScreen)
     return screen
@@ -96,14 +102,15 @@ async def test_questions_dialog_answers_and_skips(tmp_path: Path) -> None:
         assert await asyncio.wait_for(asked, 30) == ["a tool", "make test", ""]
 
         skipped = asyncio.ensure_future(app.decider.ask_questions(["Anything?"]))
-        await _questions(pilot)
+        second = await _questions(pilot, after=dialog)
         await until(pilot, lambda: isinstance(app.focused, Input))
         await pilot.press(*"ignored")
         await pilot.press("escape")
         assert await asyncio.wait_for(skipped, 30) is None
 
         clicked = asyncio.ensure_future(app.decider.ask_questions(["Anything?"]))
-        await _questions(pilot)
+        third = await _questions(pilot, after=second)
+        await until(pilot, lambda: third.query_one("#skip").region.area > 0)
         await pilot.click("#skip")
         assert await asyncio.wait_for(clicked, 30) is None
 

@@ -1,8 +1,9 @@
 """The agent loop: stream a reply, run its tool calls, repeat until done.
 
 It owns the conversation and emits events; it knows nothing of plan mode
-beyond two hooks that plan mode plugs into: *gates* (may this call run?) and
-*prompt parts* (text added to the system prompt on every model call).
+beyond the hooks that plan mode plugs into: *gates* (may this call run?),
+*prompt parts* (text added to the system prompt on every model call) and
+*call checks* (may the turn go on to the next model call?).
 """
 
 from __future__ import annotations
@@ -51,6 +52,11 @@ and the first refusal wins, so plan mode's gate (added first) decides in PLAN.
 """
 
 PromptPart = Callable[[], str | None]
+CallCheck = Callable[[], Awaitable[str | None]]
+"""Runs before every model call; a returned reason ends the turn there (stop "paused").
+
+Plan mode uses it to stop executing a plan whose file no longer holds the approved text.
+"""
 WindowSource = Callable[[], Awaitable[int | None]]
 """Finds the model's context window (settings, the server, a table); None: unknown."""
 PriceFn = Callable[[Usage], float | None]
@@ -112,6 +118,7 @@ class Agent:
         self.messages: list[Message] = []
         self.gates: list[Gate] = []
         self.prompt_parts: list[PromptPart] = []
+        self.call_checks: list[CallCheck] = []
         self.context_tokens = 0
         self._steering: list[str] = []
         self._task: asyncio.Task[None] | None = None
@@ -302,6 +309,9 @@ class Agent:
         finished: dict[int, ToolResult] = {}  # id(call) -> result, for the batch in flight
         try:
             while True:
+                if await self._paused_by_check():
+                    stop = "paused"
+                    break
                 self._deliver_steering()
                 if steps >= self.max_steps:
                     self.emit(
@@ -376,6 +386,13 @@ class Agent:
             self.emit(ev.TurnDone("cancelled", cancelled=True))
             return
         self.emit(ev.TurnDone(stop))
+
+    async def _paused_by_check(self) -> bool:
+        """Whether a call check ends the turn before the next model call (it says why itself)."""
+        for check in self.call_checks:
+            if await check():
+                return True
+        return False
 
     async def _stream_reply(self, *, overflow_ok: bool = False) -> _Reply | None:
         reply = _Reply()

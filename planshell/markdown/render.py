@@ -27,6 +27,7 @@ __all__ = [
     "Palette",
     "RenderedLine",
     "inline_spans",
+    "link_suffix",
     "plain_inline",
     "render_block",
     "render_blocks",
@@ -95,7 +96,7 @@ Spans = list[tuple[str, Style]]
 def inline_spans(token: Token | None, style: Style, palette: Palette, *, task: bool = False) -> list[Spans]:
     """Styled spans of an inline token, one list per hard line break.
 
-    Links show their target after the label when the two differ; a task item's
+    Links show their target after the label when the two differ, and their title; a task item's
     checkbox (``task``) is dropped (the list renders it).
     """
     lines: list[Spans] = [[]]
@@ -103,7 +104,7 @@ def inline_spans(token: Token | None, style: Style, palette: Palette, *, task: b
         return lines
     children = token.children or []
     stack = [style]
-    href: list[str] = []
+    href: list[tuple[str, str]] = []  # (target, title) of each open link
     label_start: list[int] = []
     skip_space = False
     for index, child in enumerate(children):
@@ -137,21 +138,24 @@ def inline_spans(token: Token | None, style: Style, palette: Palette, *, task: b
         elif kind in ("em_close", "strong_close", "s_close", "link_close") and len(stack) > 1:
             stack.pop()
             if kind == "link_close" and href:
-                target = href.pop()
+                target, title = href.pop()
                 start = label_start.pop()
                 label = "".join(text for text, _ in lines[-1][start:])
-                if target and target != label and not target.startswith("mailto:" + label):
-                    lines[-1].append((f" ({target})", stack[-1] + palette.muted))
+                suffix = link_suffix(label, target, title)
+                if suffix:
+                    lines[-1].append((suffix, stack[-1] + palette.muted))
         elif kind == "link_open":
-            href.append(str(child.attrs.get("href", "")))
+            href.append((str(child.attrs.get("href", "")), str(child.attrs.get("title", "") or "")))
             label_start.append(len(lines[-1]))
             stack.append(current + palette.link)
         elif kind == "image":
-            alt = child.content or "image"
+            # The alt text as the parser sees it (with any link targets inside it).
+            alt = " ".join(_plain(part) for part in inline_spans(child, Style(), palette)) or "image"
             src = str(child.attrs.get("src", ""))
             lines[-1].append((f"[{alt}]", current + palette.link))
-            if src:
-                lines[-1].append((f" ({src})", current + palette.muted))
+            suffix = link_suffix("", src, str(child.attrs.get("title", "") or ""))
+            if suffix:
+                lines[-1].append((suffix, current + palette.muted))
         else:
             lines[-1].append((child.content, current))
     return [[(strip_terminal_controls(text), st) for text, st in line if text] for line in lines]
@@ -159,6 +163,19 @@ def inline_spans(token: Token | None, style: Style, palette: Palette, *, task: b
 
 def _plain(spans: Spans) -> str:
     return "".join(text for text, _ in spans)
+
+
+def link_suffix(label: str, target: str, title: str) -> str:
+    """What a link shows after its label: `` (target "title")``, or "" when the label says it all.
+
+    The executor reads the target and the title, so the reviewer sees both
+    (the title is where a model would hide "step 0: run this").
+    """
+    shown = target if target and target != label and not target.startswith("mailto:" + label) else ""
+    if title:
+        quoted = f'"{title}"'
+        shown = f"{shown} {quoted}" if shown else quoted
+    return f" ({shown})" if shown else ""
 
 
 # ------------------------------------------------------------------------- code
@@ -376,10 +393,10 @@ class _Renderer:
         rows: list[RenderedLine] = []
         fenced = token.type == "fence"
         first_line = start + 1 if fenced else start
-        if info:
-            label = chop(info, inner)[0]
-            fill = inner - cells(label) + 1
-            rows.append(RenderedLine([Segment(" " + label + " " * fill, p.fence_info)], start, start + 1))
+        if info:  # all of it, wrapped: the executor reads the whole info string
+            for label in chop(info, inner):
+                fill = inner - cells(label) + 1
+                rows.append(RenderedLine([Segment(" " + label + " " * fill, p.fence_info)], start, start + 1))
         lines = highlight(strip_terminal_controls(token.content), info, p) or [[]]
         for offset, spans in enumerate(lines):
             source = first_line + offset

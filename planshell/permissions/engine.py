@@ -363,6 +363,7 @@ class PermissionController:
             because = f" ({plain_line(why, 300)})" if why else ""
             extra = f" {plain_line(warning, 400)}" if warning else ""
             said = f"{reason}.{extra}" if extra else reason
+            said = said[:1].upper() + said[1:]  # its own sentence after the headline
             self.agent.emit(
                 ev.Notice(f"Denied (needs approval): {headline}{because}. {said}", "warning")
             )
@@ -497,15 +498,17 @@ def save_project_rules(path: Path, rules: list[str], trust_file: Path | None = N
     import tomllib
 
     from planshell.config import (
+        CONFIG_MAX_BYTES,
         ConfigError,
         read_config_file,
         split_project_data,
         toml_with_value,
     )
-    from planshell.fsutil import atomic_write_text
+    from planshell.fsutil import ReadRefused, atomic_write_text, read_project_file
     from planshell.trust import is_trusted, trust
 
-    before = read_config_file(path)
+    project_root = path.parent.parent  # <root>/.planshell/config.toml
+    before = read_config_file(path, project_root)
     relevant = split_project_data(before.data)[1]
     trusted_before = before.digest is None or not relevant or is_trusted(before, trust_file)
     section = before.data.get("permissions", {})
@@ -514,9 +517,11 @@ def save_project_rules(path: Path, rules: list[str], trust_file: Path | None = N
         raise ValueError(f"{path}: permissions.allow is not a list of strings; edit it by hand")
     merged = list(dict.fromkeys([*existing, *rules]))
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_project_file(project_root, path, CONFIG_MAX_BYTES).decode("utf-8")
     except FileNotFoundError:
         text = ""
+    except (ReadRefused, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path}: {exc}; edit it by hand") from None
     try:
         new_text = toml_with_value(text, "permissions", "allow", merged, where=path)
     except ConfigError as exc:
@@ -540,7 +545,7 @@ def save_project_rules(path: Path, rules: list[str], trust_file: Path | None = N
             f"Saved {shown} to {path}. That file holds other settings you have not trusted, "
             "so it stays untrusted (the rule applies in this session; run `planshell trust`)."
         )
-    after = read_config_file(path)
+    after = read_config_file(path, project_root)
     if after.digest != hashlib.sha256(new_text.encode("utf-8")).hexdigest():
         return f"Saved {shown} to {path}, but the file changed again; it is not trusted."
     trust(after, trust_file)

@@ -1,9 +1,13 @@
 """Plan-mode bash guard: decide whether a shell command is provably read-only.
 
-The spec is ``POLICY.md`` of the shared bash corpus. In short: parse with bashlex, walk the
-tree, and allow only simple commands on the allowlist (see ``bash_rules``) joined by
-pipes, lists, subshells and groups, with no assignments and no writing redirections.
-Anything the guard cannot parse, or cannot classify, is blocked ("fail closed").
+The spec is ``POLICY.md`` (v2) of the shared bash corpus. In short: rewrite the forms
+bashlex cannot parse (``[[ ]]``, ``$(( ))``, ``case``, ``time``, quoted here-docs; see
+``bash_forms``), parse with bashlex, walk the tree, and allow only simple commands on the
+allowlist (see ``bash_rules``) joined by pipes, lists, subshells, groups and
+``if``/``for``/``while``/``until``/``case`` blocks, with no assignments (but a literal
+locale or time zone prefix) and no writing redirections. Every word a reading command gets
+is also checked against ``planshell.procfs`` (other processes' environments). Anything the
+guard cannot parse, or cannot classify, is blocked ("fail closed").
 
 bashlex mis-parses some inputs, so the guard never trusts ``node.word``: every word is
 decoded again from its source span by :func:`_scan_word`, and every ``$``, backtick and
@@ -23,18 +27,33 @@ bashlex is imported lazily: it costs ~100 ms, and the app must start fast.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from planshell.plan.bash_forms import (
+    CASE,
+    COND,
+    COND_END,
+    COND_OPS,
+    MARKER_CHARS,
+    Refused,
+    Rewrite,
+    Unsupported,
+    rewrite,
+)
 from planshell.plan.bash_rules import (
     ALLOWLIST,
     FIX_PLAN,
     Blocked,
     Word,
     check_command,
+    check_cond,
+    check_prefix_assignment,
+    check_proc_paths,
 )
 
 __all__ = [
@@ -65,6 +84,7 @@ DEFAULT_SAFE_PATTERNS: list[str] = [
 
 MAX_COMMAND_LENGTH = 20_000
 _FIX_PARSE = "use a simpler command, or the read/grep/find tools instead."
+_FIX_UNCHECKED = "Use a simpler command, or the read/grep/find tools instead."
 _CD_HINT = (
     "the working directory is already the project root; use the read/grep/find tools for files."
 )
@@ -82,7 +102,7 @@ _STD_TARGETS = frozenset({"/dev/stdout", "/dev/stderr"})
 _BAD_CONTINUATION = re.compile(r"(?<![ \t\n])\\\n")
 _GAP_OK = re.compile(r"(?:[ \t\n]+|#[^\n]*|\\\n)*")
 _NETWORK = re.compile(r"/+dev/+(?:tcp|udp)/")
-_TILDE = re.compile(r"~[A-Za-z0-9._-]*")
+_TILDE = re.compile(r"~(?:[A-Za-z0-9._-]*|\+)")  # ~, ~user, ~+ ($PWD)
 _FD_NAME = re.compile(r"\{[A-Za-z_][A-Za-z0-9_]*\}")
 _NAME = r"(?:[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$-])"
 _INT = r"\s*-?\s*[0-9]+\s*"
@@ -95,6 +115,20 @@ _PARAM_FORMS = (
 _OPERAND_BAD = ("$(", "`", "<(", ">(", "${", "$'", '$"', "$[")
 _HEREDOC_BAD = ("`", "$(", "${", "$[", "\\\n")
 _UNQUOTED_META = frozenset(" \t\n;&|<>()")
+# The keywords each policy v2 block may hold (bashlex reports ; and newlines as keywords).
+_BLOCK_WORDS: dict[str, frozenset[str]] = {
+    "if": frozenset({"if", "then", "elif", "else", "fi"}),
+    "for": frozenset({"for", "in", "do", "done", ";", "\n"}),
+    "while": frozenset({"while", "do", "done"}),
+    "until": frozenset({"until", "do", "done"}),
+}
+_LOOP_NAME = re.compile(r"[a-z_][a-z0-9_]*")
+_NAME_ONLY = re.compile(_NAME)
+# Variables bash sets from what earlier commands did: `echo /proc/1/environ; cat $_`.
+_SHELL_SET = frozenset(
+    "_ FUNCNAME PIPESTATUS REPLY MAPFILE OPTARG DIRSTACK COPROC HISTCMD GROUPS".split()
+)
+_SHELL_PREFIXES = ("BASH", "COMP", "READLINE")  # BASH_REMATCH, BASH_COMMAND, BASH_ARGV, …
 
 
 @dataclass(frozen=True)
@@ -138,18 +172,41 @@ class _Scan:
 
     word: Word
     inner: list[Any] = field(default_factory=list)  # commands inside $(…), `…` and <(…)
+    params: list[int] = field(default_factory=list)  # offsets of its parameter expansions
 
 
 class _Walker:
     """Walk one bashlex tree; raise :class:`_Refusal` at the first thing that is not allowed."""
 
-    def __init__(self, guard: BashGuard, src: str) -> None:
+    def __init__(self, guard: BashGuard, src: str, forms: Rewrite | None = None) -> None:
         self.guard = guard
-        self.src = src
+        self.forms = forms if forms is not None else Rewrite(src)
+        self.src = self.forms.text  # what bashlex parsed (policy v2 forms rewritten)
+        self.orig = src  # what the user wrote: messages quote this
+        self.seen: set[int] = set()  # anchors of the rewrite met in their role
         self.std_targets: list[str] = []  # segments writing to /dev/stdout or /dev/stderr
         self.fd_sources: list[str] = []  # segments that may point some fd at a file
 
+    def meet(self, pos: int, *kinds: str) -> bool:
+        """Mark the rewrite anchor at ``pos`` as met when it is one of ``kinds``."""
+        if self.forms.anchors.get(pos) in kinds:
+            self.seen.add(pos)
+            return True
+        return False
+
     def finish(self) -> None:
+        """Refuse a rewrite the tree did not confirm, then check /dev/stdout targets."""
+        missed = sorted(set(self.forms.anchors) - self.seen)
+        if missed:
+            raise _refuse(
+                self.orig,
+                "the guard could not match its reading of a [[ ]], case, $(( )) or here-doc "
+                "with bash's",
+                _FIX_UNCHECKED,
+            )
+        self.finish_std_targets()
+
+    def finish_std_targets(self) -> None:
         """Refuse /dev/stdout and /dev/stderr targets unless fd 1 and 2 are surely not files.
 
         bash opens /dev/stdout like a file (on Linux it is /proc/self/fd/1), so if an earlier
@@ -185,7 +242,7 @@ class _Walker:
 
     def text(self, node: Any) -> str:
         start, end = node.pos
-        return self.src[start:end]
+        return self.orig[start:end]
 
     # ----------------------------------------------------------------- structure
 
@@ -201,10 +258,8 @@ class _Walker:
             self.compound(node)
         elif kind == "function":
             raise _refuse(self.text(node), "function definitions are not allowed", _FIX_STRUCTURE)
-        elif kind in ("if", "for", "while", "until"):
-            raise _refuse(
-                self.text(node), f"`{kind}` blocks are not allowed in plan mode", _FIX_STRUCTURE
-            )
+        elif kind in _BLOCK_WORDS:
+            self.block(node, kind)
         else:
             raise _refuse(self.text(node), f"the shell construct {kind!r} is not allowed")
 
@@ -240,8 +295,11 @@ class _Walker:
         if not items:
             raise _refuse(segment, "this compound command is not allowed", _FIX_STRUCTURE)
         first, last = items[0], items[-1]
-        if first.kind in ("if", "for", "while", "until"):
+        if first.kind in _BLOCK_WORDS and len(items) == 1:
             self.node(first)
+            for redirect in getattr(node, "redirects", None) or []:
+                self.redirect(redirect, segment)
+            return
         if (
             first.kind != "reservedword"
             or first.word not in pairs
@@ -249,7 +307,7 @@ class _Walker:
             or last.word != pairs[first.word]
         ):
             raise _refuse(segment, "this compound command is not allowed", _FIX_STRUCTURE)
-        if segment.startswith("(("):
+        if self.src.startswith("((", node.pos[0]):
             raise _refuse(segment, "arithmetic (( )) is not allowed", _FIX_STRUCTURE)
         for inner in items[1:-1]:
             if inner.kind == "reservedword":
@@ -257,6 +315,45 @@ class _Walker:
             self.node(inner)
         for redirect in getattr(node, "redirects", None) or []:
             self.redirect(redirect, segment)
+
+    def block(self, node: Any, kind: str) -> None:
+        """``if``/``for``/``while``/``until`` (policy v2): every part inside must be allowed.
+
+        The command's time limit bounds a loop that never ends. A ``for`` variable is an
+        assignment, so only a lower-case name that no program reads is allowed (PATH, HOME,
+        IFS or GIT_DIR would change what later commands run).
+        """
+        segment = self.text(node)
+        parts = list(node.parts)
+        for index, part in enumerate(parts):
+            pkind = part.kind
+            if pkind == "reservedword":
+                if part.word not in _BLOCK_WORDS[kind]:
+                    raise _refuse(segment, f"the keyword {part.word!r} is not allowed")
+            elif pkind == "word" and kind == "for":
+                if index == 1:
+                    self.loop_variable(part, segment)
+                else:
+                    # The list is where loop variables get their values, so a word here
+                    # may not lead to /proc at all (see planshell.procfs).
+                    scan = self.scan(part, segment)
+                    self.proc_word("for", scan.word, segment, recursive=True)
+                    for inner in scan.inner:
+                        self.substitution(inner)
+            elif pkind in ("list", "command", "pipeline", "compound"):
+                self.node(part)
+            else:
+                raise _refuse(segment, f"the construct {pkind!r} is not allowed in `{kind}`")
+
+    def loop_variable(self, part: Any, segment: str) -> None:
+        value = self.scan(part, segment).word.value
+        if value is None or not _LOOP_NAME.fullmatch(value) or "proxy" in value:
+            raise _refuse(
+                segment,
+                f"the loop variable {_quote(self.text(part), 40)} could change what a later "
+                "command runs (only lower-case names are allowed)",
+                "Use a lower-case loop variable such as f.",
+            )
 
     # ------------------------------------------------------------ simple command
 
@@ -278,15 +375,11 @@ class _Walker:
 
     def simple_command(self, node: Any) -> None:
         segment = self.text(node)
-        words, redirects = [], []
+        words, redirects, assignments = [], [], []
         for part in node.parts:
             if part.kind == "assignment":
-                raise _refuse(
-                    segment,
-                    "variable assignments are not allowed (they can change what a command runs)",
-                    "Drop the assignment.",
-                )
-            if part.kind == "word":
+                assignments.append(part)
+            elif part.kind == "word":
                 words.append(part)
             elif part.kind == "redirect":
                 redirects.append(part)
@@ -296,7 +389,15 @@ class _Walker:
             self.redirect(redirect, segment)
             self.fd_variable(redirect, words, segment)
         if not words:
+            if assignments:
+                raise _refuse(
+                    segment,
+                    "variable assignments are not allowed (they change the shell's state)",
+                    "Drop the assignment.",
+                )
             raise _refuse(segment, "a redirection without a command is not allowed")
+        for assignment in assignments:
+            self.prefix_assignment(assignment, segment)
         for left, right in itertools.pairwise(words):
             if left.pos[1] == right.pos[0]:
                 raise _refuse(
@@ -305,6 +406,10 @@ class _Walker:
                     "in two, so its value cannot be trusted",
                     "Put the whole word in one pair of single quotes.",
                 )
+        if self.src[words[0].pos[0] : words[0].pos[1]] in (COND, CASE):
+            self.marker_command(words, segment)
+            return
+        self.meet(words[0].pos[0], "arithcmd")
         scans = [self.scan(w, segment) for w in words]
         name_word = scans[0].word
         name = self.command_name(name_word, segment)
@@ -314,14 +419,54 @@ class _Walker:
         for scan in scans:
             for inner in scan.inner:
                 self.substitution(inner)
-        if allowed:
-            try:
+        try:
+            check_proc_paths(name, [s.word for s in scans[1:]])
+            if allowed:
                 check_command(name, [s.word for s in scans[1:]])
-            except Blocked as exc:
-                raise _refuse(segment, exc.why, exc.fix) from None
+        except Blocked as exc:
+            raise _refuse(segment, exc.why, exc.fix) from None
         pattern = self.guard.destructive_match(segment)
         if pattern is not None:
             raise _refuse(segment, f"it matches the destructive pattern /{pattern}/")
+
+    def prefix_assignment(self, node: Any, segment: str) -> None:
+        """``LC_ALL=C sort f``: only a fixed locale or time zone (see ``bash_rules``)."""
+        scan = self.scan(node, segment)
+        try:
+            check_prefix_assignment(scan.word.value)
+        except Blocked as exc:
+            raise _refuse(segment, exc.why, exc.fix) from None
+
+    def marker_command(self, words: list[Any], segment: str) -> None:
+        """A ``[[ ]]`` or a ``case`` clause that :mod:`bash_forms` rewrote.
+
+        Each marker must sit exactly where the rewrite put it (an anchor), and every other
+        word is checked as a word: its substitutions must be allowed.
+        """
+        head = words[0].pos[0]
+        cond = self.src[words[0].pos[0] : words[0].pos[1]] == COND
+        if not self.meet(head, "cond" if cond else "case"):
+            raise _refuse(segment, "this command cannot be checked", _FIX_UNCHECKED)
+        items: list[Word | str] = []
+        for word in words[1:]:
+            raw = self.src[word.pos[0] : word.pos[1]]
+            if cond and raw in COND_OPS and self.meet(word.pos[0], "condop"):
+                items.append(COND_OPS[raw])
+                continue
+            if cond and raw == COND_END and self.meet(word.pos[0], "condend"):
+                items.append("]]")
+                continue
+            scan = self.scan(word, segment)
+            for inner in scan.inner:
+                self.substitution(inner)
+            items.append(scan.word)
+        if cond:
+            if items[-1:] != ["]]"] or "]]" in items[:-1]:
+                raise _refuse(segment, "this [[ ]] cannot be checked", _FIX_UNCHECKED)
+            try:
+                check_cond(items[:-1])
+            except Blocked as exc:
+                raise _refuse(segment, exc.why, exc.fix) from None
 
     def command_name(self, word: Word, segment: str) -> str:
         """The command name must be one bare literal word (looked up as written)."""
@@ -386,6 +531,7 @@ class _Walker:
         elif kind == "<":
             self.fd_sources.append(rsrc)
             word = self.checked_word(target, segment)
+            self.proc_word("<", word, segment, recursive=False)
             if word.dynamic or word.glob or word.brace:
                 raise _refuse(
                     segment,
@@ -415,6 +561,12 @@ class _Walker:
                 "Use plain input redirection instead.",
             )
 
+    def proc_word(self, name: str, word: Word, segment: str, recursive: bool) -> None:
+        try:
+            check_proc_paths(name, [word], recursive)
+        except Blocked as exc:
+            raise _refuse(segment, exc.why, exc.fix) from None
+
     def checked_word(self, node: Any, segment: str) -> Word:
         if getattr(node, "kind", None) != "word":
             raise _refuse(segment, "a redirection has an unexpected target")
@@ -436,6 +588,15 @@ class _Walker:
             # bashlex found the body's end with its own reading of the delimiter.
             raise _refuse(segment, "bashlex reads the here-document delimiter differently")
         body = self.text(doc)
+        if any(c in MARKER_CHARS for c in self.src[doc.pos[0] : doc.pos[1]]):
+            raise _refuse(segment, "this here-document cannot be checked", _FIX_UNCHECKED)
+        at = delimiter.pos[0]
+        if self.meet(at, "heredoc"):
+            # A quoted delimiter (<<'EOF'): bash expands nothing in the body, so any body is
+            # plain text. The rewrite and bashlex must agree on where the body ends.
+            if self.forms.heredoc_ends.get(at) not in (doc.pos[1], doc.pos[1] - 1):
+                raise _refuse(segment, "this here-document cannot be checked", _FIX_UNCHECKED)
+            return
         for bad in _HEREDOC_BAD:
             if bad in body:
                 shown = "a backslash-newline" if bad == "\\\n" else bad
@@ -448,10 +609,17 @@ class _Walker:
     # -------------------------------------------------------------------- words
 
     def scan(self, node: Any, segment: str) -> _Scan:
+        """Decode a word and meet the ``$(( ))`` anchors in it."""
         try:
-            return _scan_word(self.src, node)
+            scan = _scan_word(self.src, node)
         except _WordError as exc:
             raise _refuse(segment, exc.why, exc.fix) from None
+        for pos in scan.params:
+            self.meet(pos, "arith")
+        start, end = node.pos
+        if self.orig is not self.src:  # messages quote what the user wrote
+            scan.word = dataclasses.replace(scan.word, src=self.orig[start:end])
+        return scan
 
 
 class _WordError(Exception):
@@ -476,6 +644,23 @@ def _param_problem(node: Any) -> str | None:
     return f"the expansion ${{{value}}} assigns, transforms or is indirect"
 
 
+def _param_shape(value: Any) -> tuple[str, str]:
+    """How far an expansion's value is the attacker's (see planshell.procfs).
+
+    ``$(…)``-like sources, variables that bash sets from what commands did (``$_``,
+    ``BASH_REMATCH``, ``PIPESTATUS``, …) and operators with operands
+    (``${x:-/proc/1/environ}``) can be any text. Loop variables (whose lists are checked)
+    and the environment planshell passes (no command in plan mode can assign) are not.
+    """
+    name = value if isinstance(value, str) else ""
+    bare = name[1:] if name.startswith("#") and len(name) > 1 else name
+    if name.startswith("#") and _NAME_ONLY.fullmatch(bare):
+        return ("safe", name)  # a length: a number
+    if not _NAME_ONLY.fullmatch(bare) or bare in _SHELL_SET or bare.startswith(_SHELL_PREFIXES):
+        return ("any", name)
+    return ("safe", bare)
+
+
 class _WordScanner:
     """Decode one word from its source span (see :func:`_scan_word`)."""
 
@@ -486,6 +671,8 @@ class _WordScanner:
         self.visited: set[int] = set()
         self.out: list[str] = []
         self.inner: list[Any] = []
+        self.params: list[int] = []
+        self.shape: list[tuple[str, str]] = []
         self.dynamic = self.procsub = self.glob = self.risky = self.split = False
         self.brace_open = self.brace_sep = self.brace = self.prev_dot = False
 
@@ -503,8 +690,11 @@ class _WordScanner:
             if problem:
                 raise _WordError(problem, "Use a plain $VAR or ${VAR} expansion.")
             self.dynamic = True
+            self.params.append(part.pos[0])
+            self.shape.append(_param_shape(part.value))
         elif part.kind == "commandsubstitution":
             self.dynamic = True
+            self.shape.append(("any", ""))
             if part.command is not None:
                 self.inner.append(part.command)
         elif part.kind == "processsubstitution":
@@ -514,15 +704,19 @@ class _WordScanner:
                     "Read from stdout instead.",
                 )
             self.procsub = True
+            self.shape.append(("safe", "<("))  # a /dev/fd/N pipe
             self.inner.append(part.command)
         elif part.kind == "tilde":
             text = self.src[part.pos[0] : part.pos[1]]
             if not _TILDE.fullmatch(text) or getattr(part, "value", text) != text:
                 raise self.fail("holds a ~ expansion that cannot be checked")
             self.out.append(text)
+            self.shape.extend(("u", c) for c in text)
         return part.pos[1]
 
     def literal(self, c: str, quoted: bool) -> None:
+        if c in MARKER_CHARS:  # a rewrite marker where bash would see text: readings differ
+            raise _WordError("the guard could not match its reading of this word with bash's")
         if not quoted:
             if c in "*?[":
                 if not self.glob:
@@ -539,6 +733,7 @@ class _WordScanner:
                 self.brace = True
         self.prev_dot = c == "." and not quoted
         self.out.append(c)
+        self.shape.append(("q" if quoted else "u", c))
 
     def dollar(self, i: int, quoted: bool) -> int:
         nxt = self.src[i + 1] if i + 1 < self.end else ""
@@ -631,8 +826,9 @@ class _WordScanner:
             risky_glob=self.glob and self.risky,
             brace=self.brace,
             split=self.split,
+            shape=tuple(self.shape),
         )
-        return _Scan(word, self.inner)
+        return _Scan(word, self.inner, self.params)
 
 
 def _scan_word(src: str, node: Any) -> _Scan:
@@ -742,21 +938,27 @@ class BashGuard:
         early = _precheck(command)
         if early is not None:
             return early
-        command = _strip_time(command)
-        if not command.strip():
+        try:
+            forms = rewrite(command)
+        except Refused as exc:
+            return _refuse(command, exc.why, exc.fix).verdict
+        except Unsupported:
+            forms = Rewrite(_strip_time(command))
+        text = forms.text
+        if not text.strip():
             return _unparseable("`time` has no command after it", command)
         try:
             import bashlex  # lazy: ~100 ms, see the module docstring
 
-            trees = bashlex.parse(command)
+            trees = bashlex.parse(text)
         except Exception as exc:
             return _unparseable(f"{type(exc).__name__}: {_quote(str(exc), 80)}", command)
         if not trees:
             return _unparseable("nothing to run", command)
-        stray = _uncovered_text(command, trees)
+        stray = _uncovered_text(text, trees)
         if stray is not None:
             return _unparseable(f"bashlex skipped {_quote(stray, 40)!r}", command)
-        walker = _Walker(self, command)
+        walker = _Walker(self, command, forms)
         try:
             for tree in trees:
                 walker.node(tree)

@@ -14,6 +14,8 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
+from planshell.procfs import proc_path_problem
+
 __all__ = [
     "ALLOWLIST",
     "ALWAYS_ALLOWED",
@@ -22,6 +24,9 @@ __all__ = [
     "Word",
     "awk_program_problem",
     "check_command",
+    "check_cond",
+    "check_prefix_assignment",
+    "check_proc_paths",
     "sed_script_problem",
 ]
 
@@ -50,6 +55,9 @@ class Word:
     risky_glob: bool = False  # unquoted glob whose literal prefix is empty or starts with "-"
     brace: bool = False  # unquoted brace expansion such as {a,b} or {1..3}
     split: bool = False  # holds an unquoted expansion (or "$@"): it may become several words
+    # Each character as ("u", c) unquoted or ("q", c) quoted, each expansion as ("safe", name)
+    # or ("any", ""): what planshell.procfs needs to see which paths the word could name.
+    shape: tuple[tuple[str, str], ...] = ()
 
     @property
     def static(self) -> bool:
@@ -359,14 +367,16 @@ _SORT = Opts(
         "random-sort reverse stable unique version-sort zero-terminated help version"
     ),
     long_arg=_fs(
-        "key buffer-size field-separator temporary-directory parallel random-source "
-        "files0-from sort"
+        "key buffer-size field-separator temporary-directory parallel random-source sort"
     ),
     long_optarg=_fs("check"),
     blocked_short={"o": "writes its output to a file"},
     blocked_long={
         "output": "writes its output to a file",
         "compress-program": "runs a compression program",
+        # It reads the names of its input files from a file or stdin, so a pipe can hand
+        # it /proc/<pid>/environ without the path ever being a word the guard sees.
+        "files0-from": "reads the names of the files it prints from another file or stdin",
     },
 )
 
@@ -1066,7 +1076,8 @@ def rule_git(args: list[Word]) -> None:
     sub = args[i].value or ""
     rest = args[i + 1 :]
     if sub == "config":
-        raise Blocked("git config is blocked, even for reads", "Read the .git/config file instead.")
+        _git_config([w.value or "" for w in rest])
+        return
     if sub == "help":
         raise Blocked("git help starts man or a browser", "Describe what you need in the plan.")
     if sub not in GIT_READ_SUBCOMMANDS and sub not in GIT_LIST_SUBCOMMANDS:
@@ -1077,6 +1088,47 @@ def rule_git(args: list[Word]) -> None:
         # Every word, `--` and what follows included: `git tag -- v1` creates v1, and
         # `git remote -- add x y` adds a remote, so the name after `--` counts.
         checker([w.value or "" for w in rest])
+
+
+_CONFIG_MODES = {"--get": 2, "--get-all": 2, "--get-regexp": 2, "-l": 0, "--list": 0}
+_CONFIG_READ_FLAGS = frozenset(
+    "--show-origin --show-scope --null -z --name-only --local --global --system --worktree "
+    "--includes --no-includes".split()
+)
+_CONFIG_FIX = "Use git config --get NAME, git config --get-regexp PATTERN or git config --list."
+
+
+def _git_config(words: list[str]) -> None:
+    """git config: only the explicit read modes --get, --get-all, --get-regexp and -l.
+
+    Whether `git config` reads or writes depends on the argument count (`git config a.b`
+    reads, `git config a.b c` writes) and on many flags (--add, --unset, --edit opens an
+    editor, --file and --blob pick another file), so the bare form stays blocked and only
+    an explicit read mode, spelled out in full, with a few display flags and at most the
+    name and value-pattern operands it takes, is allowed. The reads run no program.
+    """
+    modes, operands, after_dashdash = [], 0, False
+    for word in words:
+        if after_dashdash or not word.startswith("-"):
+            operands += 1
+        elif word == "--":
+            after_dashdash = True
+        elif word in _CONFIG_MODES:
+            modes.append(word)
+        elif word not in _CONFIG_READ_FLAGS:
+            raise Blocked(f"git config {_short(word)} is not a read-only option", _CONFIG_FIX)
+    if len(modes) != 1:
+        raise Blocked(
+            "git config without exactly one of --get, --get-all, --get-regexp or --list "
+            "may write (git config NAME VALUE sets a value)",
+            _CONFIG_FIX,
+        )
+    limit = _CONFIG_MODES[modes[0]]
+    if operands > limit or (limit and operands == 0):
+        raise Blocked(
+            f"git config {modes[0]} takes {'no operand' if not limit else 'a name and at most a value pattern'}",
+            _CONFIG_FIX,
+        )
 
 
 def _git_options(sub: str, rest: list[Word]) -> None:
@@ -1404,6 +1456,170 @@ def rule_test(cmd: str) -> Callable[[list[Word]], None]:
     return rule
 
 
+# ---------------------------------------------------------------------------- [[ ]]
+
+_COND_ARITH = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+
+
+def check_cond(items: list[Word | str]) -> None:
+    """``[[ … ]]`` (policy v2): file and string tests only.
+
+    ``items`` are the words between ``[[`` and ``]]``, with ``&& || ( ) < >`` as plain
+    strings. bash picks the operators of ``[[`` when it parses, before any expansion, so an
+    expansion is always an operand, never an operator. Two kinds of operator evaluate their
+    operand as code: ``-v``/``-R`` (an array subscript runs ``$(…)``) and the arithmetic
+    comparisons ``-eq``…``-ge`` (bash evaluates both sides as arithmetic, where a name's
+    value is evaluated again). The latter are allowed only between two integer literals.
+    """
+    for index, item in enumerate(items):
+        if isinstance(item, str):
+            continue
+        value = item.value if item.static else None
+        if value in _SUBSCRIPT_OPS:
+            raise Blocked(
+                f"[[ {value} ]] makes bash evaluate an array subscript, which can run a "
+                "command substitution",
+                "Test the value with -n or -z instead.",
+            )
+        if value in _COND_ARITH:
+            around = items[index - 1 : index] + items[index + 1 : index + 2]
+            if len(around) != 2 or not all(
+                isinstance(w, Word) and w.static and _INTEGER.fullmatch(w.value or "")
+                for w in around
+            ):
+                raise Blocked(
+                    f"[[ … {value} … ]] evaluates both sides as arithmetic, where a name's "
+                    "value runs as code; only integer literals are allowed there",
+                    "Compare strings with == instead, or use literal numbers.",
+                )
+
+
+# ---------------------------------------------------------- process secrets (/proc)
+
+# Commands that never open their operands as files (names and lookups only); every other
+# command's words are checked as paths it could read.
+_NOT_READERS = frozenset(
+    "echo printf test [ true false basename dirname seq expr pwd which type id whoami "
+    "uname hostname printenv command hash sleep ls stat df realpath readlink locale "
+    "getconf nproc free env uptime tty jobs set declare ulimit lsb_release".split()
+)
+_RECURSIVE_LONG = ("--recursive", "--dereference-recursive", "--directories")
+_FIX_PROC = (
+    "Other processes' environments hold planshell's API keys; read system-wide files such "
+    "as /proc/cpuinfo, or name the file literally."
+)
+
+
+def _recursive(name: str, args: list[Word]) -> bool:
+    """Does this reader descend into directories (so / or /proc would reach environ)?"""
+    if name == "rg":
+        return True
+    if name == "git":  # git grep/diff --no-index walk any directory (prefixes count)
+        return any((w.value or "").startswith("--no-i") for w in args)
+    if name not in ("grep", "egrep", "fgrep", "zgrep", "diff"):
+        return False
+    letters = "r" if name == "diff" else "rRd"
+    for word in args:
+        v = word.value
+        if v is None:
+            return True  # an expansion could be -r
+        if v == "--":
+            return False
+        if v.startswith("--") and any(long.startswith(v.partition("=")[0]) for long in
+                                      _RECURSIVE_LONG if len(v.partition("=")[0]) > 2):
+            return True
+        if v.startswith("-") and not v.startswith("--") and any(c in v for c in letters):
+            return True
+    return False
+
+
+_GREP_VALUE_LETTERS = "efmABCdD"
+_SEARCH_VALUE_LETTERS = {
+    "rg": "ABCefgjmMrtTEd",
+    **dict.fromkeys(("grep", "egrep", "fgrep", "zgrep"), _GREP_VALUE_LETTERS),
+}
+
+
+def _search_pattern(name: str, args: list[Word]) -> int | None:
+    """The index of grep's or rg's pattern operand (a regex, not a path), if it has one.
+
+    Only that word is checked as a plain word rather than as a search root, so
+    `grep -rn "/proc/" src` stays allowed. With -e or -f every operand is a path. Taking an
+    option's value for the pattern by mistake only makes the real pattern stricter.
+    """
+    letters = _SEARCH_VALUE_LETTERS.get(name)
+    if letters is None:
+        return None
+    i = 0
+    while i < len(args):
+        v = args[i].value
+        if v is None:
+            return None
+        if v == "--":
+            return i + 1 if i + 1 < len(args) else None
+        if v.startswith("--"):
+            if v.partition("=")[0] in ("--regexp", "--file"):
+                return None
+        elif v.startswith("-") and v != "-":
+            for j, c in enumerate(v[1:], 1):
+                if c in "ef":
+                    return None
+                if c in letters:
+                    i += 0 if v[j + 1 :] else 1
+                    break
+        else:
+            return i
+        i += 1
+    return None
+
+
+def check_proc_paths(name: str, args: list[Word], recursive: bool | None = None) -> None:
+    """Refuse a word that could make ``name`` read another process's secrets.
+
+    planshell.procfs holds the rule (also used by the read tool). ``cd`` counts as
+    recursive: after `cd /` or `cd /proc` every relative path could lead there.
+    """
+    if name in _NOT_READERS:
+        return
+    if recursive is None:
+        recursive = name == "cd" or _recursive(name, args)
+    pattern = _search_pattern(name, args) if recursive else None
+    for index, word in enumerate(args):
+        problem = proc_path_problem(word.shape, recursive and index != pattern)
+        if problem:
+            raise Blocked(f"{name} {_short(word.src)}: {problem}", _FIX_PROC)
+
+
+# ------------------------------------------------------------- prefix assignments
+
+# A fixed locale or time zone only changes how an allowed command formats or sorts its
+# output. The values are names, never paths: glibc reads locales from its own archive and
+# zone files from /usr/share/zoneinfo, and neither runs code. Every other variable is
+# refused (PATH, LD_*, GIT_*, PAGER, EDITOR, BASH_ENV, … change what runs).
+_LOCALE_NAMES = frozenset(
+    "LANG LC_ALL LC_COLLATE LC_CTYPE LC_MESSAGES LC_MONETARY LC_NUMERIC LC_TIME".split()
+)
+_LOCALE_VALUE = re.compile(r"[A-Za-z0-9_.@-]{1,40}")
+_TZ_VALUE = re.compile(r"[A-Za-z][A-Za-z0-9_+-]{0,30}(?:/[A-Za-z][A-Za-z0-9_+-]{0,30}){0,2}")
+
+
+def check_prefix_assignment(text: str | None) -> None:
+    """Allow ``LC_ALL=C`` or ``TZ=UTC`` before a command; refuse every other assignment."""
+    name, eq, value = (text or "").partition("=")
+    ok = bool(eq) and (
+        (name in _LOCALE_NAMES and _LOCALE_VALUE.fullmatch(value) is not None)
+        or (name == "TZ" and _TZ_VALUE.fullmatch(value) is not None)
+    )
+    if not ok:
+        raise Blocked(
+            "variable assignments are not allowed (they can change what a command runs); "
+            "only a literal locale (LC_ALL=C, LANG=C.UTF-8) or time zone (TZ=UTC) may "
+            "prefix a command",
+            "Drop the assignment.",
+        )
+
+
 # ------------------------------------------------------------- lookups and system info
 
 
@@ -1434,26 +1650,268 @@ def rule_command(args: list[Word]) -> None:
         )
 
 
-def rule_ps(args: list[Word]) -> None:
-    """ps: reads /proc only (procps has no option that writes a file or starts a program).
+_PS_UNIX_FLAGS = frozenset("AadefFHjlLMNTwyZcPmVX")  # procps -x letters without a value
+_PS_UNIX_VALUE = frozenset("CGgpqstuUoOkD")
+_PS_BSD_VALUE = frozenset("pqtUoOk")
+_PS_LONG_VALUE = frozenset(
+    "pid ppid sid tty user User group Group format sort cols columns lines rows width "
+    "quick-pid date-format".split()
+)
+_FIX_PS = "Use ps aux, ps -ef or ps -o pid,args (the environment of processes is off limits)."
 
+
+def _ps_format(fmt: str) -> None:
+    """Refuse a format that shows the environment (procps' hidden `environ` keyword)."""
+    for keyword in re.split(r"[,\s]+", fmt):
+        name = re.split(r"[=:]", keyword, maxsplit=1)[0].lower()
+        if name.startswith("env"):
+            raise Blocked(
+                f"ps -o {_short(keyword)} prints every process's environment, planshell's "
+                "API keys included",
+                _FIX_PS,
+            )
+
+
+def rule_ps(args: list[Word]) -> None:
+    """ps: reads /proc only, but BSD `e` and the `environ` format print environments.
+
+    procps shows every process's environment (planshell's API keys included) with the BSD
+    modifier `e` (`ps axeww`, `ps aux e`) and the format keyword `environ`. A dash cluster
+    with a letter that is no UNIX option falls back to BSD parsing (`ps -aex` is `ps aex`),
+    so an `e` there counts too; `-e` among UNIX letters only selects every process.
     Arguments must be literal, so a run-time value cannot inject anything doubtful.
     """
+    env_why = "ps e prints every process's environment, planshell's API keys included"
+    pending: str | None = None  # the option whose value the next word is
     for word in args:
-        require_static("ps", word, "argument")
+        v = require_static("ps", word, "argument")
+        if pending is not None:
+            if pending in ("o", "O", "format"):
+                _ps_format(v)
+            pending = None
+            continue
+        if v.startswith("--"):
+            name, eq, value = v[2:].partition("=")
+            is_format = len(name) >= 2 and "format".startswith(name)
+            if is_format or name in _PS_LONG_VALUE:
+                if eq:
+                    if is_format:
+                        _ps_format(value)
+                else:
+                    pending = "format" if is_format else name
+            continue
+        dash = v.startswith("-")
+        letters = v[1:] if dash else v
+        for j, c in enumerate(letters):
+            if c in (_PS_UNIX_VALUE if dash else _PS_BSD_VALUE):
+                head, rest = letters[:j], letters[j + 1 :]
+                if rest:
+                    if c in "oO":
+                        _ps_format(rest)
+                    elif "e" in rest and dash:
+                        raise Blocked(env_why, _FIX_PS)  # -auxe: procps may re-read it as BSD
+                else:
+                    pending = c
+                break
+        else:
+            head = letters
+        if "e" in head and (not dash or not set(head) <= _PS_UNIX_FLAGS):
+            raise Blocked(env_why, _FIX_PS)
 
 
-def rule_zcat(args: list[Word]) -> None:
-    """zcat: plain file operands only (it runs `gzip -cd`, which never writes a file).
+def rule_pgrep(args: list[Word]) -> None:
+    """pgrep: lists matching pids and names; its signal options belong to pkill."""
+    for word in args:
+        v = require_static("pgrep", word, "argument")
+        if v.startswith("--sig") or re.fullmatch(r"-[0-9]+|-[A-Z]+[0-9]*", v):
+            raise Blocked("pgrep with a signal is pkill's job", "Use pgrep to list only.")
 
-    gzip's options could change that meaning, so none is allowed; `--` is fine.
+
+def rule_decompress_cat(cmd: str) -> Callable[[list[Word]], None]:
+    """zcat, bzcat, xzcat: plain file operands only.
+
+    Each runs its decompressor with -dc, which writes only to stdout. Their options could
+    change that meaning (xz --files=, bzip2 -z), so none is allowed; `--` is fine.
+    """
+
+    def rule(args: list[Word]) -> None:
+        for word in args:
+            require_safe_arg(cmd, word)
+            if word.value == "--":
+                return
+            if word.value is not None and word.value.startswith("-") and word.value != "-":
+                raise Blocked(
+                    f"{cmd} takes no options here ({_short(word.value)})", "Drop the option."
+                )
+
+    return rule
+
+
+def rule_xz(args: list[Word]) -> None:
+    """xz: only `xz -dc FILE…` (decompress to stdout); every other mode writes files."""
+    flags: set[str] = set()
+    for i, word in enumerate(args):
+        require_safe_arg("xz", word)
+        v = word.value or ""
+        if v == "--":
+            args = args[i + 1 :]
+            break
+        if v.startswith("--"):
+            long = {"--decompress": "d", "--uncompress": "d", "--stdout": "c",
+                    "--to-stdout": "c", "--keep": "k", "--quiet": "q", "--verbose": "v"}
+            if v not in long:
+                raise Blocked(f"xz {_short(v)} is not allowed", "Use xz -dc FILE.")
+            flags.add(long[v])
+        elif v.startswith("-") and v != "-":
+            if not set(v[1:]) <= set("dckqv"):
+                raise Blocked(f"xz {_short(v)} is not allowed", "Use xz -dc FILE.")
+            flags |= set(v[1:])
+    if not {"d", "c"} <= flags:
+        raise Blocked(
+            "xz without both -d and -c writes a file next to its input", "Use xz -dc FILE."
+        )
+
+
+def rule_zgrep(args: list[Word]) -> None:
+    """zgrep: a shell script around gzip and grep; literal words only.
+
+    zgrep builds a sed and grep command line from its arguments (CVE-2022-1271 wrote
+    files through a crafted name), so every word must be literal, without a glob that
+    could pick up such a name, and free of newlines.
     """
     for word in args:
-        require_safe_arg("zcat", word)
-        if word.value == "--":
-            return
-        if word.value is not None and word.value.startswith("-") and word.value != "-":
-            raise Blocked(f"zcat takes no options here ({_short(word.value)})", "Drop the option.")
+        value = require_static("zgrep", word, "argument")
+        if "\n" in value:
+            raise Blocked("zgrep gets an argument with a newline", "Use a one-line pattern.")
+
+
+_XXD_VALUE = frozenset("-c -g -l -s -o -n -R".split())  # they take the next word
+
+
+def rule_xxd(args: list[Word]) -> None:
+    """xxd: a hex dump to stdout; -r (any option starting so) reverts, and a second
+    operand is an output file it writes (`xxd in out`)."""
+    operands = 0
+    skip = False
+    for word in args:
+        value = require_static("xxd", word, "argument")
+        if skip:
+            skip = False
+            continue
+        if value.startswith("-r"):
+            raise Blocked("xxd -r turns a dump back into a binary file", "Drop -r.")
+        if value in _XXD_VALUE:
+            skip = True
+        elif not value.startswith("-") or value == "-":
+            operands += 1
+    if operands > 1:
+        raise Blocked("xxd writes its second operand (the output file)", "Pass one input file.")
+
+
+def rule_unzip(args: list[Word]) -> None:
+    """unzip: only the listing (-l) or testing (-t) modes; by default it extracts."""
+    modes: set[str] = set()
+    for word in args:
+        value = require_static("unzip", word, "argument")
+        if value.startswith("-"):
+            if not re.fullmatch(r"-[lvqt]+", value):
+                raise Blocked(f"unzip {_short(value)} is not allowed", "Use unzip -l FILE.zip.")
+            modes |= set(value[1:]) & {"l", "t"}
+    if not modes:
+        raise Blocked("unzip without -l or -t extracts files", "Use unzip -l FILE.zip.")
+
+
+_TAR_LONG = frozenset(
+    "--list --verbose --gzip --gunzip --ungzip --bzip2 --xz --zstd --auto-compress "
+    "--numeric-owner --utc --full-time --wildcards --no-wildcards".split()
+)
+_TAR_FIX = "Use tar -tf FILE.tar (or tar -tzf FILE.tar.gz) to list an archive."
+
+
+def rule_tar(args: list[Word]) -> None:
+    """tar: only listing an archive (-t), with a local archive name.
+
+    tar runs programs with -I/--use-compress-program, --to-command, --checkpoint-action,
+    -F/--info-script and --rsh-command (a `host:file` archive starts a remote shell), and
+    writes files with --index-file, --volno-file and every mode but -t; so only a short
+    list of letters and long options is allowed, spelled out in full.
+    """
+    listing, pending_file = False, False
+    for index, word in enumerate(args):
+        value = require_static("tar", word, "argument")
+        if pending_file:
+            _tar_archive(value)
+            pending_file = False
+            continue
+        if value.startswith("--"):
+            name, eq, rest = value.partition("=")
+            if name == "--file":
+                if eq:
+                    _tar_archive(rest)
+                else:
+                    pending_file = True
+                continue
+            if name not in _TAR_LONG or eq:
+                raise Blocked(f"tar {_short(value)} is not allowed", _TAR_FIX)
+            listing = listing or name == "--list"
+            continue
+        letters = value[1:] if value.startswith("-") else (value if index == 0 else "")
+        if not letters:
+            continue  # a member name to list
+        for j, c in enumerate(letters):
+            if c not in "tvfzjJa":
+                raise Blocked(f"tar -{c} is not allowed (only listing)", _TAR_FIX)
+            listing = listing or c == "t"
+            if c == "f":
+                attached = letters[j + 1 :] if value.startswith("-") else ""
+                if attached:
+                    _tar_archive(attached)
+                else:
+                    pending_file = True
+                break
+    if not listing:
+        raise Blocked("tar without -t creates or extracts an archive", _TAR_FIX)
+
+
+def _tar_archive(name: str) -> None:
+    if ":" in name:
+        raise Blocked(
+            "tar reads an archive named host:file through a remote shell", "Name a local file."
+        )
+
+
+def rule_no_operands(cmd: str, flags: str, longs: str = "") -> Callable[[list[Word]], None]:
+    """uptime, tty, lsb_release, jobs, ulimit: options from a fixed set, no operand.
+
+    They print system or shell information. An operand would make them do something else
+    (`ulimit -n 10` sets a limit), and jobs -x runs a command, so only the listed option
+    letters (and long options) are allowed.
+    """
+    allowed_long = frozenset(longs.split())
+
+    def rule(args: list[Word]) -> None:
+        for word in args:
+            value = require_static(cmd, word, "argument")
+            if value in allowed_long or re.fullmatch(f"-[{flags}]+", value):
+                continue
+            raise Blocked(f"{cmd} {_short(value)} is not allowed here", f"Run plain {cmd}.")
+
+    return rule
+
+
+def rule_set(args: list[Word]) -> None:
+    """set: bare `set` lists the shell's variables; any argument changes options or $@."""
+    if args:
+        raise Blocked("set with arguments changes the shell's options", "Run plain set.")
+
+
+def rule_declare(args: list[Word]) -> None:
+    """declare: only `declare -p [NAME…]`, which prints; every other form assigns."""
+    if not args or require_static("declare", args[0], "option") != "-p":
+        raise Blocked("declare assigns or changes variables", "Use declare -p [NAME].")
+    for word in args[1:]:
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", require_static("declare", word, "name")):
+            raise Blocked("declare -p takes only variable names", "Use declare -p [NAME].")
 
 
 _SLEEP_MAX = 10.0
@@ -1508,7 +1966,21 @@ RULES: dict[str, Callable[[list[Word]], None]] = {
     "hash": rule_hash,
     "command": rule_command,
     "ps": rule_ps,
-    "zcat": rule_zcat,
+    "pgrep": rule_pgrep,
+    **{name: rule_decompress_cat(name) for name in ("zcat", "bzcat", "xzcat")},
+    "xz": rule_xz,
+    "zgrep": rule_zgrep,
+    "xxd": rule_xxd,
+    "unzip": rule_unzip,
+    "tar": rule_tar,
+    "uptime": rule_no_operands("uptime", "psV", "--pretty --since --version"),
+    "tty": rule_no_operands("tty", "s", "--silent --quiet"),
+    "lsb_release": rule_no_operands("lsb_release", "aidrcsv", "--all --id --description "
+                                    "--release --codename --short"),
+    "jobs": rule_no_operands("jobs", "lnprs"),
+    "ulimit": rule_no_operands("ulimit", "HSabcdefiklmnpqrstuvxPRT"),
+    "set": rule_set,
+    "declare": rule_declare,
     "sleep": rule_sleep,
     "python3": rule_version("python3", "--version"),
     "python": rule_version("python", "--version"),

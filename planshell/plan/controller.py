@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from planshell.agent import events as ev
 from planshell.agent.events import Mode
 from planshell.plan import prompts
+from planshell.plan.approval_record import ApprovalRecord, PlanChange, less_permissive
 from planshell.plan.bash_guard import BashGuard
 from planshell.plan.decider import Decider, Decision, Review, ReviewRequest
 from planshell.plan.document import changed_sections, parse_plan, validate_plan, verification_text
@@ -106,10 +107,17 @@ class PlanController:
         self.sandbox_warning: str | None = None  # the guard-only notice, once it was emitted
         # Called at review and approval time; its result rides in ReviewRequest.receipt.
         self.receipt_provider: Callable[[], Receipt | None] | None = self.receipt
-        # Set by the runtime: an approval's permission mode ("accept-edits", "ask").
+        # Set by the runtime: an approval's permission mode ("accept-edits", "ask"),
+        # and the mode in force now (recorded with an approval, back when the plan ends).
         self.on_approve_mode: Callable[[str], object] | None = None
+        self.permission_mode_now: Callable[[], str] | None = None
+        # The text the person approved (EXECUTE), and a plan whose file no longer
+        # holds it (PLAN, waiting for a person): see planshell/plan/approval_record.py.
+        self.approval: ApprovalRecord | None = None
+        self.changed_plan: PlanChange | None = None
         agent.gates.append(self.gate)
         agent.prompt_parts.append(self.prompt_part)
+        agent.call_checks.append(self.check_before_call)
 
     # --- hooks ----------------------------------------------------------------
 
@@ -126,20 +134,45 @@ class PlanController:
         return self._plan_exec
 
     def gate(self, tool: Tool, args: ToolArgs) -> str | None:
+        if self.mode is Mode.EXECUTE and self.approval is not None and self._plan_change():
+            # A later call of a reply that changed the plan: nothing more runs until
+            # a person approves (the check before the next model call pauses).
+            return prompts.EXECUTE_PAUSED_RESULT
         if self.mode is not Mode.PLAN:
             return None
         return self.policy.check(self.registry, tool, args)
 
     def prompt_part(self) -> str | None:
+        """Planning guidance in PLAN; in EXECUTE the approved text, never the file's.
+
+        The file is compared with the approval on every call: a changed plan
+        pauses here too (the call check before it normally caught it already).
+        """
+        if self.mode is Mode.EXECUTE and self.plan_path is not None:
+            change = self._plan_change()
+            if change is None and self.approval is not None:
+                return prompts.execute_guidance(self._display(self.plan_path), self.approval.text)
+            if change is not None and not self._reviews_open:
+                self._pause(change)
+            else:  # a review is open: the mode is frozen, but the text is still withheld
+                return prompts.EXECUTE_PAUSED
         if self.mode is Mode.PLAN:
             return prompts.plan_guidance(self._display(self.plan_path) if self.plan_path else None)
-        if self.mode is Mode.EXECUTE and self.plan_path is not None:
-            try:
-                text = self.store.read(self.plan_path)
-            except PlanStoreError as exc:
-                text = f"(The plan file could not be read: {exc})"
-            return prompts.execute_guidance(self._display(self.plan_path), text)
         return None
+
+    async def check_before_call(self) -> str | None:
+        """Before every model call: a changed plan pauses execution and opens the review.
+
+        Returns why the turn stops, or None to go on (nothing changed, or the
+        person approved the changed plan, or asked for a refinement).
+        """
+        if self.mode is Mode.EXECUTE and not self._reviews_open:
+            change = self._plan_change()
+            if change is not None:
+                self._pause(change)
+        if self.changed_plan is None or self._reviews_open or self.mode is not Mode.PLAN:
+            return None
+        return await self._review_change(self.changed_plan)
 
     # --- transitions ----------------------------------------------------------
 
@@ -164,6 +197,7 @@ class PlanController:
         previous = self.mode
         if self.mode is Mode.EXECUTE:
             self._restore_tools()
+            self._end_plan_permissions("Plan mode on")
         self.saved_tools = self.registry.set_active(self.policy.offered(self.registry))
         self.plan_path = plan_path
         self.pending_name = name
@@ -173,13 +207,18 @@ class PlanController:
         self.mode = Mode.PLAN
         self._changed(previous)
 
-    def leave(self, *, discard: bool = False) -> None:
-        """PLAN/EXECUTE -> OFF, restoring exactly the tools saved on entry."""
+    def leave(self, *, discard: bool = False, why: str = "Plan mode off") -> None:
+        """PLAN/EXECUTE -> OFF, restoring exactly the tools saved on entry.
+
+        A plan that ends (``why`` names how) takes its permission mode with it.
+        """
         if self.mode is Mode.OFF:
             return
         self._check_free()
         previous = self.mode
         self._restore_tools()
+        self._end_plan_permissions("Plan discarded" if discard else why)
+        self.changed_plan = None
         if discard and self.plan_path is not None:
             try:
                 self.store.delete(self.plan_path)
@@ -245,20 +284,43 @@ class PlanController:
         """Delete a plan file; leaving plan mode first when it is the active plan."""
         self._check_free()
         if self.is_active(path):
-            self.leave()
+            self.leave(why="Plan discarded")
         self.store.delete(path)
 
-    def approve(self, path: Path, text: str) -> None:
-        """PLAN -> EXECUTE: tools restored, steps seeded into the todo list."""
+    def approve(
+        self,
+        path: Path,
+        text: str,
+        permission_mode: str | None = None,
+        *,
+        record: ApprovalRecord | None = None,
+    ) -> None:
+        """PLAN -> EXECUTE: tools restored, steps seeded, ``text`` recorded as approved.
+
+        ``permission_mode`` is the one the person chose with the approval; the
+        mode in force before it comes back when the plan ends. ``record`` is a
+        resumed approval (its text is ``text``).
+        """
         previous = self.mode
         self._restore_tools()
         self._snapshot = None
         self.plan_path = path
+        self.changed_plan = None
+        if record is None:
+            before = self.permission_mode_now() if self.permission_mode_now is not None else None
+            if self.approval is not None:  # approved again while executing: same "before"
+                before = self.approval.permission_before
+            record = ApprovalRecord(path, text, before, permission_mode)
+        self.approval = record
+        if permission_mode and self.on_approve_mode is not None:
+            self.on_approve_mode(permission_mode)
         self.mode = Mode.EXECUTE
         self._seed_todos(text)
         self._changed(previous)
 
-    def execute_existing(self, path: Path, reviewed: str | None = None) -> str:
+    def execute_existing(
+        self, path: Path, reviewed: str | None = None, permission_mode: str | None = None
+    ) -> str:
         """Start executing a saved plan a person picked (from the picker or a review).
 
         With ``reviewed``, the file must still hold exactly the text the person
@@ -273,7 +335,7 @@ class PlanController:
             raise PlanChanged(f"{path.name} changed since you read it; nothing was executed.")
         if self.mode is Mode.OFF:
             self.saved_tools = self.registry.active
-        self.approve(path, text)
+        self.approve(path, text, permission_mode)
         return text
 
     def execute_request(self, path: Path) -> str:
@@ -284,7 +346,7 @@ class PlanController:
         if self.mode is not Mode.EXECUTE:
             raise ToolError("plan_complete works only while executing an approved plan.")
         path = self.plan_path
-        self.leave()
+        self.leave(why="Plan complete")
         if self.settings.cleanup_on_complete and path is not None:
             try:
                 self.store.delete(path)
@@ -306,14 +368,44 @@ class PlanController:
             self.enter_plan(plan_path=path)
             if saved_tuple is not None:
                 self.saved_tools = saved_tuple
+            if path is not None:
+                self.changed_plan = PlanChange.from_entry(entry.get("changed_plan"), path)
+                if self.changed_plan is not None:
+                    self._record_mode()
         elif mode is Mode.EXECUTE and path is not None:
-            self.saved_tools = saved_tuple or self.registry.active
-            try:
-                text = self.store.read(path)
-            except PlanStoreError as exc:
-                self.agent.emit(ev.Notice(f"Could not restore the executing plan: {exc}", "error"))
-                return
-            self.approve(path, text)
+            self._restore_execute(path, entry, saved_tuple)
+
+    def _restore_execute(
+        self, path: Path, entry: dict[str, Any], saved: tuple[str, ...] | None
+    ) -> None:
+        """EXECUTE again only if the file still holds the recorded approved text.
+
+        Otherwise the plan is a changed plan: PLAN on the same file, and the
+        first turn opens the review with the diff (headless: exit 3).
+        """
+        record = ApprovalRecord.from_entry(entry.get("approval"), path)
+        try:
+            current: str | None = self.store.read(path)
+            problem = ""
+        except PlanStoreError as exc:
+            current, problem = None, str(exc)
+        if record is not None and current is not None and record.holds(current):
+            self.saved_tools = saved or self.registry.active
+            # The plan's own permission mode comes back; it ends in the narrower of
+            # the mode before the approval and the mode this run started in.
+            now = self.permission_mode_now() if self.permission_mode_now is not None else None
+            before = less_permissive(record.permission_before, now)
+            resumed = ApprovalRecord(path, record.text, before, record.permission_mode)
+            self.approve(path, record.text, record.permission_mode, record=resumed)
+            return
+        approved = record.text if record is not None else None
+        self.enter_plan(plan_path=path)
+        if saved is not None:
+            self.saved_tools = saved
+        self.changed_plan = PlanChange(path, approved, current, problem)
+        if approved is not None:
+            self._reviewed[path] = approved
+        self._record_mode()
 
     def state(self) -> ModeState:
         return ModeState(self.mode, self.plan_path, self.saved_tools)
@@ -369,8 +461,18 @@ class PlanController:
         the front end should send next.
         """
         self._check_free()
+        diff = notice = ""
+        change = self.changed_plan
+        if change is not None and _same_file(change.path, path):
+            # The paused plan: the review shows what changed since the approval.
+            try:
+                current: str | None = self.store.read(path)
+            except PlanStoreError:
+                current = None
+            shown = self._display(path)
+            diff, notice = change.with_current(current).diff(shown), change.headline(shown)
         try:
-            decided = await self._review_rounds(path)
+            decided = await self._review_rounds(path, diff=diff, notice=notice)
         except ToolError as exc:
             raise PlanStoreError(str(exc)) from None
         if decided is None:
@@ -378,11 +480,13 @@ class PlanController:
         review, text = decided
         match review.decision:
             case Decision.APPROVE:
-                self.execute_existing(path, reviewed=text)
-                self._approve_mode(review)
+                self.execute_existing(path, reviewed=text, permission_mode=review.permission_mode)
                 return ReviewOutcome(review.decision, path, self.execute_request(path))
             case Decision.REFINE:
                 self.start_plan(plan_path=path)
+                if self.changed_plan is not None:  # the refinement is the way forward now
+                    self.changed_plan = None
+                    self._record_mode()
                 feedback = review.feedback or "(no details given)"
                 message = prompts.REFINE_REQUEST.format(path=self._display(path), feedback=feedback)
                 return ReviewOutcome(review.decision, path, message)
@@ -395,19 +499,21 @@ class PlanController:
                 pass
         return ReviewOutcome(review.decision, path)
 
-    async def _review_rounds(self, path: Path) -> tuple[Review, str] | None:
+    async def _review_rounds(
+        self, path: Path, *, diff: str = "", notice: str = ""
+    ) -> tuple[Review, str] | None:
         """Show ``path`` until a decision holds: (decision, reviewed text), or None.
 
         An approval counts only if the file still holds the text shown and no new
         change appeared in the work tree meanwhile; otherwise the review opens
         again with a notice, at most ``MAX_REVIEW_ROUNDS`` times. While the
-        question is open the mode is frozen (``review_pending``).
+        question is open the mode is frozen (``review_pending``). ``diff`` and
+        ``notice`` describe a changed plan (approved, then changed on disk).
         """
-        notice = ""
         for _ in range(MAX_REVIEW_ROUNDS):
             text = self._read_for_review(path)
             shown = await self._current_receipt()
-            request = self._review_request(path, text, notice, shown)
+            request = self._review_request(path, text, notice, shown, diff)
             self._reviews_open += 1
             try:
                 review = await self.decider.review_plan(request)
@@ -544,12 +650,14 @@ class PlanController:
 
         if self.mode is Mode.PLAN:
             raise ToolError("set_plan_steps works after approval; in plan mode, revise the plan.")
-        if self.plan_path is None:
+        if self.plan_path is None or self.approval is None:
             raise ToolError("There is no approved plan to tick.")
-        try:
-            text = self.store.read(self.plan_path)
-        except PlanStoreError as exc:
-            raise ToolError(str(exc)) from None
+        if self._plan_change() is not None:
+            raise ToolError(
+                "The plan file changed since the user approved it: nothing was ticked. "
+                "Execution is paused until the user approves the plan again; stop and end your turn."
+            )
+        text = self.approval.text
         doc = parse_plan(text)
         for number, _done, expected in updates:
             if not 1 <= number <= len(doc.steps):
@@ -566,6 +674,9 @@ class PlanController:
             self.store.write(self.plan_path, text)
         except PlanStoreError as exc:
             raise ToolError(str(exc)) from None
+        # planshell's own tick: the ticked text is the approved text from now on.
+        self.approval = self.approval.ticked(text)
+        self._record_mode()
         for number, done, _ in updates:
             if number - 1 < len(self.todos.items):
                 status = TodoStatus.COMPLETED if done else TodoStatus.PENDING
@@ -580,8 +691,7 @@ class PlanController:
         shown = self._display(path)
         match review.decision:
             case Decision.APPROVE:
-                self.approve(path, text)
-                self._approve_mode(review)
+                self.approve(path, text, review.permission_mode)
                 return prompts.approved_result(shown, text)
             case Decision.REFINE:
                 return prompts.refine_result(review.feedback or "(no details given)")
@@ -594,10 +704,94 @@ class PlanController:
             case _:
                 return prompts.keep_result(review.feedback)
 
-    def _approve_mode(self, review: Review) -> None:
-        """The permission mode the person chose with the approval (a / A)."""
-        if review.permission_mode and self.on_approve_mode is not None:
-            self.on_approve_mode(review.permission_mode)
+    def _end_plan_permissions(self, why: str) -> None:
+        """The plan ends: its permission mode goes, the one before the approval comes back.
+
+        Only when the approval chose a mode; a Notice says so ("Plan complete:
+        permissions back to ask"). The approval itself is over.
+        """
+        record, self.approval = self.approval, None
+        if record is None or not record.permission_mode or record.permission_before is None:
+            return
+        now = self.permission_mode_now() if self.permission_mode_now is not None else None
+        if now == record.permission_before or self.on_approve_mode is None:
+            return
+        self.on_approve_mode(record.permission_before)
+        self.agent.emit(ev.Notice(f"{why}: permissions back to {record.permission_before}."))
+
+    def _plan_change(self) -> PlanChange | None:
+        """In EXECUTE: the file as a change from the approved text, or None if it holds it."""
+        if self.plan_path is None:
+            return None
+        approved = self.approval.text if self.approval is not None else None
+        try:
+            current = self.store.read(self.plan_path)
+        except PlanStoreError as exc:
+            return PlanChange(self.plan_path, approved, None, str(exc))
+        if self.approval is not None and self.approval.holds(current):
+            return None
+        return PlanChange(self.plan_path, approved, current)
+
+    def _pause(self, change: PlanChange) -> None:
+        """EXECUTE -> PLAN on the same file: the changed plan needs a person's approval."""
+        path = change.path
+        if change.approved is not None:
+            self._reviewed[path] = change.approved  # the review marks what changed since
+        self._end_plan_permissions("Plan paused (it changed on disk)")
+        self.enter_plan(plan_path=path)
+        self.changed_plan = change
+        self._record_mode()
+
+    async def _review_change(self, change: PlanChange) -> str | None:
+        """Show the diff and the changed plan for review; None lets the turn go on.
+
+        Approve executes the new text (a new approval); refine goes on in PLAN
+        with the person's feedback; everything else stops the turn here.
+        """
+        path = change.path
+        shown = self._display(path)
+        try:
+            current: str | None = self.store.read(path)
+            problem = ""
+        except PlanStoreError as exc:
+            current, problem = None, str(exc)
+        change = change.with_current(current, problem)
+        self.changed_plan = change
+        diff = change.diff(shown)
+        # One line: the diff itself is the review's (the TUI's diff screen, headless stderr).
+        self.agent.emit(ev.Notice(change.headline(shown), "warning"))
+        unusable = diff if current is None else validate_plan(current)
+        if unusable:
+            # Nothing to approve (unreadable or not a plan): /plan off, or restore the file.
+            self.agent.emit(ev.ErrorEvent(f"{shown} cannot be reviewed: {unusable}"))
+            return change.headline(shown)
+        try:
+            decided = await self._review_rounds(path, diff=diff, notice=change.headline(shown))
+        except ToolError as exc:
+            self.agent.emit(ev.Notice(str(exc), "error"))
+            return str(exc)
+        if decided is None:
+            return KEPT_CHANGING
+        review, text = decided
+        if self.mode is not Mode.PLAN:
+            return "Plan mode was left while the changed plan was being reviewed."
+        match review.decision:
+            case Decision.APPROVE:
+                self.approve(path, text, review.permission_mode)
+                return None
+            case Decision.REFINE:
+                self.changed_plan = None
+                self._record_mode()
+                feedback = review.feedback or "(no details given)"
+                await self.agent.submit(prompts.REFINE_REQUEST.format(path=shown, feedback=feedback))
+                return None
+            case Decision.EXIT:
+                self.leave()
+            case Decision.DISCARD:
+                self.leave(discard=True)
+            case _:
+                pass
+        return change.headline(shown)
 
     def _read_for_review(self, path: Path) -> str:
         try:
@@ -610,7 +804,7 @@ class PlanController:
         return text
 
     def _review_request(
-        self, path: Path, text: str, notice: str, receipt: Receipt | None = None
+        self, path: Path, text: str, notice: str, receipt: Receipt | None = None, diff: str = ""
     ) -> ReviewRequest:
         doc = parse_plan(text)
         previous = self._reviewed.get(path)
@@ -621,6 +815,7 @@ class PlanController:
             path, text, doc.title, changed, previous, notice, receipt, count_hidden(text),
             approve_mode=self.settings.approve_mode,
             mode=self.mode.value,
+            diff=diff,
         )
 
     async def _current_receipt(self) -> Receipt | None:
@@ -693,15 +888,20 @@ class PlanController:
         )
 
     def _record_mode(self) -> None:
-        if self.agent.session is not None:
-            self.agent.session.append(
-                {
-                    "type": "mode",
-                    "mode": self.mode.value,
-                    "plan_path": str(self.plan_path) if self.plan_path else None,
-                    "saved_tools": list(self.saved_tools) if self.saved_tools is not None else None,
-                }
-            )
+        """The whole plan state in one entry: ``--continue`` restores from the last one."""
+        if self.agent.session is None:
+            return
+        entry: dict[str, Any] = {
+            "type": "mode",
+            "mode": self.mode.value,
+            "plan_path": str(self.plan_path) if self.plan_path else None,
+            "saved_tools": list(self.saved_tools) if self.saved_tools is not None else None,
+        }
+        if self.mode is Mode.EXECUTE and self.approval is not None:
+            entry["approval"] = self.approval.to_entry()
+        if self.mode is Mode.PLAN and self.changed_plan is not None:
+            entry["changed_plan"] = self.changed_plan.to_entry()
+        self.agent.session.append(entry)
 
     def _title_line(self, path: Path) -> str | None:
         """The ``# …`` title line of the plan file at ``path``, if it exists and has one."""
@@ -716,6 +916,8 @@ class PlanController:
     def _title(self) -> str | None:
         if self.plan_path is None:
             return None
+        if self.mode is Mode.EXECUTE and self.approval is not None:
+            return parse_plan(self.approval.text).title
         try:
             return parse_plan(self.store.read(self.plan_path)).title
         except PlanStoreError:

@@ -44,6 +44,9 @@ class ReviewRequest:
     approve_mode: str = "accept-edits"  # what ``a`` runs the plan in (``A``: the other one)
 
     mode: str = "plan"  # the mode the review opened in: the screen words its keys for it
+    # A changed plan (approved, then changed on disk): the unified diff from the
+    # approved text to ``text``; the front end shows it before the review.
+    diff: str = ""
 
 
 class ApprovalChoice(StrEnum):
@@ -122,6 +125,7 @@ class HeadlessDecider:
 
     def __init__(self) -> None:
         self.awaiting: Path | None = None
+        self.awaiting_diff = ""  # a changed plan: what changed since its approval
 
     async def confirm_enter_plan(self, reason: str) -> bool:
         return True
@@ -138,6 +142,7 @@ class HeadlessDecider:
 
     async def review_plan(self, request: ReviewRequest) -> Review:
         self.awaiting = request.path
+        self.awaiting_diff = request.diff
         return Review(
             Decision.KEEP,
             feedback="This is a non-interactive run: the plan awaits the user's approval "

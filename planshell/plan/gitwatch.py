@@ -45,6 +45,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from planshell.fsutil import ReadRefused, atomic_write_bytes, read_user_file
 from planshell.plan.protected import (
     GIT,
     GITMODULES,
@@ -112,11 +113,8 @@ def _entry(path: Path) -> Entry | None:
         data: bytes | None = None
         if st.st_size <= FILE_MAX:
             try:
-                with open(path, "rb") as handle:
-                    data = handle.read(FILE_MAX + 1)
-            except OSError:
-                data = None
-            if data is not None and len(data) > FILE_MAX:
+                data = read_user_file(path, FILE_MAX)
+            except (OSError, ReadRefused):
                 data = None
         return Entry("file", ident, data, stamp, mode)
     return Entry("other", ident, None, stamp, mode)
@@ -134,8 +132,10 @@ def _gitdirs_of(git: Path, entry: Entry) -> list[Path]:
         return []
     dirs = [gitdir]
     try:
-        common = (gitdir / "commondir").read_text(encoding="utf-8", errors="replace").strip()
-    except OSError:
+        common = read_user_file(gitdir / "commondir", 4096, truncate=True).decode(
+            "utf-8", errors="replace"
+        ).strip()
+    except (OSError, ReadRefused):
         common = ""
     if common:
         target = Path(common) if Path(common).is_absolute() else gitdir / common
@@ -372,27 +372,7 @@ class ProjectWatch(RunWatch):
                 os.symlink(os.fsdecode(old.data), path)
             else:
                 path.parent.mkdir(parents=True, exist_ok=True)
-                _write_bytes(path, old.data, old.mode)
+                atomic_write_bytes(path, old.data, mode=old.mode)
         except OSError as exc:
             return f"{label}: could NOT be restored ({exc.strerror or exc}); check it before running git"
         return f"{label}: restored"
-
-
-def _write_bytes(path: Path, data: bytes, mode: int) -> None:
-    """Replace ``path`` with ``data`` atomically (a temp file renamed over it)."""
-    tmp = path.with_name(f".{path.name}.planshell-restore-{os.getpid()}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, mode)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        with_suppressed_unlink(tmp)
-        raise
-
-
-def with_suppressed_unlink(path: Path) -> None:
-    try:
-        os.unlink(path)
-    except OSError:
-        pass

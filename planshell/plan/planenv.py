@@ -4,13 +4,15 @@ Plan-mode commands are chosen by the model and may read anything they print
 back to it, so their environment is rebuilt from planshell's own:
 
 * **Secrets are dropped.** A variable goes when its name looks like a
-  credential (:func:`is_secret_name`: ``*_API_KEY``, ``*TOKEN*``,
-  ``*SECRET*``, ``*PASSWORD*``, ``*_KEY``, an ``AUTH``/``PASS``/``PWD``/
-  ``COOKIE`` word, ...), when it is one of the key variables planshell's
-  providers read, when it matches a ``plan.env_deny`` glob, or when its value
-  is a URL carrying a password (``https://user:pass@host``, typical of proxy
-  settings). Dropping a harmless variable costs little in a read-only mode;
-  leaking a key sends it to the model provider.
+  credential (:func:`is_secret_name`: ``*TOKEN*``, ``*SECRET*``,
+  ``*PASSWORD*``, ``*AUTH*``, ``*COOKIE*``, ``*SESSION*``, ``*_KEY``,
+  ``*_PAT``, ``*_DSN``, a ``PASS``/``PWD`` word, ...), when it is one of the
+  key variables planshell's providers read, when it matches a
+  ``plan.env_deny`` glob, or when its value is a URL carrying credentials
+  (``https://user:pass@host`` or ``https://key@host``: proxy settings, a
+  Sentry DSN). ``plan.env_allow`` keeps a variable the built-in rules drop
+  (``env_deny`` still wins). Dropping a harmless variable costs little in a
+  read-only mode; leaking a key sends it to the model provider.
 * **A fixed locale**, ``LC_ALL=C.UTF-8`` (``C`` when this libc has no
   ``C.UTF-8``), so output does not depend on the user's language settings.
 * **A clean ``PATH``**: the git shim first, then the inherited entries that are
@@ -18,6 +20,13 @@ back to it, so their environment is rebuilt from planshell's own:
   current directory" (the project), and an entry inside the project lets the
   repository supply its own ``ls``; both are dropped.
 * The git hardening variables of ``gitsafe.py``.
+
+Scrubbing the child's environment is not enough without the sandbox: the
+child could read planshell's own, unscrubbed one from
+``/proc/<planshell's pid>/environ`` (same user, and the bash guard rightly
+lets ``cat`` read). :func:`hide_own_environment` makes planshell's process
+non-dumpable, which makes those files root's; with the sandbox a new PID
+namespace and a fresh ``/proc`` hide every process anyway.
 """
 
 from __future__ import annotations
@@ -28,6 +37,7 @@ import fnmatch
 import functools
 import os
 import re
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,15 +47,20 @@ from planshell.plan.gitsafe import git_safe_env, git_shim_dir
 # A name containing one of these (case-insensitively) is a secret.
 SECRET_SUBSTRINGS: tuple[str, ...] = (
     "API_KEY", "APIKEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE",
-    "CREDENTIAL", "PRIVATE_KEY", "ACCESS_KEY", "SIGNING_KEY",
+    "CREDENTIAL", "PRIVATE_KEY", "ACCESS_KEY", "SIGNING_KEY", "COOKIE", "SESSION",
 )  # fmt: skip
+# ``AUTH`` anywhere (``HTTP_AUTHORIZATION``, ``OAUTH_CLIENT``, ``XAUTHORITY``,
+# ``SSH_AUTH_SOCK``) except inside the word ``AUTHOR`` (``GIT_AUTHOR_NAME`` is
+# no credential and a commit needs it).
+_AUTH = re.compile(r"AUTH(?!OR(?:_|$))")
 # A name with one of these as a whole ``_``-separated word (and more than one
 # word, so ``PWD`` itself stays) is a secret: ``DB_PASS``, ``MYSQL_PWD``,
-# ``SSH_AUTH_SOCK``, ``NPM_CONFIG__AUTH``, ``GPG_KEY``, ``SESSION_COOKIE``.
-SECRET_WORDS: frozenset[str] = frozenset({"KEY", "AUTH", "PASS", "PWD", "COOKIE"})
+# ``GPG_KEY``, ``GITHUB_PAT``, ``SENTRY_DSN``.
+SECRET_WORDS: frozenset[str] = frozenset({"KEY", "PASS", "PWD", "PAT", "DSN"})
 # Sockets and caches that let a command act with the user's credentials.
 CREDENTIAL_HANDLES: frozenset[str] = frozenset({"GPG_AGENT_INFO", "KRB5CCNAME"})
-_URL_PASSWORD = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/@\s:]*:[^/@\s]*@")
+# A URL with userinfo: ``user:pass@`` or a bare ``key@`` (a Sentry DSN, a token in a git URL).
+_URL_CREDENTIALS = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/?#@\s]+@")
 
 
 def provider_key_vars() -> frozenset[str]:
@@ -56,21 +71,37 @@ def provider_key_vars() -> frozenset[str]:
 
 
 def is_secret_name(name: str) -> bool:
+    """Whether ``name`` looks like a credential's (case-insensitive; see the module doc)."""
     upper = name.upper()
-    if any(part in upper for part in SECRET_SUBSTRINGS):
+    if any(part in upper for part in SECRET_SUBSTRINGS) or _AUTH.search(upper):
         return True
     words = upper.split("_")
     return len(words) > 1 and any(word in SECRET_WORDS for word in words)
 
 
-def denied(name: str, value: str, extra: Iterable[str] = ()) -> bool:
-    """Whether plan-mode bash must not see ``name=value``."""
+def has_url_credentials(value: str) -> bool:
+    """Whether ``value`` holds a URL with userinfo (``user:pass@``, ``key@``)."""
+    return bool(_URL_CREDENTIALS.search(value))
+
+
+def _matches(upper: str, patterns: Iterable[str]) -> bool:
+    return any(fnmatch.fnmatchcase(upper, pattern.upper()) for pattern in patterns)
+
+
+def denied(name: str, value: str, extra: Iterable[str] = (), allow: Iterable[str] = ()) -> bool:
+    """Whether bash must not see ``name=value``.
+
+    ``extra`` (``plan.env_deny``) always drops; ``allow`` (``plan.env_allow``)
+    keeps what the built-in rules would drop. Both are globs, case-insensitive.
+    """
     upper = name.upper()
+    if _matches(upper, extra):
+        return True
+    if _matches(upper, allow):
+        return False
     if is_secret_name(name) or upper in CREDENTIAL_HANDLES or name in provider_key_vars():
         return True
-    if any(fnmatch.fnmatchcase(upper, pattern.upper()) for pattern in extra):
-        return True
-    return bool(_URL_PASSWORD.search(value))
+    return has_url_credentials(value)
 
 
 def clean_path(path: str, root: Path) -> list[str]:
@@ -116,22 +147,26 @@ class PlanEnv:
     dropped: tuple[str, ...]
 
 
-def scrub_environment(base: Mapping[str, str], deny: Iterable[str] = ()) -> PlanEnv:
+def scrub_environment(
+    base: Mapping[str, str], deny: Iterable[str] = (), allow: Iterable[str] = ()
+) -> PlanEnv:
     """``base`` without its secrets (see :func:`denied`): all the workspace sandbox changes."""
-    extra = list(deny)
+    extra, kept = list(deny), list(allow)
     env: dict[str, str] = {}
     dropped: list[str] = []
     for name, value in base.items():
-        if denied(name, value, extra):
+        if denied(name, value, extra, kept):
             dropped.append(name)
         else:
             env[name] = value
     return PlanEnv(env, tuple(sorted(dropped)))
 
 
-def plan_environment(base: Mapping[str, str], root: Path, deny: Iterable[str] = ()) -> PlanEnv:
+def plan_environment(
+    base: Mapping[str, str], root: Path, deny: Iterable[str] = (), allow: Iterable[str] = ()
+) -> PlanEnv:
     """``base`` (normally ``os.environ``) made fit for plan-mode bash."""
-    scrubbed = scrub_environment(base, deny)
+    scrubbed = scrub_environment(base, deny, allow)
     env, dropped = scrubbed.env, scrubbed.dropped
     env.pop("LANGUAGE", None)
     env["LC_ALL"] = utf8_locale()
@@ -142,3 +177,27 @@ def plan_environment(base: Mapping[str, str], root: Path, deny: Iterable[str] = 
         path.insert(0, str(shim))
     env["PATH"] = os.pathsep.join(path)
     return PlanEnv(env, dropped)
+
+
+_PR_SET_DUMPABLE = 4
+
+
+def hide_own_environment() -> bool:
+    """Make ``/proc/<this pid>/environ`` (and ``mem``, ``fd/``) unreadable to our own commands.
+
+    ``prctl(PR_SET_DUMPABLE, 0)``: the kernel then gives this process's
+    ``/proc`` entries to root, so a command planshell runs as the same user
+    (plan-mode bash with the sandbox off, ``cat /proc/$PPID/environ``) cannot
+    read the provider keys planshell itself needs. The cost: no core dumps,
+    and attaching a debugger needs root. It does not stop root (planshell run
+    as root keeps ``CAP_SYS_PTRACE`` in unsandboxed commands) nor other
+    processes' environments (``ps e``): the sandbox's PID namespace does.
+    Linux only; False when it could not be set.
+    """
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return int(libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)) == 0
+    except (OSError, AttributeError):
+        return False

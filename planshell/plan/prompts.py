@@ -37,6 +37,18 @@ If the plan turns out to be wrong, stop and tell the user instead of improvising
 {plan_text}"""
 
 
+EXECUTE_PAUSED = f"""{EXECUTE_MARKER}
+Execution is paused: the plan file changed after the user approved it, and the user has
+not approved the changed plan. Do not continue the plan and make no changes; stop and end
+your turn. planshell shows the user what changed."""
+
+
+EXECUTE_PAUSED_RESULT = (
+    "Not run: the plan file changed after the user approved it, so execution is paused until "
+    "the user approves the plan again. Stop and end your turn."
+)
+
+
 def approved_result(plan_path: str, plan_text: str) -> str:
     return (
         f"Approved. Plan mode is over and all tools are available again. Execute {plan_path} "

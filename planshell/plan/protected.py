@@ -31,6 +31,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from planshell.fsutil import ReadRefused, read_user_file
+
 GIT = ".git"
 GITMODULES = ".gitmodules"
 PLANSHELL = ".planshell"
@@ -267,9 +269,8 @@ def project_scan(root: Path) -> ProjectScan:
 def pointer_target(pointer: Path) -> Path | None:
     """The git directory a ``.git`` file names (``gitdir: ...``), resolved; None if it names none."""
     try:
-        with open(pointer, "rb") as handle:
-            data = handle.read(4096)
-    except OSError:
+        data = read_user_file(pointer, 4096, truncate=True)
+    except (OSError, ReadRefused):
         return None
     text = data.decode("utf-8", "replace").strip()
     if not text.startswith("gitdir:"):

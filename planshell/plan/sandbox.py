@@ -106,11 +106,13 @@ class PlanExecPolicy(ExecPolicy):
     status: SandboxStatus | None = None
     root: Path = field(default_factory=Path.cwd)
     env_deny: tuple[str, ...] = ()
+    env_allow: tuple[str, ...] = ()
     notice: str | None = None
 
     def environment(self) -> dict[str, str]:
         """The whole environment plan-mode bash gets (see ``planenv.py``)."""
-        return {**plan_environment(os.environ, self.root, self.env_deny).env, **self.extra_env}
+        scrubbed = plan_environment(os.environ, self.root, self.env_deny, self.env_allow)
+        return {**scrubbed.env, **self.extra_env}
 
     @contextmanager
     def launch(self, argv: list[str]) -> Iterator[Launch]:
@@ -176,6 +178,7 @@ class WorkspaceExecPolicy(ExecPolicy):
     root: Path = field(default_factory=Path.cwd)
     network: bool = False
     env_deny: tuple[str, ...] = ()
+    env_allow: tuple[str, ...] = ()
     escape: bool = True
     on_notice: Callable[[str], object] | None = None
     status: SandboxStatus | None = None
@@ -211,7 +214,8 @@ class WorkspaceExecPolicy(ExecPolicy):
         return None if self.status is None else self.status.state == "sandboxed"
 
     def environment(self) -> dict[str, str]:
-        return {**scrub_environment(os.environ, self.env_deny).env, **self.extra_env}
+        scrubbed = scrub_environment(os.environ, self.env_deny, self.env_allow)
+        return {**scrubbed.env, **self.extra_env}
 
     @contextmanager
     def launch(self, argv: list[str]) -> Iterator[Launch]:
@@ -256,11 +260,18 @@ class WorkspaceExecPolicy(ExecPolicy):
 
 
 def workspace_exec_policy(
-    settings: PermissionsSettings, root: Path, env_deny: tuple[str, ...] = ()
+    settings: PermissionsSettings,
+    root: Path,
+    env_deny: tuple[str, ...] = (),
+    env_allow: tuple[str, ...] = (),
 ) -> WorkspaceExecPolicy:
     """The OFF/EXECUTE ``ExecPolicy`` for ``permissions.sandbox`` (nothing is probed yet)."""
     return WorkspaceExecPolicy(
-        setting=settings.sandbox, root=root.resolve(), network=settings.network, env_deny=env_deny
+        setting=settings.sandbox,
+        root=root.resolve(),
+        network=settings.network,
+        env_deny=env_deny,
+        env_allow=env_allow,
     )
 
 
@@ -446,7 +457,11 @@ def plan_exec_policy(settings: PlanSettings, root: Path) -> PlanExecPolicy:
     """How plan-mode bash runs under ``settings.sandbox`` (probes bubblewrap once)."""
     status = sandbox_status(settings.sandbox)
     policy = partial(
-        PlanExecPolicy, root=root.resolve(), env_deny=tuple(settings.env_deny), status=status
+        PlanExecPolicy,
+        root=root.resolve(),
+        env_deny=tuple(settings.env_deny),
+        env_allow=tuple(settings.env_allow),
+        status=status,
     )
     env = git_safe_env()
     if status.state == "refused":

@@ -24,7 +24,7 @@ from planshell.fsutil import (
     ReadRefused,
     atomic_write_text,
     is_binary,
-    read_capped,
+    read_project_file,
 )
 from planshell.plan.document import parse_plan
 
@@ -281,9 +281,11 @@ class PlanStore:
             ) from error
 
     def _read_bytes(self, target: Path) -> bytes:
-        """Read at most cap+1 bytes without following a symlink swapped in meanwhile."""
+        """Read at most the cap through the safe reader (``resolve`` refused links already):
+        a symlink swapped in meanwhile, for the file or a folder above it, cannot lead out
+        of the project, and a FIFO or device is refused on the open descriptor."""
         try:
-            return read_capped(target, MAX_PLAN_BYTES, follow_symlinks=False)
+            return read_project_file(self.root, target, MAX_PLAN_BYTES)
         except FileNotFoundError as error:
             raise PlanStoreError(f"no plan named {target.name}") from error
         except OSError as error:
@@ -291,7 +293,9 @@ class PlanStore:
         except ReadRefused as refused:
             if refused.reason == "not-regular":
                 raise PlanStoreError(f"{target.name} is not a regular file") from None
-            raise PlanStoreError(self._too_large(target.name, refused.size)) from None
+            if refused.reason == "too-large":
+                raise PlanStoreError(self._too_large(target.name, refused.size)) from None
+            raise PlanStoreError(refused.message) from None
 
     @staticmethod
     def _too_large(name: str, size: int) -> str:

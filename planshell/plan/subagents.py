@@ -203,7 +203,10 @@ class TaskTool(Tool[TaskArgs]):
             exec_policy = exec_policy.sealed()
         ctx = dataclasses.replace(self.parent.ctx, exec_policy=exec_policy)
         identity = profile.system_prompt
-        prompt = base_prompt(ctx.root, identity=identity)
+        notices: list[str] = []
+        prompt = base_prompt(ctx.root, identity=identity, notices=notices)
+        for notice in notices:  # AGENTS.md refused (it may have changed since start-up)
+            self.parent.emit(ev.Notice(notice, "warning"))
         if read_only:
             prompt += "\n\n" + READ_ONLY_NOTE
         child = Agent(

@@ -21,8 +21,8 @@ class PlanTurnWatch:
     """Subscribe to the agent's bus; emits a Notice when a PLAN turn wrote no plan.
 
     A turn counts from one ``TurnDone`` to the next, so a ``/retry`` (which
-    starts no new ``TurnStarted``) is watched like any other turn. Cancelled
-    and failed turns already say what happened and get no notice.
+    starts no new ``TurnStarted``) is watched like any other turn. Cancelled,
+    failed and paused turns already say what happened and get no notice.
     """
 
     def __init__(self, emit: Callable[[ev.Event], None], mode: Callable[[], Mode]) -> None:
@@ -43,7 +43,7 @@ class PlanTurnWatch:
                 self.last_turn_without_plan = (
                     not planned
                     and not cancelled
-                    and reason != "error"
+                    and reason not in ("error", "paused")  # paused: a changed plan said why
                     and self._mode() is Mode.PLAN
                 )
                 if self.last_turn_without_plan:

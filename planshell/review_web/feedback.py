@@ -13,15 +13,22 @@ Reading strips every run outside code (a ``> [!REVIEW]`` line inside a fenced
 or indented code block is content, found by the same markdown parser the page
 uses) together with its two framing blank lines, so writing is idempotent:
 previous review lines are removed before the new ones go in, and
-``split_reviews(apply_reviews(t, c)) == (split_reviews(t)[0], c)``;
-``apply_reviews`` checks exactly that before it returns.
+``split_reviews(apply_reviews(t, c, a), a') == (split_reviews(t, a)[0], c)``
+(``a'``: ``a`` plus the lines just written); ``apply_reviews`` checks exactly
+that before it returns.
+
+Only runs the person wrote are comments: the model can write ``> [!REVIEW]``
+lines into its own plan, so authorship comes from :class:`ReviewLedger` (what
+planshell itself wrote), never from the text. Every other run is plan text.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import threading
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 
 from markdown_it import MarkdownIt
 
@@ -29,16 +36,22 @@ from planshell.review_web.render import Block, render_plan_html
 from planshell.sanitize import strip_terminal_controls
 
 __all__ = [
+    "LEDGER",
     "MAX_COMMENT_CHARS",
     "REVIEW_PREFIX",
     "Comment",
     "FeedbackError",
+    "ReviewLedger",
     "apply_reviews",
+    "review_lines",
     "split_reviews",
 ]
 
 REVIEW_PREFIX = "> [!REVIEW]"
 MAX_COMMENT_CHARS = 8000
+
+# Whether one review line (without its line ending) is the person's: see ReviewLedger.
+Authored = Callable[[str], bool]
 
 
 class FeedbackError(ValueError):
@@ -76,6 +89,16 @@ def _blank(line: str) -> bool:
     return not line.strip()
 
 
+def _body(line: str) -> str:
+    """The comment text of one review line ("" for a bare ``> [!REVIEW]``)."""
+    return line.rstrip("\r")[len(REVIEW_PREFIX):].strip()
+
+
+def review_lines(comments: Iterable[Comment]) -> set[str]:
+    """The review lines :func:`apply_reviews` writes for ``comments`` (what the ledger records)."""
+    return {f"{REVIEW_PREFIX} {line}" for comment in comments for line in _comment_lines(comment.text)}
+
+
 def _comment_lines(text: str) -> list[str]:
     clean = strip_terminal_controls(text)
     return [line.strip() for line in clean.splitlines() if line.strip()]
@@ -96,36 +119,59 @@ def _runs(lines: list[str], code: set[int]) -> list[tuple[int, int]]:
     return runs
 
 
-def split_reviews(text: str) -> tuple[str, list[Comment]]:
-    """``text`` without its review lines, and the comments they held, anchored to blocks."""
-    lines = text.split("\n")
-    runs = _runs(lines, _code_lines(text))
-    if not runs:
-        return text, []
+def _cut(
+    lines: list[str], runs: Sequence[tuple[int, int]]
+) -> tuple[list[str], list[tuple[int, str]]]:
+    """``lines`` without ``runs`` (and their framing blanks); each run's base position and body."""
     kept: list[str] = []
-    found: list[tuple[int, str]] = []  # (position in the base text, comment)
+    found: list[tuple[int, str]] = []
     cursor = 0
     for start, end in runs:
         cut_start, cut_end = start, end
         if start > 0 and _blank(lines[start - 1]) and end < len(lines) and _blank(lines[end]):
             cut_start, cut_end = start - 1, end + 1
         kept.extend(lines[cursor:max(cut_start, cursor)])
-        body = "\n".join(
-            line.rstrip("\r")[len(REVIEW_PREFIX):].strip() for line in lines[start:end]
-        ).strip()
+        body = "\n".join(_body(line) for line in lines[start:end]).strip()
         found.append((len(kept), body))
         cursor = max(cursor, cut_end)
     kept.extend(lines[cursor:])
-    base = "\n".join(kept)
-    blocks = render_plan_html(base)
-    merged: dict[tuple[int, int], list[str]] = {}
-    for position, body in found:
-        block = _block_before(blocks, position)
-        if block is None or not body:
+    return kept, found
+
+
+def split_reviews(text: str, authored: Authored) -> tuple[str, list[Comment]]:
+    """``text`` without the person's review lines, and the comments they held, anchored to blocks.
+
+    A run of ``> [!REVIEW]`` lines is the person's only when ``authored`` says
+    so for every line of it (planshell wrote it: :class:`ReviewLedger`) and it
+    follows a block. Every other run (one the model wrote into its plan, one
+    before the first block, an empty one) stays in the text: it is plan text,
+    shown as such and approved as such. Nothing is ever dropped.
+    """
+    lines = text.split("\n")
+    code = _code_lines(text)
+    candidates = [
+        (start, end) for start, end in _runs(lines, code)
+        if all(_body(line) and authored(line.rstrip("\r")) for line in lines[start:end])
+    ]
+    while candidates:
+        kept, found = _cut(lines, candidates)
+        base = "\n".join(kept)
+        blocks = render_plan_html(base)
+        anchors = [_block_before(blocks, position) for position, _ in found]
+        orphans = {
+            run for run, anchor, (_, body) in zip(candidates, anchors, found, strict=True)
+            if anchor is None or not body
+        }
+        if orphans:  # put them back as plan text and look again (the blocks moved)
+            candidates = [run for run in candidates if run not in orphans]
             continue
-        merged.setdefault((block.start, block.end), []).append(body)
-    comments = [Comment(s, e, "\n".join(bodies)) for (s, e), bodies in merged.items()]
-    return base, sorted(comments, key=lambda c: c.start)
+        merged: dict[tuple[int, int], list[str]] = {}
+        for anchor, (_, body) in zip(anchors, found, strict=True):
+            assert anchor is not None
+            merged.setdefault((anchor.start, anchor.end), []).append(body)
+        comments = [Comment(s, e, "\n".join(bodies)) for (s, e), bodies in merged.items()]
+        return base, sorted(comments, key=lambda c: c.start)
+    return text, []
 
 
 def _block_before(blocks: Sequence[Block], position: int) -> Block | None:
@@ -137,13 +183,48 @@ def _block_before(blocks: Sequence[Block], position: int) -> Block | None:
     return best
 
 
-def apply_reviews(text: str, comments: Iterable[Comment]) -> str:
-    """``text`` with its old review lines replaced by ``comments`` (an empty comment removes one).
+class ReviewLedger:
+    """The review lines planshell itself wrote into each plan file: who wrote a comment.
 
-    Anchors are ranges of the text without reviews and must name one of its
-    blocks exactly; anything else raises :class:`FeedbackError`.
+    The model writes the plan file (``write_plan``) and can write any text into
+    it, ``> [!REVIEW]`` lines included, so a line's look proves nothing. This
+    record is kept in planshell's memory, which no tool reaches: a review line
+    counts as the person's only when a save from their review wrote exactly
+    that line into exactly that file. A later planshell process starts with an
+    empty record, so earlier comments are then shown as plan text (the safe side).
     """
-    base, _old = split_reviews(text)
+
+    def __init__(self) -> None:
+        self._lines: dict[str, set[str]] = {}
+        self._lock = threading.Lock()
+
+    def record(self, path: Path, lines: Iterable[str]) -> None:
+        """Remember review ``lines`` planshell just wrote into ``path`` for the person.
+
+        Only those lines (:func:`review_lines` of the saved comments): other
+        review lines in the same file stay the model's.
+        """
+        with self._lock:
+            self._lines.setdefault(str(path), set()).update(lines)
+
+    def authored(self, path: Path) -> Authored:
+        """Whether a review line of ``path`` is one planshell wrote there for the person."""
+        with self._lock:
+            lines = frozenset(self._lines.get(str(path), ()))
+        return lines.__contains__
+
+
+LEDGER = ReviewLedger()
+
+
+def apply_reviews(text: str, comments: Iterable[Comment], authored: Authored) -> str:
+    """``text`` with the person's old review lines replaced by ``comments`` (an empty one removes one).
+
+    Anchors are ranges of the text without the person's reviews and must name
+    one of its blocks exactly; anything else raises :class:`FeedbackError`.
+    Review lines the person did not write (``authored``) stay where they are.
+    """
+    base, _old = split_reviews(text, authored)
     blocks = {(b.start, b.end) for b in render_plan_html(base)}
     wanted: dict[tuple[int, int], list[str]] = {}
     for comment in comments:
@@ -163,7 +244,8 @@ def apply_reviews(text: str, comments: Iterable[Comment]) -> str:
         lines[end:end] = ["", *(f"{REVIEW_PREFIX} {line}" for line in body), ""]
     result = "\n".join(lines)
     expected = [Comment(s, e, "\n".join(b)) for (s, e), b in sorted(wanted.items())]
-    if split_reviews(result) != (base, expected):
+    written = review_lines(comments)
+    if split_reviews(result, lambda line: authored(line) or line in written) != (base, expected):
         # e.g. a block that is an unclosed code fence: the comment would become code.
         raise FeedbackError("These comments cannot be written back unambiguously here.")
     return result

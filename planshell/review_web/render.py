@@ -13,7 +13,9 @@ Plan text is hostile (the model wrote it, maybe from a hostile repository):
 links keep only ``http``, ``https``, ``mailto`` and in-page ``#`` targets
 (anything else shows its label as plain text), images are never loaded (they
 render as their alt text and address), and no ``id`` or ``style`` comes from
-the plan.
+the plan. What the executor will read is shown, as in the TUI: every link's
+target and title after its label, a fence's whole info string, an image's
+title; invisible and bidi characters are removed (the page counts them).
 """
 
 from __future__ import annotations
@@ -31,9 +33,12 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
+from rich.style import Style
 
 from planshell.markdown.parse import parse_blocks, task_state
+from planshell.markdown.render import DEFAULT_PALETTE, inline_spans, link_suffix
 from planshell.plan.document import parse_plan
+from planshell.sanitize import strip_terminal_controls
 
 __all__ = ["Block", "highlight_css", "render_plan_html"]
 
@@ -73,14 +78,25 @@ def _highlight(code: str, lang: str, _attrs: str) -> str:
 
 
 def _image(_renderer: Any, tokens: Sequence[Token], idx: int, _options: Any, _env: Any) -> str:
-    """Images are never fetched: show their alt text and address as plain text."""
+    """Images are never fetched: show their alt text, address and title as plain text.
+
+    The alt text is the engine's (the TUI's) reading of it, link targets included.
+    """
     token = tokens[idx]
-    alt = "".join(child.content for child in token.children or [])
-    src = str(token.attrGet("src") or "")
-    return (
-        '<span class="image-ref">[image: '
-        f"{html.escape(alt)}]{' ' + html.escape(src) if src else ''}</span>"
-    )
+    alt = " ".join("".join(text for text, _ in line) for line in inline_spans(token, Style(), DEFAULT_PALETTE))
+    suffix = link_suffix("", str(token.attrGet("src") or ""), str(token.attrGet("title") or ""))
+    return f'<span class="image-ref">[image: {html.escape(alt)}]{html.escape(suffix)}</span>'
+
+
+def _fence_with_info(default: Any) -> Any:
+    """Fenced code shows its whole info string above the code (the executor reads all of it)."""
+
+    def fence(_renderer: Any, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
+        info = tokens[idx].info.strip()
+        label = f'<div class="fence-info">{html.escape(info)}</div>' if info else ""
+        return label + str(default(tokens, idx, options, env))
+
+    return fence
 
 
 _CHECKBOX = '<input class="task-list-item-checkbox" disabled="disabled" type="checkbox">'
@@ -92,6 +108,8 @@ def _html() -> MarkdownIt:
     """Only the HTML *renderer* (and its options): parsing is the shared engine's."""
     md = MarkdownIt("commonmark", {"html": False, "highlight": _highlight})
     md.add_render_rule("image", _image)
+    default_fence = md.renderer.rules["fence"]  # type: ignore[attr-defined]
+    md.add_render_rule("fence", _fence_with_info(default_fence))
     return md
 
 
@@ -126,10 +144,21 @@ def _harden(tokens: Sequence[Token]) -> None:
     stack = list(tokens)
     while stack:
         token = stack.pop()
-        if token.children:
+        if token.children and token.type != "image":  # _image draws its alt as escaped text
             stack.extend(token.children)
         if token.type in ("html_inline", "html_block"):  # the parser has HTML off: never trust it
             token.type = "text"
+        # Invisible and bidi characters would reorder or hide text in the page too.
+        token.content = strip_terminal_controls(token.content)
+        if token.type == "fence":
+            token.info = strip_terminal_controls(token.info)
+        for name in ("href", "src", "title"):
+            value = token.attrGet(name)
+            if value is not None:
+                token.attrSet(name, strip_terminal_controls(str(value)))
+        if token.type == "link_open":  # the target and title as written, for the visible suffix
+            token.meta = {**token.meta, "href": str(token.attrGet("href") or ""),
+                          "title": str(token.attrGet("title") or "")}
         if token.type == "link_open" and not _SAFE_LINK.match(str(token.attrGet("href") or "").strip()):
             token.tag, token.attrs = "span", {"class": "unsafe-link"}
         elif token.type == "link_open":
@@ -141,6 +170,35 @@ def _harden(tokens: Sequence[Token]) -> None:
             match = _ALIGN.match(str(style))
             if match:
                 token.attrJoin("class", f"align-{match.group(1)}")
+
+
+def _show_link_targets(tokens: Sequence[Token]) -> None:
+    """After each link, its target and title as visible text, as the TUI shows them.
+
+    A hover is not a review: the executor reads ``[docs](https://x "step 0: …")``
+    whole, and a target the page refuses to link (``file:``, a relative path)
+    is still shown. Our span is a fixed string around escaped text.
+    """
+    for token in tokens:
+        if token.type != "inline" or not token.children:
+            continue
+        out: list[Token] = []
+        opened: list[tuple[Token, int]] = []  # (link_open, index of the label's first child)
+        for child in token.children:
+            if child.type == "link_open":
+                opened.append((child, len(out) + 1))
+            out.append(child)
+            if child.type == "link_close" and opened:
+                opener, first = opened.pop()
+                child.tag = opener.tag  # an unsafe link is a <span>: close it as one
+                target = str(opener.meta.get("href", opener.attrGet("href") or ""))
+                title = str(opener.meta.get("title", opener.attrGet("title") or ""))
+                label = "".join(c.content for c in out[first:-1] if c.type in ("text", "code_inline"))
+                suffix = link_suffix(label, target, title)
+                if suffix:
+                    span = f'<span class="link-target">{html.escape(suffix)}</span>'
+                    out.append(Token("html_inline", "", 0, content=span))
+        token.children = out
 
 
 def _trim_end(lines: list[str], start: int, end: int) -> int:
@@ -157,7 +215,9 @@ def render_plan_html(text: str) -> list[Block]:
     """
     md = _html()
     env: dict[str, Any] = {}
-    # markdown-it also breaks lines at "\r": keep its line numbers ours.
+    # What the TUI renders: sanitised (every line break kept, so line numbers are
+    # the file's); markdown-it also breaks lines at "\r": keep its line numbers ours.
+    text = strip_terminal_controls(text)
     lines = text.replace("\r", " ").split("\n")
     blocks: list[Block] = []
     for section in parse_plan(text).sections:
@@ -167,6 +227,7 @@ def render_plan_html(text: str) -> list[Block]:
             if first.map is None:  # pragma: no cover - every top-level block has a map
                 continue
             _harden(group)
+            _show_link_targets(group)
             _tasks(group)
             end = _trim_end(lines, block.start, min(block.end, len(lines)))
             body = md.renderer.render(group, md.options, env)

@@ -42,7 +42,7 @@ import logging
 import secrets
 import threading
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
@@ -50,11 +50,22 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from planshell.plan.coverage import UnshownLine, unshown_lines, unshown_summary
 from planshell.plan.decider import Decision, Review, ReviewRequest
 from planshell.plan.document import changed_sections, parse_plan
 from planshell.plan.store import PlanStore, PlanStoreError
-from planshell.review_web.feedback import Comment, FeedbackError, apply_reviews, split_reviews
+from planshell.review_web.feedback import (
+    LEDGER,
+    REVIEW_PREFIX,
+    Comment,
+    FeedbackError,
+    ReviewLedger,
+    apply_reviews,
+    review_lines,
+    split_reviews,
+)
 from planshell.review_web.render import Block, highlight_css, render_plan_html
+from planshell.sanitize import count_hidden, strip_terminal_controls
 
 __all__ = ["MAX_BODY_BYTES", "BrowserReview", "close_all", "feedback_message"]
 
@@ -154,9 +165,11 @@ class BrowserReview:
         loop: asyncio.AbstractEventLoop | None = None,
         grace: float = 10.0,
         heartbeat: float = 2.0,
+        ledger: ReviewLedger = LEDGER,
     ) -> None:
         self.request = request
         self.store = store
+        self.ledger = ledger  # which review lines the person wrote (planshell's memory, not the file)
         self.allow_approve = allow_approve
         self._on_decision = on_decision
         self._on_closed = on_closed
@@ -250,14 +263,24 @@ class BrowserReview:
         else:
             callback(*args)
 
-    def _decide(self, review: Review) -> bool:
-        with self._lock:
-            if self._decided or self._closed.is_set():
-                return False
-            self._decided = True
+    def _claim(self) -> bool:
+        """Take the one decision of this review; hold ``_lock``. False when it is taken or closed."""
+        if self._decided or self._closed.is_set():
+            return False
+        self._decided = True
+        return True
+
+    def _deliver(self, review: Review) -> None:
+        """Hand a claimed decision to the engine and close (outside ``_lock``)."""
         self._call(self._on_decision, review)
         threading.Thread(target=self.close, args=("decided",), daemon=True).start()
-        return True
+
+    def _decide(self, review: Review) -> bool:
+        with self._lock:
+            claimed = self._claim()
+        if claimed:
+            self._deliver(review)
+        return claimed
 
     def _end_without_decision(self, reason: str) -> None:
         if self.closed:
@@ -300,10 +323,14 @@ class BrowserReview:
     def current_text(self) -> str:
         return self.store.read(self.request.path)
 
+    def _authored(self) -> Callable[[str], bool]:
+        return self.ledger.authored(self.request.path)
+
     def page(self) -> bytes:
         text = self.current_text()
-        base, comments = split_reviews(text)
+        base, comments = split_reviews(text, self._authored())
         blocks = render_plan_html(base)
+        base_lines = base.split("\n")
         doc = parse_plan(base)
         changed: set[int] = set()
         if self.request.previous_text is not None:
@@ -324,10 +351,16 @@ class BrowserReview:
                 )
             saved = by_range.get((block.start, block.end))
             saved_attr = f' data-comment="{esc(saved)}"' if saved else ""
+            # A review line the person did not write: plan text, and said to be.
+            forged = block.start < len(base_lines) and base_lines[block.start].startswith(REVIEW_PREFIX)
+            note = (
+                '<p class="forged-note">Not your comment: the agent wrote this into the plan, '
+                "and it will read it as part of the plan.</p>" if forged else ""
+            )
             body.append(
-                f'<section class="block kind-{esc(block.kind)}" id="{anchor}" '
-                f'data-start="{block.start}" data-end="{block.end}"{saved_attr}>'
-                f"{block.html}</section>"
+                f'<section class="block kind-{esc(block.kind)}{" forged-review" if forged else ""}" '
+                f'id="{anchor}" data-start="{block.start}" data-end="{block.end}"{saved_attr}>'
+                f"{note}{block.html}</section>"
             )
         steps = (
             f'<span class="progress">{doc.done_count}/{doc.total_steps} steps done</span>'
@@ -336,6 +369,11 @@ class BrowserReview:
         approve = (
             '<button type="button" id="approve" class="primary">Approve &amp; run</button>'
             if self.allow_approve else ""
+        )
+        unshown = unshown_lines(base)
+        unshown_warning = (
+            f"<p>{unshown_summary(len(unshown))}: the agent will read them too (h shows them).</p>"
+            if unshown else ""
         )
         page = f"""<!doctype html>
 <html lang="en">
@@ -358,12 +396,13 @@ class BrowserReview:
 </div>
 </header>
 <div id="banner" hidden><span id="banner-text"></span> <button type="button" id="reload" hidden>Reload</button></div>
+{_unshown_html(base, unshown)}
 <div class="layout">
 <nav class="outline" aria-label="Outline"><ul>{"".join(outline)}</ul></nav>
 <main id="plan">{"".join(body)}</main>
 </div>
 <dialog id="confirm">
-<p>Approve this plan and let the agent run it?</p>
+<p>Approve this plan and let the agent run it?</p>{unshown_warning}
 <div class="dialog-actions">
 <button type="button" id="confirm-cancel" autofocus>Cancel</button>
 <button type="button" id="confirm-ok" class="primary">Approve &amp; run</button>
@@ -377,44 +416,85 @@ class BrowserReview:
     # -- decisions from the page
 
     def save(self, data: _SaveIn) -> tuple[HTTPStatus, dict[str, Any]]:
+        """Write the comments and decide REFINE, or do neither: one lock around both.
+
+        The decision is claimed before anything is written, so an answer never
+        contradicts the file: 200 means written and decided, anything else
+        means the file is as it was (a save that loses to an approval answers
+        410 without touching the file).
+        """
         with self._lock:
+            if self._decided or self._closed.is_set():
+                return HTTPStatus.GONE, {"error": "This review was already decided."}
             text = self.current_text()
             if not hmac.compare_digest(data.version, _version(text)):
                 return HTTPStatus.CONFLICT, {"error": "The plan file changed since this page loaded."}
             comments = [Comment(c.start, c.end, c.text) for c in data.comments if c.text.strip()]
             if not comments:
                 return HTTPStatus.BAD_REQUEST, {"error": "Write a comment first."}
+            authored = self._authored()
             try:
-                new_text = apply_reviews(text, comments)
+                new_text = apply_reviews(text, comments, authored)
             except FeedbackError as exc:
                 return HTTPStatus.BAD_REQUEST, {"error": str(exc)}
             try:
                 self.store.write(self.request.path, new_text)
             except PlanStoreError as exc:  # the old file is intact (the write is atomic)
                 return HTTPStatus.INTERNAL_SERVER_ERROR, {"error": f"Saving failed: {exc}"}
-        base, written = split_reviews(new_text)
+            self.ledger.record(self.request.path, review_lines(comments))
+            self._claim()  # free: checked at the top, under this same lock
+        base, written = split_reviews(new_text, self._authored())
         message = feedback_message(render_plan_html(base), base.split("\n"), written)
-        if not self._decide(Review(Decision.REFINE, feedback=message)):
-            return HTTPStatus.GONE, {"error": "This review was already decided."}
+        self._deliver(Review(Decision.REFINE, feedback=message))
         return HTTPStatus.OK, {"ok": True, "saved": len(written)}
 
     def approve(self, data: _ApproveIn) -> tuple[HTTPStatus, dict[str, Any]]:
         if not self.allow_approve:
             return HTTPStatus.FORBIDDEN, {"error": "Approve from the review the agent asked for."}
         reviewed = self.request.text
-        current = self.current_text()
-        if not hmac.compare_digest(data.version, _version(reviewed)) or current != reviewed:
-            return HTTPStatus.CONFLICT, {
-                "error": "The plan is not the one this review opened with; nothing was approved."
-            }
+        with self._lock:  # the same lock as save: the file cannot change between check and claim
+            if self._decided or self._closed.is_set():
+                return HTTPStatus.GONE, {"error": "This review was already decided."}
+            current = self.current_text()
+            if not hmac.compare_digest(data.version, _version(reviewed)) or current != reviewed:
+                return HTTPStatus.CONFLICT, {
+                    "error": "The plan is not the one this review opened with; nothing was approved."
+                }
+            self._claim()
         # Exactly what the TUI's `a` returns: approval bound to the text reviewed.
-        if not self._decide(Review(Decision.APPROVE, reviewed_text=reviewed)):
-            return HTTPStatus.GONE, {"error": "This review was already decided."}
+        self._deliver(Review(Decision.APPROVE, reviewed_text=reviewed))
         return HTTPStatus.OK, {"ok": True}
 
     def close_from_page(self) -> tuple[HTTPStatus, dict[str, Any]]:
         self._end_without_decision("closed in the browser")
         return HTTPStatus.OK, {"ok": True}
+
+
+def _unshown_html(base: str, unshown: Sequence[UnshownLine]) -> str:
+    """The notice about text the page does not show, and that text, one click away.
+
+    The same lines as the TUI's ``h`` (:func:`planshell.plan.coverage.unshown_lines`),
+    as escaped literal text; plus the count of invisible characters removed.
+    """
+    parts: list[str] = []
+    hidden = count_hidden(base)
+    if hidden:
+        noun = "character" if hidden == 1 else "characters"
+        parts.append(
+            f'<p class="unshown-note">\u26a0 This plan contains {hidden} invisible or bidi {noun} '
+            "(not shown here): the model may read text you cannot see.</p>"
+        )
+    if unshown:
+        rows = "\n".join(
+            f"line {item.line + 1}: {html.escape(strip_terminal_controls(item.text))}    \u2014 {item.why}"
+            for item in unshown
+        )
+        parts.append(
+            f'<details class="unshown-lines"><summary>\u26a0 {unshown_summary(len(unshown))} '
+            "(the agent will read them) \u2014 show them (h)</summary>"
+            f"<pre>{rows}</pre></details>"
+        )
+    return f'<div class="unshown" role="alert">{"".join(parts)}</div>' if parts else ""
 
 
 def _handler_for(review: BrowserReview) -> type[BaseHTTPRequestHandler]:

@@ -19,6 +19,7 @@ from typing import Any, ClassVar, Generic, TypeAlias, TypeVar
 from pydantic import BaseModel, ConfigDict
 
 from planshell.llm.types import ToolSpec
+from planshell.procfs import is_sensitive_proc_path
 
 #: Characters of one tool result sent to the model (~10k tokens at 4 chars a
 #: token): one `cat` or read of a big file must not fill the context window.
@@ -140,6 +141,13 @@ class ToolContext:
         if not candidate.is_absolute():
             candidate = self.root / candidate
         resolved = candidate.resolve()
+        if is_sensitive_proc_path(str(resolved)):
+            # Even with allow_outside_root: /proc/self/environ is planshell's own
+            # environment, API keys included (one rule with the bash guard: procfs).
+            raise ToolError(
+                f"{raw} is a process file ({resolved}) that can hold secrets such as API "
+                "keys; no tool reads it."
+            )
         root = self.root.resolve()
         if not self.allow_outside_root and resolved != root and root not in resolved.parents:
             raise ToolError(

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from pydantic import Field, PrivateAttr
 
-from planshell.fsutil import ReadRefused, atomic_write_bytes, is_binary, read_capped
+from planshell.fsutil import ReadRefused, atomic_write_bytes, is_binary, read_user_file
 from planshell.tools.base import Effect, Tool, ToolArgs, ToolContext, ToolError, ToolResult
 from planshell.tools.files import require_file
 
@@ -116,7 +116,9 @@ def read_current(path: Path, rel: str) -> bytes | None:
     cannot hang the caller, and at most ``MAX_FILE_BYTES``.
     """
     try:
-        return read_capped(path, MAX_FILE_BYTES)
+        # ``path`` is already contained by ToolContext.resolve (symlinks resolved);
+        # the reader adds: regular, non-blocking, capped, never /proc, /sys, /dev.
+        return read_user_file(path, MAX_FILE_BYTES)
     except (FileNotFoundError, NotADirectoryError):
         return None
     except ReadRefused as exc:

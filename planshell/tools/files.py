@@ -24,6 +24,7 @@ from typing import Any, BinaryIO
 from pydantic import Field
 
 from planshell.fsutil import BINARY_SNIFF_BYTES, is_binary, sorted_entries
+from planshell.procfs import is_sensitive_proc_path
 from planshell.tools.base import (
     Effect,
     Tool,
@@ -147,8 +148,10 @@ def _walk(
                 continue
             inner = ignore.descend(chain, path) if ignore is not None else ()
             yield from _walk(path, inner, prune, stop, include_hidden, ignore)
-        elif entry.is_file(follow_symlinks=False) and (
-            ignore is None or not ignore.ignored(chain, path, False)
+        elif (
+            entry.is_file(follow_symlinks=False)
+            and (ignore is None or not ignore.ignored(chain, path, False))
+            and not is_sensitive_proc_path(entry.path)  # a walk from / or /proc
         ):
             yield path
 

@@ -55,10 +55,25 @@ def _xdg_config() -> Path | None:
     return home / ".config" if home else None
 
 
-def _read_bytes(path: Path) -> bytes | None:
+# Larger ignore files are skipped (ripgrep would read them; no real one is this big).
+IGNORE_MAX_BYTES = 4 * 1024 * 1024
+
+
+def _read_bytes(path: Path, root: Path | None = None) -> bytes | None:
+    """An ignore file's bytes through the safe reader; None when missing or refused.
+
+    Inside ``root`` (the project) the repository chose the file: it must be a
+    regular file whose real path stays in the project. Elsewhere (folders
+    above the project, the user's global excludes, a worktree's git
+    directory) it must still be a regular file outside /proc, /sys and /dev.
+    """
+    from planshell.fsutil import ReadRefused, read_project_file, read_user_file
+
     try:
-        return path.read_bytes()
-    except OSError:
+        if root is not None and path.is_relative_to(root):
+            return read_project_file(root, path, IGNORE_MAX_BYTES)
+        return read_user_file(path, IGNORE_MAX_BYTES)
+    except (OSError, ReadRefused):
         return None
 
 
@@ -85,13 +100,14 @@ def global_excludes_path() -> Path | None:
     )
 
 
-def load_spec(path: Path) -> GitIgnoreSpec | None:
-    """The patterns of one ignore file; None when it is missing or has none.
+def load_spec(path: Path, root: Path | None = None) -> GitIgnoreSpec | None:
+    """The patterns of one ignore file; None when it is missing, refused or has none.
 
-    A line pathspec cannot compile is dropped (ripgrep drops it too) rather
-    than losing the whole file.
+    ``root``: the project, whose files the safe reader keeps inside it. A line
+    pathspec cannot compile is dropped (ripgrep drops it too) rather than
+    losing the whole file.
     """
-    data = _read_bytes(path) if path.is_file() else None
+    data = _read_bytes(path, root)
     if data is None:
         return None
     lines = data.decode("utf-8", "replace").splitlines()
@@ -109,7 +125,7 @@ def load_spec(path: Path) -> GitIgnoreSpec | None:
     return spec if len(spec) else None
 
 
-def _git_common_dir(directory: Path) -> Path | None:
+def _git_common_dir(directory: Path, root: Path | None = None) -> Path | None:
     """Where ``info/exclude`` lives for the work tree at ``directory``.
 
     ``.git`` is a directory, or (worktrees) a file ``gitdir: <path>`` whose
@@ -119,14 +135,14 @@ def _git_common_dir(directory: Path) -> Path | None:
     dot_git = directory / ".git"
     if dot_git.is_dir():
         return dot_git
-    data = _read_bytes(dot_git)
+    data = _read_bytes(dot_git, root)
     if data is None:
         return None
     first = data.decode("utf-8", "replace").splitlines()[:1]
     if not first or not first[0].startswith("gitdir: "):
         return None
     git_dir = directory / first[0].removeprefix("gitdir: ")
-    common = _read_bytes(git_dir / "commondir")
+    common = _read_bytes(git_dir / "commondir", root)
     if common is None:
         return None
     lines = common.decode("utf-8", "replace").splitlines()
@@ -164,9 +180,9 @@ class IgnoreRules:
         if cached is not None:
             return cached
         has_git = (directory / ".git").exists()
-        specs = [load_spec(directory / name) for name in IGNORE_FILES]
-        common = _git_common_dir(directory) if has_git else None
-        specs.append(load_spec(common / "info" / "exclude") if common else None)
+        specs = [load_spec(directory / name, self.root) for name in IGNORE_FILES]
+        common = _git_common_dir(directory, self.root) if has_git else None
+        specs.append(load_spec(common / "info" / "exclude", self.root) if common else None)
         rules = DirRules(directory, has_git, tuple(specs))
         self._cache[directory] = rules
         return rules

@@ -116,10 +116,18 @@ class TuiDecider:
         the review again, where the user can refine (e.g. ask the model to explain
         or revert the change), keep planning, exit or discard. Dismissal never
         approves: the review screen answers KEEP when it goes away unanswered.
+        A changed plan (``request.diff``) shows the diff from the approved text
+        first; Esc there keeps execution paused.
         """
         from planshell.ui.screens.confirm import ConfirmScreen
         from planshell.ui.screens.review import ReviewScreen
 
+        if request.diff:
+            # A changed plan: what changed since the approval first, then its review.
+            from planshell.ui.screens.plan_diff import PlanDiffScreen
+
+            if await self.ask(PlanDiffScreen(request)) is not True:
+                return Review(Decision.KEEP)
         while True:
             review = await self.ask(ReviewScreen(request))
             if not isinstance(review, Review):

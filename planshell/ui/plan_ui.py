@@ -271,6 +271,13 @@ class PlanModeUI:
             self._sync_checklist(items, show=mode == "execute"), group="checklist",
             exit_on_error=False,
         )
+        change = controller.changed_plan
+        if change is not None and not controller.review_pending:
+            # Resumed with a plan changed since its approval: show what changed and review it.
+            self.screen.run_worker(
+                self._review(controller, str(change.path)), group="changed-plan",
+                exit_on_error=False,
+            )
 
     def _plan_facts(self, path: Path) -> tuple[str | None, tuple[int, int] | None]:
         runtime = self.runtime

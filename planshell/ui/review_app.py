@@ -13,7 +13,7 @@ from pathlib import Path
 
 from textual.app import App
 
-from planshell.fsutil import ReadRefused, is_binary, read_capped
+from planshell.fsutil import ReadRefused, is_binary, read_user_file
 from planshell.plan.decider import Review, ReviewRequest
 from planshell.plan.document import parse_plan
 from planshell.sanitize import count_hidden
@@ -30,13 +30,15 @@ class ReviewFileError(Exception):
 def read_plan_file(path: Path) -> str:
     """Read ``path`` for viewing, refusing what the review screen should not show."""
     try:
-        data = read_capped(path, MAX_VIEW_BYTES)
+        data = read_user_file(path, MAX_VIEW_BYTES)  # the person named it on the command line
     except ReadRefused as refused:
         if refused.reason == "not-regular":
             raise ReviewFileError(f"{path}: not a regular file.") from None
-        raise ReviewFileError(
-            f"{path}: {refused.size:,} bytes is over the 4 MiB limit for viewing."
-        ) from None
+        if refused.reason == "too-large":
+            raise ReviewFileError(
+                f"{path}: {refused.size:,} bytes is over the 4 MiB limit for viewing."
+            ) from None
+        raise ReviewFileError(f"{refused}.") from None
     except OSError as exc:
         raise ReviewFileError(f"{path}: cannot open it ({exc.strerror}).") from None
     if is_binary(data):

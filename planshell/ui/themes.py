@@ -112,9 +112,16 @@ class ThemeFileError(Exception):
     pass
 
 
+THEME_MAX_BYTES = 256 * 1024
+
+
 def parse_theme_file(path: Path) -> Theme:
+    from planshell.fsutil import ReadRefused, read_user_file
+
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(read_user_file(path, THEME_MAX_BYTES).decode("utf-8"))
+    except ReadRefused as exc:
+        raise ThemeFileError(f"{exc}.") from None
     except OSError as exc:
         raise ThemeFileError(f"cannot read it ({exc.strerror}).") from None
     except UnicodeDecodeError:
@@ -267,10 +274,17 @@ def peek_configured_theme(start: Path) -> str | None:
             root = candidate
             break
     candidates.append(root / ".planshell" / "config.toml")
+    from planshell.config import CONFIG_MAX_BYTES
+    from planshell.fsutil import ReadRefused, read_project_file, read_user_file
+
     for path in candidates:
         try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            if path.is_relative_to(root):  # the repository's file: the safe reader's rules
+                raw = read_project_file(root, path, CONFIG_MAX_BYTES)
+            else:
+                raw = read_user_file(path, CONFIG_MAX_BYTES)
+            data = tomllib.loads(raw.decode("utf-8"))
+        except (OSError, ReadRefused, UnicodeDecodeError, tomllib.TOMLDecodeError):
             continue
         ui = data.get("ui")
         if isinstance(ui, dict) and isinstance(ui.get("theme"), str):

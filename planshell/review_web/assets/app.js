@@ -200,6 +200,18 @@
 
   document.getElementById("reload").addEventListener("click", () => window.location.reload());
 
+  // h: show the lines the page does not render (as in the terminal review).
+  const unshown = document.querySelector("details.unshown-lines");
+  if (unshown) {
+    document.addEventListener("keydown", (event) => {
+      const target = event.target;
+      if (event.key !== "h" || event.ctrlKey || event.metaKey || event.altKey) return;
+      if (target && (target.tagName === "TEXTAREA" || target.tagName === "INPUT")) return;
+      unshown.open = !unshown.open;
+      if (unshown.open) unshown.scrollIntoView({ block: "nearest" });
+    });
+  }
+
   window.addEventListener("beforeunload", (event) => {
     if (!finished && (unsavedBox() || pendingComments())) event.preventDefault();
   });

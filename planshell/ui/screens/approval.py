@@ -14,9 +14,9 @@ run; a long command is shown whole (the body scrolls) with its size stated.
 
 Keys: ``y`` once, ``s`` this session, ``a`` always in this project (the rule
 and file are shown), ``n`` deny with an optional reason, ``Esc`` deny. Keys
-pressed in the first moments (``GRACE`` seconds) are ignored, so a key typed
-for the prompt just before this appeared is not taken as the answer. Any
-dismissal denies.
+typed before the prompt appeared or in its first moments are ignored
+(``KeyGrace``: a key typed for the chat is not the answer); Esc acts at once.
+Any dismissal denies.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from textual.widgets import Input, Static
 
 from planshell.permissions.visible_diff import MARK
 from planshell.plan.decider import ApprovalChoice, ApprovalDecision, ApprovalRequest
+from planshell.ui.keygrace import KeyGrace
 from planshell.ui.screens.results import AnswersWhenRemoved
 
 LONG_COMMAND = 300  # characters: above this the size is stated up front
@@ -85,7 +86,9 @@ def diff_text(diff: str) -> Text:
     return out
 
 
-class ApprovalScreen(AnswersWhenRemoved[ApprovalDecision], ModalScreen[ApprovalDecision]):
+class ApprovalScreen(
+    KeyGrace, AnswersWhenRemoved[ApprovalDecision], ModalScreen[ApprovalDecision]
+):
     DEFAULT_CSS = """
     ApprovalScreen {
         align: center bottom;
@@ -119,12 +122,11 @@ class ApprovalScreen(AnswersWhenRemoved[ApprovalDecision], ModalScreen[ApprovalD
         Binding("n", "deny_with_reason", "No"),
         Binding("escape", "deny", "Deny", show=False),
     ]
-    GRACE: ClassVar[float] = 0.4  # seconds during which keys are ignored
+    GUARDED_ACTIONS: ClassVar[frozenset[str]] = frozenset({"answer", "deny_with_reason"})
 
     def __init__(self, request: ApprovalRequest) -> None:
         super().__init__()
         self.request = request
-        self.armed = False
 
     def unanswered_result(self) -> ApprovalDecision:
         return ApprovalDecision(ApprovalChoice.DENY)
@@ -181,19 +183,19 @@ class ApprovalScreen(AnswersWhenRemoved[ApprovalDecision], ModalScreen[ApprovalD
     def _keys(self) -> Text:
         request = self.request
         keys = Text()
-        keys.append("y", style="bold")
+        keys.append(self.key_hint("y"), style="bold")
         keys.append(" yes once   ")
         if request.session_rules:
-            keys.append("s", style="bold")
+            keys.append(self.key_hint("s"), style="bold")
             what = ", ".join(one_line(r, 80) for r in request.session_rules)
             keys.append(f" yes for this session ({what})   ")
-        keys.append("n", style="bold")
+        keys.append(self.key_hint("n"), style="bold")
         keys.append(" no (say why)   ")
         keys.append("esc", style="bold")
         keys.append(" deny")
         if request.project_rules and request.project_file:
             keys.append("\n")
-            keys.append("a", style="bold")
+            keys.append(self.key_hint("a"), style="bold")
             rules = ", ".join(one_line(r, 80) for r in request.project_rules)
             keys.append(f" always in this project: adds {rules} to "
                         f"{one_line(request.project_file, 80)} (permissions.allow)")
@@ -201,15 +203,9 @@ class ApprovalScreen(AnswersWhenRemoved[ApprovalDecision], ModalScreen[ApprovalD
 
     # -- behaviour
 
-    def on_mount(self) -> None:
-        if self.GRACE <= 0:
-            self.arm()
-        else:
-            self.set_timer(self.GRACE, self.arm)
-
-    def arm(self) -> None:
-        """Start taking keys (after the grace period)."""
-        self.armed = True
+    def keys_ready_changed(self) -> None:
+        super().keys_ready_changed()
+        self.query_one("#approval-keys", Static).update(self._keys())
 
     @property
     def asking_reason(self) -> bool:
@@ -227,8 +223,7 @@ class ApprovalScreen(AnswersWhenRemoved[ApprovalDecision], ModalScreen[ApprovalD
         return True
 
     def action_answer(self, choice: str) -> None:
-        if self.armed:
-            self.dismiss(ApprovalDecision(ApprovalChoice(choice)))
+        self.dismiss(ApprovalDecision(ApprovalChoice(choice)))
 
     def action_deny(self) -> None:
         # Esc denies at once, grace or not: denying is always safe.
@@ -236,8 +231,6 @@ class ApprovalScreen(AnswersWhenRemoved[ApprovalDecision], ModalScreen[ApprovalD
         self.dismiss(ApprovalDecision(ApprovalChoice.DENY, reason.strip()))
 
     def action_deny_with_reason(self) -> None:
-        if not self.armed:
-            return
         self.add_class("-reason")
         self.query_one("#approval-reason", Input).focus()
 

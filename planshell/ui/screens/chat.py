@@ -201,7 +201,7 @@ class ChatScreen(Screen[None]):
         if app.resume is not None:
             await self._show_loaded(app.resume.messages, app.resume.summary, runtime)
             self.transcript.add_note(f"Resumed conversation {app.resume.path.stem}.")
-        for problem in runtime.problems:
+        for problem in [*runtime.read_notices, *runtime.problems]:
             self.notify(problem, severity="warning", timeout=8)
         self.ready = True
         pending = list(self._pending)
@@ -786,7 +786,7 @@ class ChatScreen(Screen[None]):
         self._connect_runtime(runtime)
         await self._show_loaded(loaded.messages, loaded.summary, runtime)
         self.transcript.add_note(f"Resumed conversation {path.stem}.")
-        for problem in runtime.problems:
+        for problem in [*runtime.read_notices, *runtime.problems]:
             self.notify(problem, severity="warning", timeout=8)
 
 

@@ -12,7 +12,8 @@ action bar under it answers with a string:
 * ``Esc`` -> ``None`` (back to wherever the screen was pushed from)
 
 The buttons can also be reached with Tab (and ``←``/``→`` between them) and
-pressed with Enter.
+pressed with Enter. The four actions (keys, Enter, clicks) work only once the
+screen is ready (``KeyGrace``): their key letters show ``·`` until then.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from textual.widgets import Button, Static
 from planshell.markdown import plain_inline
 from planshell.plan.document import parse_plan
 from planshell.sanitize import strip_terminal_controls
+from planshell.ui.keygrace import KeyGrace
 from planshell.ui.screens.confirm import ConfirmScreen
 from planshell.ui.screens.results import AnswersWhenRemoved
 from planshell.ui.widgets.plan_view import PlanView
@@ -65,7 +67,7 @@ ACTION_HINTS: tuple[Hint, ...] = (
 )
 
 
-class PlanActionScreen(AnswersWhenRemoved[str], Screen[str | None]):
+class PlanActionScreen(KeyGrace, AnswersWhenRemoved[str], Screen[str | None]):
     """A saved plan, read-only, with Execute / Refine / Save & Exit / Discard & Exit."""
 
     CSS_PATH = _CSS_PATH
@@ -79,7 +81,9 @@ class PlanActionScreen(AnswersWhenRemoved[str], Screen[str | None]):
         Binding("escape", "back", "Back", show=False),
         Binding("left", "focus_button(-1)", "Previous action", show=False),
         Binding("right", "focus_button(1)", "Next action", show=False),
+        Binding("h", "show_unshown", "Show the plan lines this view does not show", show=False),
     ]
+    GUARDED_ACTIONS: ClassVar[frozenset[str]] = frozenset({"choose", "discard"})
 
     def __init__(self, path: Path, text: str) -> None:
         super().__init__()
@@ -92,16 +96,21 @@ class PlanActionScreen(AnswersWhenRemoved[str], Screen[str | None]):
             yield Static("Plan", id="actions-chip")
             yield Static(self._title_text(), id="actions-title")
             yield Static(self._progress_text(), id="actions-progress")
+        yield Static("", id="actions-unshown")  # issue 21.5: lines the view does not show
         yield PlanView(self.text, id="actions-plan")
         with Horizontal(id="actions-bar"):
             for button_id, label, key, result in ACTIONS:
-                key_style = "$text-error bold" if result == "discard" else "$text-accent bold"
-                yield Button(
-                    Content.assemble((key, key_style), " ", label),
-                    id=button_id,
-                    compact=True,
-                )
+                yield Button(self._button_label(label, key, result), id=button_id, compact=True)
             yield ReviewFooter(ACTION_HINTS, id="actions-keys")
+
+    def _button_label(self, label: str, key: str, result: str) -> Content:
+        key_style = "$text-error bold" if result == "discard" else "$text-accent bold"
+        return Content.assemble((self.key_hint(key), key_style), " ", label)
+
+    def keys_ready_changed(self) -> None:
+        super().keys_ready_changed()
+        for button_id, label, key, result in ACTIONS:
+            self.query_one(f"#{button_id}", Button).label = self._button_label(label, key, result)
 
     def _title_text(self) -> Text:
         title = plain_inline(strip_terminal_controls(self._doc.title)) or "Untitled plan"
@@ -122,9 +131,32 @@ class PlanActionScreen(AnswersWhenRemoved[str], Screen[str | None]):
     def plan_view(self) -> PlanView:
         return self.query_one(PlanView)
 
+    # -- lines the view does not show (issue 21.5): Execute runs the whole file
+
+    def on_mount(self) -> None:
+        self._show_unshown()
+
+    @on(PlanView.Checked)
+    def _show_unshown(self) -> None:
+        from planshell.ui.screens.unshown import unshown_notice
+
+        notice = unshown_notice(self.plan_view.unshown)
+        widget = self.query_one("#actions-unshown", Static)
+        widget.update(Text(f"⚠ {notice}") if notice else "")
+        widget.display = bool(notice)
+
+    def action_show_unshown(self) -> None:
+        from planshell.ui.screens.unshown import UnshownLinesScreen
+
+        if self.plan_view.unshown:
+            self.app.push_screen(UnshownLinesScreen(self.plan_view.unshown))
+
     # -- actions
 
     def action_choose(self, result: str) -> None:
+        if result == "execute" and self.plan_view.unshown is None:
+            self.notify("Still checking the plan for lines this view does not show; try again.")
+            return
         self.dismiss(result)
 
     def action_back(self) -> None:
@@ -152,10 +184,12 @@ class PlanActionScreen(AnswersWhenRemoved[str], Screen[str | None]):
     @on(Button.Pressed)
     def _pressed(self, event: Button.Pressed) -> None:
         event.stop()
+        if not self.keys_ready:
+            return  # clicked before the screen was ready
         for button_id, _label, _key, result in ACTIONS:
             if event.button.id == button_id:
                 if result == "discard":
                     self.action_discard()
                 else:
-                    self.dismiss(result)
+                    self.action_choose(result)
                 return

@@ -46,6 +46,7 @@ from textual.widgets.option_list import Option
 
 from planshell.plan.store import PlanInfo, PlanStore, PlanStoreError, slugify
 from planshell.sanitize import strip_terminal_controls
+from planshell.ui.keygrace import KeyGrace
 from planshell.ui.screens.plan_actions import PlanActionScreen
 from planshell.ui.screens.results import AnswersWhenRemoved, push_answering
 from planshell.ui.styling import solid_component_style
@@ -353,8 +354,12 @@ class FilterInput(Input):
 # ---------------------------------------------------------- the create modal
 
 
-class CreatePlanScreen(AnswersWhenRemoved[str], ModalScreen[str | None]):
-    """Asks for an optional plan name: Enter answers the text ("" for none), Esc None."""
+class CreatePlanScreen(KeyGrace, AnswersWhenRemoved[str], ModalScreen[str | None]):
+    """Asks for an optional plan name: Enter answers the text ("" for none), Esc None.
+
+    Enter creates only once the dialog is ready (``KeyGrace``): a double Enter in
+    the picker does not create a plan.
+    """
 
     CSS_PATH = _CSS_PATH
     BINDINGS: ClassVar[list[BindingType]] = [

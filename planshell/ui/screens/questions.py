@@ -2,7 +2,8 @@
 
 Enter in the last field (or ctrl+s) sends; Esc or *Skip* answers None, which the
 engine reports to the model as "skipped: record your assumptions". The questions
-are model text: shown as plain, sanitised text, never markup.
+are model text: shown as plain, sanitised text, never markup. Sending (ctrl+s,
+Enter, a click) waits until the dialog is ready (``KeyGrace``); Esc skips at once.
 """
 
 from __future__ import annotations
@@ -18,17 +19,19 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
 
 from planshell.sanitize import strip_terminal_controls
+from planshell.ui.keygrace import KeyGrace
 
 TITLE = "The agent has questions (answer what you like, or skip)"
 
 
-class QuestionsScreen(ModalScreen[list[str] | None]):
+class QuestionsScreen(KeyGrace, ModalScreen[list[str] | None]):
     AUTO_FOCUS = "Input"
     CSS_PATH = str(Path(__file__).resolve().parent.parent / "styles" / "dialogs.tcss")
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "skip", "Skip"),
         Binding("ctrl+s", "send", "Send answers"),
     ]
+    GUARDED_ACTIONS: ClassVar[frozenset[str]] = frozenset({"send"})
 
     def __init__(self, questions: list[str]) -> None:
         super().__init__(classes="questions")
@@ -59,7 +62,8 @@ class QuestionsScreen(ModalScreen[list[str] | None]):
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
         if event.button.id == "send":
-            self.action_send()
+            if self.keys_ready:  # not a click from before the dialog was ready
+                self.action_send()
         else:
             self.action_skip()
 

@@ -1,4 +1,7 @@
-"""/resume: pick an earlier conversation of this project."""
+"""/resume: pick an earlier conversation of this project.
+
+Enter (or a click) resumes only once the dialog is ready (``KeyGrace``).
+"""
 
 from __future__ import annotations
 
@@ -16,6 +19,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from planshell.sanitize import strip_terminal_controls
+from planshell.ui.keygrace import KeyGrace
 
 MAX_SESSIONS = 50  # listed
 MAX_SCANNED = 200  # read to find them (empty logs are skipped)
@@ -54,7 +58,7 @@ def describe_sessions(paths: list[Path]) -> list[tuple[Path, Text]]:
     return out
 
 
-class ResumeScreen(ModalScreen[Path | None]):
+class ResumeScreen(KeyGrace, ModalScreen[Path | None]):
     CSS_PATH = str(Path(__file__).resolve().parent.parent / "styles" / "dialogs.tcss")
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
 
@@ -88,7 +92,8 @@ class ResumeScreen(ModalScreen[Path | None]):
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
-        self.dismiss(self.sessions[event.option_index])
+        if self.keys_ready:  # not a click from before the dialog was ready
+            self.dismiss(self.sessions[event.option_index])
 
     def action_cancel(self) -> None:
         self.dismiss(None)

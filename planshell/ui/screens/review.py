@@ -23,6 +23,10 @@ Decisions (``planshell.plan.decider.Decision``):
 Dismissal never approves: ``dismiss()`` without a ``Review`` and any pop of the
 screen by the app (``pop_screen``, switching away) resolve to ``Review(KEEP)``.
 ``read_only=True`` (``planshell review PATH``) offers only scrolling and q/Esc.
+
+Key grace (``KeyGrace``): the decisions above (not Esc, not scrolling or n/p)
+ignore keys typed before the screen appeared or in its first moments; their
+letters show in the footer once they work.
 """
 
 from __future__ import annotations
@@ -49,6 +53,7 @@ from planshell.markdown import plain_inline
 from planshell.plan.decider import Decision, Review, ReviewRequest
 from planshell.plan.document import changed_sections, parse_plan
 from planshell.sanitize import strip_terminal_controls
+from planshell.ui.keygrace import KeyGrace
 from planshell.ui.screens.confirm import ConfirmScreen
 from planshell.ui.screens.results import AnswersWhenRemoved
 from planshell.ui.widgets.gauge import GaugeState, PlanGauge
@@ -181,7 +186,7 @@ class FeedbackArea(TextArea):
         self.post_message(self.Cancelled(self))
 
 
-class ReviewScreen(AnswersWhenRemoved[Review], Screen[Review]):
+class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
     """Full-screen plan review; see the module docstring for the decisions."""
 
     CSS_PATH = _CSS_PATH
@@ -200,6 +205,7 @@ class ReviewScreen(AnswersWhenRemoved[Review], Screen[Review]):
         Binding("q", "close", "Close", show=False),
         Binding("w", "browser", "Review in browser", show=False),
         Binding("question_mark", "more_keys", "Every key of this screen", show=False),
+        Binding("h", "show_unshown", "Show the plan lines the review does not show", show=False),
     ]
     HELP_EXTRA_KEYS: ClassVar[list[tuple[str, str]]] = [
         ("ctrl+p", "Command palette"),
@@ -207,6 +213,7 @@ class ReviewScreen(AnswersWhenRemoved[Review], Screen[Review]):
     ]
 
     _DECISION_ACTIONS = frozenset({"approve", "refine", "exit_plan", "discard", "edit", "browser"})
+    GUARDED_ACTIONS: ClassVar[frozenset[str]] = _DECISION_ACTIONS | {"send_edit"}
 
     def __init__(self, request: ReviewRequest, *, read_only: bool = False) -> None:
         super().__init__()
@@ -214,6 +221,7 @@ class ReviewScreen(AnswersWhenRemoved[Review], Screen[Review]):
         self.read_only = read_only
         self._edited: str | None = None  # the user's edit of the plan, when there is one
         self._refining = False  # the feedback editor is open
+        self._unshown_shown_for: str | None = None  # the text the unshown-lines notice is about
         from planshell.ui.browser_review import BrowserLink
 
         self.browser = BrowserLink(self)  # w: the same review in a browser (issue 17)
@@ -228,6 +236,7 @@ class ReviewScreen(AnswersWhenRemoved[Review], Screen[Review]):
                 yield Static("", id="receipt")
             yield Static("", id="review-changes")
             yield Static("", id="review-notice")
+            yield Static("", id="review-unshown")  # lines the plan holds but the view does not show
         yield PlanView(request.text, changed=request.changed_sections, id="plan-view")
         with Vertical(id="refine"):
             yield Static(
@@ -251,6 +260,7 @@ class ReviewScreen(AnswersWhenRemoved[Review], Screen[Review]):
         self._show_changes(len(self.request.changed_sections), "since your last review")
         self._show_notice(_with_hidden(self.request.notice, self.request.hidden))
         self._show_receipt(self.request.receipt)
+        self._show_unshown()
         if self.browser.open_at_start:
             self.action_browser()
 
@@ -305,6 +315,30 @@ class ReviewScreen(AnswersWhenRemoved[Review], Screen[Review]):
         widget.set_class(not clean, "-dirty")
         widget.display = True
 
+    # -- lines the review does not show (issue 21.5)
+
+    @on(PlanView.Checked)
+    def _show_unshown(self) -> None:
+        """The notice, in the header before any decision: "This plan holds 3 lines … press h"."""
+        from planshell.ui.screens.unshown import unshown_notice
+
+        unshown = self.plan_view.unshown
+        widget = self.query_one("#review-unshown", Static)
+        notice = unshown_notice(unshown)
+        widget.update(Text(f"⚠ {notice}") if notice else "")
+        widget.display = bool(notice)
+        self._unshown_shown_for = self.plan_view.text if unshown is not None else None
+
+    def action_show_unshown(self) -> None:
+        from planshell.ui.screens.unshown import UnshownLinesScreen
+
+        unshown = self.plan_view.unshown
+        if not unshown:
+            self.notify("The review shows every line of this plan." if unshown is not None
+                        else "Still checking the plan; try again.")
+            return
+        self.app.push_screen(UnshownLinesScreen(unshown))
+
     # -- gauge
 
     @on(PlanView.Scrolled)
@@ -340,13 +374,17 @@ class ReviewScreen(AnswersWhenRemoved[Review], Screen[Review]):
             return not self.read_only and not self._refining
         if action == "close":
             return self.read_only
-        if action == "more_keys":
+        if action in ("more_keys", "show_unshown"):
             return not self._refining
         if action == "send_edit":
             return not self.read_only and not self._refining and self._edited is not None
         return True
 
     def action_approve(self, other_mode: bool = False) -> None:
+        if self._unshown_shown_for != self.plan_view.text:
+            # Issue 21.5: no approval before the review has said what it does not show.
+            self.notify("Still checking the plan for lines the review does not show; try again.")
+            return
         if self._edited is not None:
             # The user's own revision: the engine writes it to the file, then approves it.
             self.dismiss(Review(Decision.APPROVE, reviewed_text=self._edited, edited=True))

@@ -44,6 +44,7 @@ from textual.strip import Strip
 from textual.timer import Timer
 
 from planshell.markdown import DEFAULT_PALETTE, Palette, RenderedLine, parse_blocks, render_blocks
+from planshell.plan.coverage import UnshownLine, unshown_lines
 from planshell.plan.document import PlanDocument, Section, parse_plan
 from planshell.sanitize import strip_terminal_controls
 from planshell.ui.selection import drawn_row, highlight, selected_text
@@ -57,6 +58,9 @@ MIN_WIDTH = 12
 CHANGED_TAG = "· changed"
 _CHUNK_SECONDS = 0.008  # one background layout batch
 _CACHED_SECTIONS = 96  # sections whose strips stay built (a few screens' worth)
+# Plans up to this size are checked for unshown lines at once (~10 ms); larger
+# ones in a thread, so the first frame does not wait (10,000 lines: ~0.6 s).
+_SYNC_COVERAGE_CHARS = 32 * 1024
 
 
 # ----------------------------------------------------------------------- section
@@ -177,6 +181,17 @@ class PlanView(ScrollView, can_focus=True):
         Binding("p", "prev_heading", "Previous section", show=False),
     ]
 
+    class Checked(Message):
+        """The lines this view does not show are known (:attr:`PlanView.unshown`)."""
+
+        def __init__(self, plan_view: PlanView) -> None:
+            super().__init__()
+            self.plan_view = plan_view
+
+        @property
+        def control(self) -> PlanView:
+            return self.plan_view
+
     class Scrolled(Message):
         """The visible part changed (scroll, resize, load): gauges update from it."""
 
@@ -211,12 +226,15 @@ class PlanView(ScrollView, can_focus=True):
         self._generation = 0
         self._timer: Timer | None = None
         self._last_report: tuple[object, ...] | None = None
+        self._unshown: tuple[UnshownLine, ...] | None = None
+        self._loads = 0  # which load() a coverage check belongs to
         self.load(text, changed)
 
     # -- public API
 
     def load(self, text: str, changed: frozenset[int] = frozenset()) -> None:
         """Show ``text`` (sanitised here) with sections ``changed`` marked; back to the top."""
+        self._raw = text  # the coverage check needs what the sanitiser removes
         self._text = strip_terminal_controls(text)
         self._lines = self._text.split("\n")
         self._source_total = len(self._lines) - (1 if self._text.endswith("\n") else 0)
@@ -227,9 +245,44 @@ class PlanView(ScrollView, can_focus=True):
         self._width = 0
         self._offsets = [0] * (len(self._doc.sections) + 1)
         self._generation += 1
+        self._loads += 1
+        self._unshown = None
+        if len(text) <= _SYNC_COVERAGE_CHARS:
+            self._unshown = unshown_lines(text)
         if self.is_mounted:
             self.scroll_to(y=0, animate=False)
             self._relayout(anchor=None)
+            self._check_coverage()
+
+    @property
+    def unshown(self) -> tuple[UnshownLine, ...] | None:
+        """Source lines of the text that this view does not render; None while being checked.
+
+        The executor reads them all, so the review must say so (see
+        :mod:`planshell.plan.coverage`). :class:`PlanView.Checked` is posted
+        when they are known.
+        """
+        return self._unshown
+
+    def _check_coverage(self) -> None:
+        if self._unshown is not None:
+            self.post_message(self.Checked(self))
+            return
+        generation, text = self._loads, self._raw
+
+        def check() -> None:
+            try:
+                found = unshown_lines(text)
+            except Exception as exc:  # never leave the review waiting: say the check failed
+                found = (UnshownLine(0, f"(the check failed: {exc})", "not checked"),)
+            self.app.call_from_thread(self._checked, generation, found)
+
+        self.run_worker(check, thread=True, group="plan-view-coverage", exit_on_error=False)
+
+    def _checked(self, generation: int, found: tuple[UnshownLine, ...]) -> None:
+        if generation == self._loads:  # not a check of text replaced meanwhile
+            self._unshown = found
+            self.post_message(self.Checked(self))
 
     @property
     def text(self) -> str:
@@ -370,6 +423,7 @@ class PlanView(ScrollView, can_focus=True):
         super().on_mount()
         if self._content_width() and not self._width:
             self._relayout(anchor=None)
+        self._check_coverage()
 
     def on_resize(self, event: events.Resize) -> None:
         width = self._content_width()

@@ -2,7 +2,8 @@
 
 A hint is dropped whole (never cut to ``a appr…``): a truncated decision key is
 worse than a missing one. Lowest priority goes first; ``Esc keep planning``,
-the safe choice, is shown first and dropped last.
+the safe choice, is shown first and dropped last. On a screen with a key grace
+(``planshell.ui.keygrace``) a key that does not work yet shows as ``·``, dimmed.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from typing import ClassVar
 from rich.cells import cell_len
 from rich.text import Text
 from textual.widget import Widget
+
+from planshell.ui.keygrace import KeyGrace
 
 __all__ = [
     "DECISION_HINTS",
@@ -120,12 +123,17 @@ def fit_hints(hints: Sequence[Hint], width: int) -> list[Hint]:
 class ReviewFooter(Widget):
     """One row of key hints, refitted on every render (so on every resize)."""
 
-    COMPONENT_CLASSES: ClassVar[set[str]] = {"review-footer--key", "review-footer--label"}
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "review-footer--key",
+        "review-footer--label",
+        "review-footer--held",
+    }
 
     DEFAULT_CSS = """
     ReviewFooter { height: 1; }
     ReviewFooter > .review-footer--key { color: $text-accent; text-style: bold; }
     ReviewFooter > .review-footer--label { color: $foreground-muted; }
+    ReviewFooter > .review-footer--held { color: $foreground-disabled; }
     """
 
     def __init__(
@@ -155,11 +163,15 @@ class ReviewFooter(Widget):
     def render(self) -> Text:
         key_style = self.get_component_rich_style("review-footer--key", partial=True)
         label_style = self.get_component_rich_style("review-footer--label", partial=True)
+        held_style = self.get_component_rich_style("review-footer--held", partial=True)
+        screen = self.screen
         text = Text(no_wrap=True, overflow="crop")
         for number, hint in enumerate(self.shown):
             if number:
                 text.append(SEPARATOR)
-            text.append(hint.key, key_style)
+            key = screen.key_hint(hint.key) if isinstance(screen, KeyGrace) else hint.key
+            held = key != hint.key
+            text.append(key, held_style if held else key_style)
             text.append(" ")
-            text.append(hint.label, label_style)
+            text.append(hint.label, held_style if held else label_style)
         return text

@@ -1,0 +1,94 @@
+"""What changed in an approved plan, shown before its review (docs/plan-mode.md).
+
+When the plan file no longer holds the text a person approved, execution
+pauses and this screen shows the unified diff from the approved text to the
+file; Enter goes on to the review of the changed plan (after the key grace,
+docs/security.md), Esc keeps execution paused. It decides nothing itself: only the review that follows can approve.
+The diff is model- or attacker-written text: every non-printable character is
+shown as an escape (``diff_text``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from planshell.plan.decider import ReviewRequest
+from planshell.ui.keygrace import KeyGrace
+from planshell.ui.screens.approval import diff_text, one_line
+from planshell.ui.screens.results import AnswersWhenRemoved
+
+if TYPE_CHECKING:
+    from textual.dom import DOMNode
+
+__all__ = ["PlanDiffScreen"]
+
+
+class PlanDiffScreen(KeyGrace, AnswersWhenRemoved[bool], ModalScreen[bool]):
+    """True: open the review; False (Esc, any dismissal): execution stays paused.
+
+    Enter waits for the key grace: a key typed for the chat must not skip the diff.
+    """
+
+    GUARDED_ACTIONS: ClassVar[frozenset[str]] = frozenset({"answer"})
+
+    DEFAULT_CSS = """
+    PlanDiffScreen {
+        align: center middle;
+    }
+    PlanDiffScreen #plan-diff {
+        width: 100%;
+        height: auto;
+        max-height: 90%;
+        padding: 0 1;
+        border-top: thick $warning;
+        background: $surface;
+    }
+    PlanDiffScreen #plan-diff-title { text-style: bold; }
+    PlanDiffScreen #plan-diff-body {
+        height: auto;
+        max-height: 1fr;
+        margin: 1 0;
+        scrollbar-size-vertical: 1;
+    }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter,r", "answer(True)", "Review the changed plan"),
+        Binding("escape", "answer(False)", "Keep paused"),
+    ]
+
+    def __init__(self, request: ReviewRequest) -> None:
+        super().__init__()
+        self.request = request
+
+    def unanswered_result(self) -> bool:
+        return False
+
+    def holds_action(self, node: DOMNode, action: str, arguments: tuple[object, ...]) -> bool:
+        if node is self and action == "answer":
+            return arguments != (False,)  # Esc (stay paused) acts at once
+        return super().holds_action(node, action, arguments)
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="plan-diff"):
+            yield Static(Text(one_line(self.request.notice, 400)), id="plan-diff-title")
+            with VerticalScroll(id="plan-diff-body"):
+                yield Static(diff_text(self.request.diff), id="plan-diff-content")
+            keys = Text()
+            keys.append("Enter", style="bold")
+            keys.append(" review the changed plan (approve runs the new text)   ")
+            keys.append("Esc", style="bold")
+            keys.append(" keep execution paused")
+            yield Static(keys, id="plan-diff-keys")
+
+    def on_mount(self) -> None:
+        self.query_one("#plan-diff-body", VerticalScroll).focus()
+
+    def action_answer(self, review: bool) -> None:
+        self.dismiss(review)

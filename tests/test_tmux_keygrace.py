@@ -1,0 +1,39 @@
+"""Key grace in a real terminal: an `a` sent as the review appears does not approve the plan.
+
+The review shows a held key as a dimmed dot (`· approve & run`); the test sends
+`a` as soon as it sees that state, then waits for the letter to appear (the
+held key started the grace again, so it appears only after it). The review is
+still open; the next `a` approves and the plan runs to the end.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from planshell.ui.keygrace import HELD_KEY
+from tests.tmux_harness import TmuxPane, isolated_env, require_tmux
+
+pytestmark = pytest.mark.tmux
+
+
+def test_an_a_sent_as_the_review_appears_does_not_approve(project: Path, tmp_path: Path) -> None:
+    require_tmux()
+    home = tmp_path / "home"
+    home.mkdir()
+    command = [sys.executable, "-m", "planshell", "--plan", "-C", str(project)]
+    with TmuxPane.start(command, env=isolated_env(home), cwd=project, size=(110, 30)) as pane:
+        pane.wait_for("demo (offline)")
+        pane.type("add rate limiting to the server")
+        pane.keys("Enter")
+        pane.wait_for(f"{HELD_KEY} approve & run")  # the review is up, its keys held
+        pane.keys("a")
+        screen = pane.wait_for("a approve & run")  # ready: the early `a` did nothing
+        assert "Review plan" in screen and "Plan progress" not in screen
+        pane.keys("a")
+        pane.wait_for("Plan complete:")
+        pane.type("/quit")
+        pane.keys("Enter")
+        assert pane.wait_exit() == 0
