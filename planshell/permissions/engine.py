@@ -5,7 +5,14 @@ stands aside there and never widens what PLAN allows. Elsewhere each call is
 classified, in this order:
 
 1. read-only tools, and plan tools (the plan store's own writes), run;
-2. a ``permissions.deny`` rule that matches refuses it (deny wins over all);
+2. a ``permissions.deny`` rule that matches refuses it (deny wins over all).
+   For bash, rules see what bash will run (``resolve.py``): every command
+   anywhere in the line, braces expanded, quotes removed, wrappers such as
+   ``env``, ``sudo``, ``xargs``, ``find -exec`` and ``bash -c`` unwrapped. When
+   bash deny rules exist, a line that *might* run a denied command asks, in
+   every mode: a command whose name is only known at run time (``$x``,
+   ``$(…)``), a wrapper option that cannot be read, an unparseable line, or a
+   word known only at run time where a deny pattern needs a word;
 2b. an edit/write of a protected path (``plan/protected.py``: ``.git``, ``.gitmodules``,
    ``.planshell/`` outside plans, the user's planshell folders) and a bash line that
    creates a repository (``git init``/``clone``/``submodule add|update``/``worktree add``)
@@ -14,9 +21,9 @@ classified, in this order:
 4. ``auto`` runs everything else; ``accept-edits`` runs edits and writes inside
    the project;
 5. an allow rule (config, ``--allow``, this session's answers) that covers it
-   runs it: for bash, *every* simple command of the parsed line must be
-   covered by a rule or be read-only, and the line must be nothing but simple
-   commands (no substitutions, redirections to files, loops);
+   runs it: for bash, *every* command the line runs (wrappers unwrapped) must
+   be covered by a rule or be read-only, and the line must be nothing but
+   simple commands (no substitutions, redirections to files, loops);
 6. anything else asks the Decider (a prompt in the TUI; headless: denied and
    reported).
 
@@ -34,7 +41,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from planshell.agent import events as ev
-from planshell.permissions.rules import Rule, parse_rule, parse_rules, prefix_rule
+from planshell.permissions.resolve import Command, Resolution, describe, resolve
+from planshell.permissions.rules import Rule, parse_rule, parse_rules, prefix_rule_words
 from planshell.permissions.visible_diff import visible_diff
 from planshell.plan.bash_guard import BashGuard, CommandParts, split_command
 from planshell.plan.decider import (
@@ -171,15 +179,11 @@ class PermissionController:
         return Verdict("ask", f"{tool.name} can change things (effects: {effects})", "ask")
 
     def _bash(self, command: str, unsandboxed: bool) -> Verdict:
+        resolved = resolve(command)
+        denied = self._deny_bash(resolved)
+        if denied is not None:
+            return denied
         parts = split_command(command)
-        for segment in parts.segments:
-            for rule in self.deny:
-                if rule.matches_segment(segment):
-                    return Verdict("deny", "deny rule", "deny-rule", rule.text)
-        if not parts.plain and any(r.tool == "bash" for r in self.deny):
-            return Verdict(
-                "ask", f"deny rules cannot be checked on this command: {parts.why}", "ask"
-            )
         for segment in parts.segments:  # asked in every mode, auto included (22.2)
             creating = creates_repository(segment.words)
             if creating is not None:
@@ -194,28 +198,72 @@ class PermissionController:
             return Verdict("allow", "auto mode", "mode")
         if unsandboxed and self.sandboxed():
             return Verdict("ask", "it asks to run outside the sandbox", "ask")
-        covering = self._covering_rule(parts)
-        if covering is not None:
-            return Verdict("allow", "allow rule", "rule", covering)
+        coverage = self._coverage(parts, resolved)
+        if coverage is not None and not coverage[0] and coverage[1]:
+            return Verdict("allow", "allow rule", "rule", ", ".join(coverage[1]))
         why = _not_read_only(verdict.reason) if not verdict.allowed else (
             "it asks to run outside the sandbox"
         )
         if not parts.plain and parts.why:
             why += f" (no rule can cover it: {parts.why})"
+        elif resolved.unresolved:
+            why += f" (no rule can cover it: {resolved.unresolved})"
         return Verdict("ask", why, "ask")
 
-    def _covering_rule(self, parts: CommandParts) -> str | None:
-        """The rules that cover every segment not proven read-only, or None."""
-        if not parts.plain or not parts.segments:
+    def _deny_bash(self, resolved: Resolution) -> Verdict | None:
+        """Deny wins: a command the line runs matches; or asks: it might."""
+        rules = [r for r in self.deny if r.tool == "bash"]
+        maybe: tuple[Rule, Command] | None = None
+        for cmd in resolved.commands:
+            for rule in rules:
+                found = rule.match_words(cmd.words, deny=True)
+                if found == "yes":
+                    return Verdict("deny", f"it runs {describe(cmd.words)}", "deny-rule", rule.text)
+                if found == "maybe" and maybe is None:
+                    maybe = (rule, cmd)
+        if rules and resolved.unresolved:
+            return Verdict(
+                "ask", f"deny rules cannot be checked on this command: {resolved.unresolved}",
+                "ask",
+            )
+        if maybe is not None:
+            rule, cmd = maybe
+            return Verdict(
+                "ask",
+                f"{plain_line(describe(cmd.words), 120)} might be what {rule.text} "
+                "(permissions.deny) refuses: a word is only known when it runs",
+                "ask",
+            )
+        return None
+
+    def _coverage(
+        self, parts: CommandParts, resolved: Resolution
+    ) -> tuple[list[Command], list[str]] | None:
+        """The commands no allow rule covers and the rules used; None: no rule can cover it.
+
+        A segment the guard proves read-only needs no rule (nor do the commands it
+        starts), and a wrapper that only runs the words after it (``nice``,
+        ``timeout``) needs none of its own: the command it runs does.
+        """
+        if not parts.plain or not parts.segments or resolved.unresolved or not resolved.plain:
             return None
+        read_only: dict[str, bool] = {}
+        uncovered: list[Command] = []
         used: list[str] = []
-        for segment in parts.segments:
-            rule = next((r for r in self._allow_rules() if r.matches_segment(segment)), None)
+        for cmd in resolved.commands:
+            if cmd.origin not in read_only:
+                read_only[cmd.origin] = bool(cmd.origin) and self.guard.check(cmd.origin).allowed
+            if read_only[cmd.origin] or cmd.layer:
+                continue
+            rule = next(
+                (r for r in self._allow_rules() if r.match_words(cmd.words, deny=False) == "yes"),
+                None,
+            )
             if rule is not None:
                 used.append(rule.text)
-            elif not self.guard.check(segment.src).allowed:
-                return None
-        return ", ".join(dict.fromkeys(used)) or None
+            elif not (cmd.src and self.guard.check(cmd.src).allowed):
+                uncovered.append(cmd)
+        return uncovered, list(dict.fromkeys(used))
 
     def _file(self, tool: str, target: _Target | None) -> Verdict:
         if target is None:  # outside the project: the tool itself refuses it
@@ -263,7 +311,7 @@ class PermissionController:
             request, fingerprint = self.request(tool, args, verdict, change)
             answer = await self.decider.approve_tool(request)
             if answer.choice is ApprovalChoice.DENY:
-                return self._denied(tool, args, answer, verdict.warning)
+                return self._denied(tool, args, answer, verdict.warning, verdict.why)
             if fingerprint != self._fingerprint(tool, args):
                 self.agent.emit(
                     ev.Notice(f"{request.path} changed while you were asked; asking again.", "warning")
@@ -300,18 +348,26 @@ class PermissionController:
         return str(error)
 
     def _denied(
-        self, tool: Tool, args: ToolArgs, answer: ApprovalDecision, warning: str = ""
+        self,
+        tool: Tool,
+        args: ToolArgs,
+        answer: ApprovalDecision,
+        warning: str = "",
+        why: str = "",
     ) -> str:
         reason = " ".join(answer.reason.split())
         self._record(tool, args, "deny", "user" if answer.by_person else "no-one-to-ask", "",
                      reason)
         headline = plain_line(tool.headline(args), 200)
         if not answer.by_person:
-            why = f" {plain_line(warning, 400)}" if warning else ""
-            said = f"{reason}.{why}" if why else reason
+            because = f" ({plain_line(why, 300)})" if why else ""
+            extra = f" {plain_line(warning, 400)}" if warning else ""
+            said = f"{reason}.{extra}" if extra else reason
             said = said[:1].upper() + said[1:]  # its own sentence after the headline
-            self.agent.emit(ev.Notice(f"Denied (needs approval): {headline}. {said}", "warning"))
-            return f"Not run: {headline} needs the user's approval, and {reason}.{why}"
+            self.agent.emit(
+                ev.Notice(f"Denied (needs approval): {headline}{because}. {said}", "warning")
+            )
+            return f"Not run: {headline} needs the user's approval{because}, and {reason}.{extra}"
         if reason:
             return f"The user denied this: {reason}"
         return "The user denied this. Do not retry the same call; ask the user what to do instead."
@@ -331,12 +387,9 @@ class PermissionController:
             unsandboxed = _unsandboxed(args) and self.sandboxed()
             parts = split_command(command)
             rules: tuple[str, ...] = ()
-            if parts.plain and not unsandboxed and not verdict.warning:
-                rules = tuple(dict.fromkeys(
-                    prefix_rule(s) for s in parts.segments
-                    if not self.guard.check(s.src).allowed
-                    and not any(r.matches_segment(s) for r in self._allow_rules())
-                ))
+            coverage = self._coverage(parts, resolve(command))
+            if coverage is not None and not unsandboxed and not verdict.warning:
+                rules = tuple(dict.fromkeys(prefix_rule_words(c.words) for c in coverage[0]))
             request = ApprovalRequest(
                 tool.name, headline, "bash", verdict.why, command=command,
                 segments=tuple(s.src for s in parts.segments), session_rules=rules,

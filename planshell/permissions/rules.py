@@ -11,15 +11,30 @@ match the segment's word at that place (``fnmatch``: ``*``, ``?``, ``[..]``
 inside a word), and a final lone ``*`` matches any number of remaining words,
 none included. Path patterns are globs over the project-relative path: ``*``
 stays inside one directory, ``**`` spans any depth.
+
+The engine matches rules on what bash will run (``resolve.py``: braces
+expanded, wrappers unwrapped). Allow and deny read a pattern differently,
+because a wrong allow runs something and a wrong deny only asks:
+
+* allow: a word with ``/`` is matched one path component at a time (``*``
+  never crosses ``/``, ``**`` spans components), and a ``..`` component only
+  matches a literal ``..``; a word known only at run time never matches,
+  except under the final lone ``*``;
+* deny: ``*`` matches anything, a path-named command is also compared by its
+  basename (``/bin/rm`` is ``rm``), and a word known only at run time *might*
+  match: the answer is "maybe", and the engine asks.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass
 from re import Pattern
+from typing import Literal
 
+from planshell.permissions.resolve import Arg, Hole, basename
 from planshell.plan.bash_guard import Segment
 from planshell.tools.files import glob_to_regex
 
@@ -34,6 +49,10 @@ SUBCOMMAND_PROGRAMS = frozenset(
 )  # fmt: skip
 
 
+Match = Literal["yes", "maybe", "no"]
+_MATCH: tuple[Match, Match, Match] = ("no", "maybe", "yes")
+
+
 class RuleError(ValueError):
     """A rule that cannot be understood (the message names it)."""
 
@@ -46,20 +65,24 @@ class Rule:
     glob: Pattern[str] | None = None  # edit/write path pattern; None: any path
 
     def matches_segment(self, segment: Segment) -> bool:
-        if self.tool != "bash" or not segment.words:
-            return False
+        """As an allow rule, on a segment's words as typed (tests, prompts)."""
+        return self.match_words(segment.words, deny=False) == "yes"
+
+    def match_words(self, words: Sequence[Arg], *, deny: bool) -> Match:
+        """Does this rule cover the command ``words`` (see the module docstring)?"""
+        if self.tool != "bash" or not words:
+            return "no"
         if self.words is None:
-            return True
-        pattern, words = self.words, segment.words
-        if pattern and pattern[-1] == "*":
-            fixed = pattern[:-1]
-            if len(words) < len(fixed):
-                return False
-            words = words[: len(fixed)]
-            pattern = fixed
-        return len(words) == len(pattern) and all(
-            fnmatch.fnmatchcase(w, p) for w, p in zip(words, pattern, strict=True)
-        )
+            return "yes"
+        candidates = [tuple(words)]
+        head = words[0]
+        if deny and isinstance(head, str) and "/" in head and "/" not in self.words[0]:
+            candidates.append((basename(head), *words[1:]))
+        try:
+            best = max(_match(self.words, c, deny) for c in candidates)
+        except RecursionError:  # a path with thousands of components
+            best = 1 if deny else 0
+        return _MATCH[best]
 
     def matches_path(self, tool: str, rel: str) -> bool:
         if self.tool != tool:
@@ -111,11 +134,75 @@ def parse_rules(texts: list[str], warnings: list[str], label: str) -> list[Rule]
 
 def prefix_rule(segment: Segment) -> str:
     """The session/project rule for one segment: its command prefix, e.g. ``bash(git commit *)``."""
-    words = segment.words
-    prefix = [words[0]]
-    if len(words) > 1 and words[0] in SUBCOMMAND_PROGRAMS and not words[1].startswith("-"):
-        prefix.append(words[1])
+    return prefix_rule_words(segment.words)
+
+
+def prefix_rule_words(words: Sequence[Arg]) -> str:
+    """The rule for a command's words: its name, and the subcommand of git, npm, …"""
+    head = words[0]
+    assert isinstance(head, str)
+    prefix = [head]
+    second = words[1] if len(words) > 1 else None
+    if isinstance(second, str) and head in SUBCOMMAND_PROGRAMS and not second.startswith("-"):
+        prefix.append(second)
     return f"bash({shlex.join(_literal(w) for w in prefix)} *)"
+
+
+def _match(pattern: tuple[str, ...], words: tuple[Arg, ...], deny: bool) -> int:
+    """2: matches; 1: might match (deny only, a hole in the way); 0: does not.
+
+    A table over (pattern position, word position), not recursion: a line may
+    hold thousands of words.
+    """
+    m, n = len(pattern), len(words)
+    only_many = [False] * (n + 1)  # words[j:] are all Hole.MANY (they may be no words)
+    only_many[n] = True
+    for j in range(n - 1, -1, -1):
+        only_many[j] = only_many[j + 1] and words[j] is Hole.MANY
+    below = [2 if j == n else (1 if deny and only_many[j] else 0) for j in range(n + 1)]
+    for i in range(m - 1, -1, -1):
+        p = pattern[i]
+        row = [0] * (n + 1)
+        for j in range(n, -1, -1):
+            if p == "*" and i == m - 1:
+                row[j] = 2  # the final lone *: any remaining words, holes included
+            elif j == n:
+                row[j] = 0
+            elif isinstance(words[j], Hole):
+                if deny:
+                    options = [below[j + 1]]
+                    if words[j] is Hole.MANY:  # none, or it swallows this pattern word and more
+                        options += [row[j + 1], below[j]]
+                    row[j] = min(1, max(options))
+            else:
+                word = str(words[j])
+                ok = fnmatch.fnmatchcase(word, p) if deny else _allow_word(word, p)
+                row[j] = below[j + 1] if ok else 0
+        below = row
+    return below[0]
+
+
+def _allow_word(word: str, pattern: str) -> bool:
+    """An allow pattern word: path components one at a time, ``..`` only literally."""
+    if "/" not in word and "/" not in pattern and word not in (".", ".."):
+        return fnmatch.fnmatchcase(word, pattern)
+    return _components(tuple(word.split("/")), tuple(pattern.split("/")))
+
+
+def _components(word: tuple[str, ...], pattern: tuple[str, ...]) -> bool:
+    if not pattern:
+        return not word
+    if pattern[0] == "**":
+        return any(
+            _components(word[k:], pattern[1:])
+            for k in range(len(word) + 1)
+            if ".." not in word[:k]
+        )
+    if not word:
+        return False
+    w, p = word[0], pattern[0]
+    ok = w == p if w in (".", "..") else fnmatch.fnmatchcase(w, p)
+    return ok and _components(word[1:], pattern[1:])
 
 
 def _literal(word: str) -> str:
