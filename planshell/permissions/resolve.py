@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+from planshell.plan import bashlex_safe
 from planshell.plan.bash_guard import (
     _precheck,
     _scan_word,
@@ -128,9 +129,7 @@ class _Resolver:
             return
         stripped = _strip_time(text)
         try:
-            import bashlex
-
-            trees = bashlex.parse(stripped)
+            trees = bashlex_safe.parse(stripped)
         except Exception as exc:
             self.fail(f"it cannot be parsed ({type(exc).__name__})")
             return

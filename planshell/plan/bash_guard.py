@@ -34,6 +34,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from planshell.plan import bashlex_safe
 from planshell.plan.bash_forms import (
     CASE,
     COND,
@@ -948,9 +949,7 @@ class BashGuard:
         if not text.strip():
             return _unparseable("`time` has no command after it", command)
         try:
-            import bashlex  # lazy: ~100 ms, see the module docstring
-
-            trees = bashlex.parse(text)
+            trees = bashlex_safe.parse(text)
         except Exception as exc:
             return _unparseable(f"{type(exc).__name__}: {_quote(str(exc), 80)}", command)
         if not trees:
@@ -1141,9 +1140,7 @@ def split_command(command: str) -> CommandParts:
         return CommandParts((), False, early.reason)
     stripped = _strip_time(command)
     try:
-        import bashlex
-
-        trees = bashlex.parse(stripped)
+        trees = bashlex_safe.parse(stripped)
     except Exception as exc:
         return CommandParts((), False, f"it cannot be parsed ({type(exc).__name__})")
     if not trees or _uncovered_text(stripped, trees) is not None:
