@@ -181,27 +181,22 @@ class PlanView(ScrollView, can_focus=True):
         Binding("p", "prev_heading", "Previous section", show=False),
     ]
 
-    class Checked(Message):
+    class _ViewMessage(Message):
+        """A message about one plan view (``control`` is the view, for ``@on`` selectors)."""
+
+        def __init__(self, plan_view: PlanView) -> None:
+            super().__init__()
+            self.plan_view = plan_view
+
+        @property
+        def control(self) -> PlanView:
+            return self.plan_view
+
+    class Checked(_ViewMessage):
         """The lines this view does not show are known (:attr:`PlanView.unshown`)."""
 
-        def __init__(self, plan_view: PlanView) -> None:
-            super().__init__()
-            self.plan_view = plan_view
-
-        @property
-        def control(self) -> PlanView:
-            return self.plan_view
-
-    class Scrolled(Message):
+    class Scrolled(_ViewMessage):
         """The visible part changed (scroll, resize, load): gauges update from it."""
-
-        def __init__(self, plan_view: PlanView) -> None:
-            super().__init__()
-            self.plan_view = plan_view
-
-        @property
-        def control(self) -> PlanView:
-            return self.plan_view
 
     def __init__(
         self,
