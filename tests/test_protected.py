@@ -203,10 +203,12 @@ async def test_a_dot_git_file_made_by_the_write_tool_does_not_survive(repo: Path
 
 
 async def test_nested_git_init_in_auto_mode_is_moved_aside(repo: Path, tmp_path: Path) -> None:
-    """``bash -c`` hides git init from the classifier; the watch still moves the repository aside."""
+    """A script hides git init from the classifier; the watch still moves the repository aside."""
     marker = tmp_path / "fsmonitor-ran"
-    command = f"bash -c 'git init -q nested && git -C nested config core.fsmonitor \"{_plant(marker)}\"'"
-    runtime, recorder = _runtime(repo, [("bash", {"command": command})], "auto")
+    (repo / "mk.sh").write_text(
+        f"git init -q nested && git -C nested config core.fsmonitor \"{_plant(marker)}\"\n"
+    )
+    runtime, recorder = _runtime(repo, [("bash", {"command": "sh mk.sh"})], "auto")
     await runtime.agent.submit("go")
     assert (repo / "nested").is_dir() and not os.path.lexists(repo / "nested/.git")
     result = _results(runtime)[0]
@@ -240,9 +242,20 @@ async def test_a_rewritten_submodule_pointer_is_restored(repo: Path, tmp_path: P
 
 
 @pytest.mark.parametrize("mode", ["auto", "accept-edits", "ask"])
-async def test_creating_a_repository_asks_in_every_mode(repo: Path, mode: str) -> None:
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git init -q nested",
+        "bash -c 'git init -q nested'",
+        "env -i git init -q nested",
+        "true && {git,init,-q,nested}",
+        "echo nested | xargs git init -q",
+        "sh -c \"timeout 5 git -C . init -q nested\"",
+    ],
+)
+async def test_creating_a_repository_asks_in_every_mode(repo: Path, mode: str, command: str) -> None:
     decider = ScriptedDecider(approvals=[ApprovalDecision(ApprovalChoice.DENY, "no")])
-    runtime, _ = _runtime(repo, [("bash", {"command": "git init -q nested"})], mode, decider)
+    runtime, _ = _runtime(repo, [("bash", {"command": command})], mode, decider)
     await runtime.agent.submit("go")
     (request,) = decider.approval_requests
     assert "creates a git repository" in request.why and "core.fsmonitor" in request.warning
@@ -339,8 +352,8 @@ async def test_a_cancelled_command_is_checked_too(repo: Path) -> None:
 
     from tests.engine_helpers import finishes, wait_for
 
-    command = "bash -c 'git init -q late && sleep 60'"
-    runtime, recorder = _runtime(repo, [("bash", {"command": command})], "auto")
+    (repo / "late.sh").write_text("git init -q late && sleep 60\n")  # hidden from the classifier
+    runtime, recorder = _runtime(repo, [("bash", {"command": "sh late.sh"})], "auto")
     turn = asyncio.ensure_future(runtime.agent.submit("go"))
     await wait_for(lambda: (repo / "late" / ".git" / "HEAD").exists())
     runtime.agent.cancel()

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from planshell.agent import events as ev
-from planshell.permissions.resolve import Command, Resolution, describe, resolve
+from planshell.permissions.resolve import Arg, Command, Resolution, describe, resolve
 from planshell.permissions.rules import Rule, parse_rule, parse_rules, prefix_rule_words
 from planshell.permissions.visible_diff import visible_diff
 from planshell.plan.bash_guard import BashGuard, CommandParts, split_command
@@ -184,8 +184,10 @@ class PermissionController:
         if denied is not None:
             return denied
         parts = split_command(command)
-        for segment in parts.segments:  # asked in every mode, auto included (22.2)
-            creating = creates_repository(segment.words)
+        # Asked in every mode, auto included: as typed, and as it will run (bash -c, braces, env).
+        runs = [*(s.words for s in parts.segments), *(_known(c.words) for c in resolved.commands)]
+        for words in runs:
+            creating = creates_repository(words)
             if creating is not None:
                 return Verdict(
                     "ask", f"{creating} creates a git repository inside the project", "ask",
@@ -587,3 +589,8 @@ def _describe_args(args: ToolArgs) -> str:
     import json
 
     return json.dumps(args.model_dump(), ensure_ascii=True, indent=1, default=str)[:4000]
+
+
+def _known(words: tuple[Arg, ...]) -> tuple[str, ...]:
+    """A resolved command's words, with what is only known at run time as an empty word."""
+    return tuple(w if isinstance(w, str) else "" for w in words)
