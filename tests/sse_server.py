@@ -145,6 +145,28 @@ class Response:
         return cls(status=status, headers=merged, chunks=[body], framing="length")
 
 
+def openai_chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
+    """One OpenAI chat-completions streaming event carrying ``delta``."""
+    return sse_event({"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+
+
+def openai_tool_call_response(name: str, args: dict[str, Any]) -> Response:
+    """An OpenAI-compatible streamed reply that calls tool ``name`` with ``args``."""
+    call = {"index": 0, "id": "c1", "type": "function",
+            "function": {"name": name, "arguments": json.dumps(args)}}
+    return Response.sse([
+        openai_chunk({"role": "assistant", "tool_calls": [call]}),
+        openai_chunk({}, "tool_calls"),
+        b"data: [DONE]\n\n",
+    ])
+
+
+def openai_text_response(text: str) -> Response:
+    """An OpenAI-compatible streamed reply that says ``text`` and stops."""
+    return Response.sse([openai_chunk({"role": "assistant", "content": text}),
+                         openai_chunk({}, "stop"), b"data: [DONE]\n\n"])
+
+
 # --- recording requests -------------------------------------------------------
 
 

@@ -9,13 +9,9 @@ import sys
 from tests.sse_server import (
     Response,
     SSEServer,
-    sse_event,
+    openai_chunk,
     sse_server_fixture,  # noqa: F401  (provides the sse_server fixture)
 )
-
-
-def _chunk(delta: dict, finish: str | None = None) -> bytes:
-    return sse_event({"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
 
 
 async def _run(args: list[str], cwd, extra_env: dict[str, str] | None = None) -> tuple[int, str, str]:
@@ -32,10 +28,10 @@ async def _run(args: list[str], cwd, extra_env: dict[str, str] | None = None) ->
 async def test_print_mode_streams_from_openai_compatible_server(sse_server: SSEServer, project):
     sse_server.add(
         Response.sse([
-            _chunk({"role": "assistant", "content": "Hel"}),
-            _chunk({"content": "lo from the "}),
-            _chunk({"content": "local server."}),
-            _chunk({}, "stop"),
+            openai_chunk({"role": "assistant", "content": "Hel"}),
+            openai_chunk({"content": "lo from the "}),
+            openai_chunk({"content": "local server."}),
+            openai_chunk({}, "stop"),
             b"data: [DONE]\n\n",
         ])
     )

@@ -8,7 +8,6 @@ runs cannot be known beforehand) asked about, which headless means denied.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
@@ -22,11 +21,12 @@ from planshell.plan.decider import HeadlessDecider
 from planshell.runtime import Runtime, build_runtime
 from tests.engine_helpers import HANG_GUARD, ScriptedDecider
 from tests.sse_server import (
-    Response,
     SSEServer,
+    openai_text_response,
+    openai_tool_call_response,
     sse_server_fixture,  # noqa: F401  (provides the sse_server fixture)
 )
-from tests.test_cli_provider import _chunk, _run
+from tests.test_cli_provider import _run
 
 DENY_RM = ["bash(rm *)"]
 
@@ -275,22 +275,6 @@ def test_resolution_expands_braces_like_bash() -> None:
 # --- headless, a real subprocess ------------------------------------------------------
 
 
-def _bash_call(command: str) -> Response:
-    args = json.dumps({"command": command})
-    call = {"index": 0, "id": "c1", "type": "function",
-            "function": {"name": "bash", "arguments": args}}
-    return Response.sse([
-        _chunk({"role": "assistant", "tool_calls": [call]}),
-        _chunk({}, "tool_calls"),
-        b"data: [DONE]\n\n",
-    ])
-
-
-def _text(text: str) -> Response:
-    return Response.sse([_chunk({"role": "assistant", "content": text}), _chunk({}, "stop"),
-                         b"data: [DONE]\n\n"])
-
-
 @pytest.mark.parametrize("command", ["{rm,-f,x}", "r{m,} -f x", "$(echo rm) -f x"])
 async def test_headless_auto_denies_with_a_reason(
     sse_server: SSEServer, project: Path, command: str
@@ -299,7 +283,8 @@ async def test_headless_auto_denies_with_a_reason(
     config.parent.mkdir(parents=True, exist_ok=True)
     config.write_text('[permissions]\ndeny = ["bash(rm *)"]\n')
     (project / "x").write_text("keep me\n")
-    sse_server.add(_bash_call(command), _text("ok"))
+    sse_server.add(openai_tool_call_response("bash", {"command": command}),
+                   openai_text_response("ok"))
     args = ["-p", "delete x", "--provider", "openai", "--base-url", f"{sse_server.url}/v1",
             "--model", "m", "--permission-mode", "auto"]
     code, _out, err = await _run(args, project, {"PLANSHELL_CONTEXT_WINDOW": "100000"})

@@ -3,30 +3,13 @@
 
 from __future__ import annotations
 
-import json
-
 from tests.sse_server import (
-    Response,
     SSEServer,
+    openai_text_response,
+    openai_tool_call_response,
     sse_server_fixture,  # noqa: F401  (provides the sse_server fixture)
 )
-from tests.test_cli_provider import _chunk, _run
-
-
-def _bash_call(command: str) -> Response:
-    args = json.dumps({"command": command})
-    call = {"index": 0, "id": "c1", "type": "function",
-            "function": {"name": "bash", "arguments": args}}
-    return Response.sse([
-        _chunk({"role": "assistant", "tool_calls": [call]}),
-        _chunk({}, "tool_calls"),
-        b"data: [DONE]\n\n",
-    ])
-
-
-def _text(text: str) -> Response:
-    return Response.sse([_chunk({"role": "assistant", "content": text}), _chunk({}, "stop"),
-                         b"data: [DONE]\n\n"])
+from tests.test_cli_provider import _run
 
 
 def _args(server: SSEServer, *extra: str) -> list[str]:
@@ -45,7 +28,8 @@ def _tool_result(server: SSEServer) -> str:
 
 
 async def test_headless_ask_denies_and_reports(sse_server: SSEServer, project) -> None:
-    sse_server.add(_bash_call("touch made"), _text("ok"))
+    sse_server.add(openai_tool_call_response("bash", {"command": "touch made"}),
+                   openai_text_response("ok"))
     code, _out, err = await _run(_args(sse_server), project, WINDOW)
     assert code == 0, err
     assert not (project / "made").exists()
@@ -54,7 +38,8 @@ async def test_headless_ask_denies_and_reports(sse_server: SSEServer, project) -
 
 
 async def test_headless_auto_runs(sse_server: SSEServer, project) -> None:
-    sse_server.add(_bash_call("touch made"), _text("ok"))
+    sse_server.add(openai_tool_call_response("bash", {"command": "touch made"}),
+                   openai_text_response("ok"))
     code, _out, err = await _run(_args(sse_server, "--permission-mode", "auto"), project, WINDOW)
     assert code == 0, err
     assert (project / "made").exists()
@@ -62,12 +47,14 @@ async def test_headless_auto_runs(sse_server: SSEServer, project) -> None:
 
 
 async def test_headless_allow_rule_covers_only_its_segments(sse_server: SSEServer, project) -> None:
-    sse_server.add(_bash_call("touch a && rm -rf src"), _text("ok"))
+    sse_server.add(openai_tool_call_response("bash", {"command": "touch a && rm -rf src"}),
+                   openai_text_response("ok"))
     code, _out, err = await _run(_args(sse_server, "--allow", "bash(touch *)"), project, WINDOW)
     assert code == 0, err
     assert not (project / "a").exists() and (project / "src").exists()
     sse_server.requests.clear()
-    sse_server.add(_bash_call("touch a"), _text("ok"))
+    sse_server.add(openai_tool_call_response("bash", {"command": "touch a"}),
+                   openai_text_response("ok"))
     code, _out, err = await _run(_args(sse_server, "--allow", "bash(touch *)"), project, WINDOW)
     assert code == 0, err
     assert (project / "a").exists()
