@@ -11,7 +11,7 @@ from pydantic import Field
 
 from planshell.agent import events as ev
 from planshell.agent.loop import Agent
-from planshell.llm.scripted import Reply, ScriptedProvider
+from planshell.llm.scripted import Reply, ReplySource, Request, ScriptedProvider
 from planshell.tools.base import Effect, Tool, ToolArgs, ToolContext, ToolError, ToolResult
 from planshell.tools.registry import ToolRegistry
 
@@ -79,6 +79,45 @@ def make_agent(root: Path, replies: list[Reply], tools: list[Tool[Any]] | None =
     recorder = Recorder()
     agent.subscribe(recorder)
     return agent, provider, recorder
+
+
+# The plan the plan-mode tests write unless they bring their own.
+RATE_LIMIT_PLAN = """# Plan: Add rate limiting
+
+## Goal
+
+Limit requests.
+
+## Steps
+
+- [ ] Read `src/app/server.py`
+- [ ] Add a token bucket
+- [ ] Test it
+
+## Verification
+
+```sh
+make test
+```
+"""
+
+
+def saved_plan_path(request: Request) -> str:
+    """The plan path in the latest "Plan saved: <path>" tool result the model was sent."""
+    for message in reversed(request.messages):
+        if message.role == "tool" and message.content.startswith("Plan saved: "):
+            return message.content.split()[2]
+    raise AssertionError("no plan saved yet")
+
+
+def write_and_review(
+    title: str = "Add rate limiting", content: str = RATE_LIMIT_PLAN
+) -> list[ReplySource]:
+    """The model writes ``content`` as the plan, then asks for the review of the file it saved."""
+    return [
+        Reply(calls=[("write_plan", {"title": title, "content": content})]),
+        lambda req: Reply(calls=[("exit_plan_mode", {"plan_path": saved_plan_path(req)})]),
+    ]
 
 
 # Seconds a test waits for something that should happen at once. Only a guard

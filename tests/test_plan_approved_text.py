@@ -24,7 +24,7 @@ from planshell.plan.controller import Mode
 from planshell.plan.decider import Decision, HeadlessDecider, Review
 from planshell.plan.prompts import EXECUTE_MARKER
 from planshell.runtime import build_runtime
-from tests.engine_helpers import Recorder, ScriptedDecider
+from tests.engine_helpers import Recorder, ScriptedDecider, saved_plan_path, write_and_review
 
 PLAN = """# Plan: Cache results
 
@@ -73,21 +73,6 @@ def make(project: Path, replies=(), reviews=(), *, settings: dict | None = None,
     return runtime, provider, decider, recorder
 
 
-def plan_replies() -> list:
-    """The model writes PLAN and asks for the review."""
-    return [
-        Reply(calls=[("write_plan", {"title": "Cache results", "content": PLAN})]),
-        lambda req: Reply(calls=[("exit_plan_mode", {"plan_path": _saved(req)})]),
-    ]
-
-
-def _saved(request) -> str:
-    for message in reversed(request.messages):
-        if message.role == "tool" and message.content.startswith("Plan saved: "):
-            return message.content.split()[2]
-    raise AssertionError("no plan saved yet")
-
-
 def sent(provider: ScriptedProvider) -> list[str]:
     """Everything each request carried: system prompt and every message."""
     return [
@@ -103,7 +88,9 @@ async def approved_session(project: Path, review=approve, ticks: bool = False) -
             {"step": 1, "status": "done", "expected": "Add a cache dict"}]})])]
         if ticks else []
     )
-    runtime, _, _, _ = make(project, [*plan_replies(), *extra, Reply(text="working on it")], [review])
+    runtime, _, _, _ = make(
+        project, [*write_and_review("Cache results", PLAN), *extra, Reply(text="working on it")], [review]
+    )
     runtime.plan.enter_plan()
     await runtime.agent.submit("plan a cache")
     assert runtime.plan.mode is Mode.EXECUTE
@@ -185,7 +172,8 @@ async def test_bash_appending_to_the_plan_mid_execution_pauses_before_the_next_c
     append = f"printf '%s\\n' '{INJECTED}' >> .planshell/plans/*cache-results.md"
     runtime, provider, decider, rec = make(
         project,
-        [*plan_replies(), Reply(calls=[("bash", {"command": append})]), Reply(text="carrying on")],
+        [*write_and_review("Cache results", PLAN), Reply(calls=[("bash", {"command": append})]),
+         Reply(text="carrying on")],
         [approve_edits, lambda request: Review(Decision.KEEP)],
         settings=BASH_CAN_WRITE_PLANS,
     )
@@ -207,14 +195,14 @@ async def test_the_edit_tool_changing_the_plan_needs_a_new_approval(project):
     """accept-edits lets the edit tool write the plan file: the change waits for a person,
     and once approved the new text (and only then) is what runs."""
     def add_step(request) -> Reply:
-        plan = _saved_path(request)
+        plan = saved_plan_path(request)
         return Reply(calls=[("edit", {
             "path": plan, "old_string": "- [ ] Test it\n", "new_string": f"- [ ] Test it\n{INJECTED}\n",
         })])
 
     runtime, provider, decider, _ = make(
         project,
-        [*plan_replies(), add_step, Reply(text="after approval")],
+        [*write_and_review("Cache results", PLAN), add_step, Reply(text="after approval")],
         [approve_edits, approve],
     )
     runtime.plan.enter_plan()
@@ -227,16 +215,9 @@ async def test_the_edit_tool_changing_the_plan_needs_a_new_approval(project):
     assert runtime.plan.mode is Mode.EXECUTE and INJECTED in runtime.plan.approval.text
 
 
-def _saved_path(request) -> str:
-    for message in request.messages:
-        if message.role == "tool" and message.content.startswith("Plan saved: "):
-            return message.content.split()[2]
-    raise AssertionError("no plan saved")
-
-
 async def test_the_write_tool_rewriting_the_plan_is_withheld_from_the_prompt(project):
     """Even without the check before the call, the prompt part never carries changed text."""
-    runtime, _, _, _ = make(project, plan_replies(), [approve])
+    runtime, _, _, _ = make(project, write_and_review("Cache results", PLAN), [approve])
     runtime.plan.enter_plan()
     await runtime.agent.submit("plan a cache")
     path = runtime.plan.plan_path
@@ -256,7 +237,7 @@ async def test_a_tick_flipped_by_someone_else_is_a_change(project):
 
 
 async def test_set_plan_steps_refuses_on_a_changed_file_and_ticks_nothing(project):
-    runtime, *_ = make(project, plan_replies(), [approve])
+    runtime, *_ = make(project, write_and_review("Cache results", PLAN), [approve])
     runtime.plan.enter_plan()
     await runtime.agent.submit("plan a cache")
     path = runtime.plan.plan_path
@@ -270,7 +251,7 @@ async def test_planshells_own_ticks_never_pause(project):
     runtime, provider, decider, _ = make(
         project,
         [
-            *plan_replies(),
+            *write_and_review("Cache results", PLAN),
             Reply(calls=[("set_plan_steps", {"updates": [{"step": 1, "status": "done", "expected": "Add a cache dict"}]})]),
             Reply(calls=[("set_plan_steps", {"updates": [{"step": 2, "status": "done", "expected": "Test it"}]})]),
             Reply(calls=[("plan_complete", {})]),
@@ -290,7 +271,9 @@ async def test_planshells_own_ticks_never_pause(project):
 
 
 async def executing_with_accept_edits(project: Path, replies=()):
-    runtime, _, _, rec = make(project, [*plan_replies(), *replies], [approve_edits])
+    runtime, _, _, rec = make(
+        project, [*write_and_review("Cache results", PLAN), *replies], [approve_edits]
+    )
     runtime.plan.enter_plan()
     await runtime.agent.submit("plan a cache")
     return runtime, rec
@@ -368,7 +351,7 @@ async def test_calls_after_the_change_in_the_same_reply_do_not_run(project):
     append = f"printf '%s\\n' '{INJECTED}' >> .planshell/plans/*cache-results.md"
     runtime, provider, _, _ = make(
         project,
-        [*plan_replies(),
+        [*write_and_review("Cache results", PLAN),
          Reply(calls=[("bash", {"command": append}), ("write", {"path": "pwned.txt", "content": "x"})]),
          Reply(text="carrying on")],
         [approve, lambda request: Review(Decision.KEEP)],

@@ -19,26 +19,13 @@ from planshell.plan.prompts import EXECUTE_MARKER, PLAN_MARKER
 from planshell.runtime import build_runtime
 from planshell.tools.base import Effect, Tool, ToolArgs, ToolContext, ToolResult
 from planshell.tools.todo import TodoStatus
-from tests.engine_helpers import Recorder, ScriptedDecider
-
-PLAN = """# Plan: Add rate limiting
-
-## Goal
-
-Limit requests.
-
-## Steps
-
-- [ ] Read `src/app/server.py`
-- [ ] Add a token bucket
-- [ ] Test it
-
-## Verification
-
-```sh
-make test
-```
-"""
+from tests.engine_helpers import RATE_LIMIT_PLAN as PLAN
+from tests.engine_helpers import (
+    Recorder,
+    ScriptedDecider,
+    saved_plan_path,
+    write_and_review,
+)
 
 
 class NoteArgs(ToolArgs):
@@ -80,20 +67,6 @@ def make(project: Path, replies=(), reviews=(), settings: Settings | None = None
     recorder = Recorder()
     runtime.agent.subscribe(recorder)
     return runtime, provider, decider, recorder
-
-
-def write_and_review(title: str = "Add rate limiting", content: str = PLAN) -> list[Reply]:
-    return [
-        Reply(calls=[("write_plan", {"title": title, "content": content})]),
-        lambda req: Reply(calls=[("exit_plan_mode", {"plan_path": _saved(req)})]),
-    ]
-
-
-def _saved(request) -> str:
-    for message in reversed(request.messages):
-        if message.role == "tool" and message.content.startswith("Plan saved: "):
-            return message.content.split()[2]
-    raise AssertionError("no plan saved yet")
 
 
 def test_mode_round_trip_restores_exact_tool_set(project):
@@ -261,8 +234,8 @@ async def test_refinement_reports_changed_sections(project):
         project,
         [
             *write_and_review(),
-            lambda req: Reply(calls=[("write_plan", {"title": "t", "content": revised, "plan_path": _saved(req)})]),
-            lambda req: Reply(calls=[("exit_plan_mode", {"plan_path": _saved(req)})]),
+            lambda req: Reply(calls=[("write_plan", {"title": "t", "content": revised, "plan_path": saved_plan_path(req)})]),
+            lambda req: Reply(calls=[("exit_plan_mode", {"plan_path": saved_plan_path(req)})]),
             Reply(text="ok"),
         ],
         [Review(Decision.REFINE, "per client"), Review(Decision.KEEP)],

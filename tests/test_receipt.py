@@ -15,7 +15,9 @@ from planshell.llm.scripted import Reply
 from planshell.plan import receipt as rc
 from planshell.plan.controller import Mode
 from planshell.plan.decider import Decision, Review
-from tests.test_plan_mode import PLAN, make, write_and_review
+from tests.engine_helpers import RATE_LIMIT_PLAN as PLAN
+from tests.engine_helpers import write_and_review
+from tests.test_plan_mode import make
 
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
