@@ -74,50 +74,45 @@ async def test_crlf_old_string_ending_in_crlf_is_shown_and_written(
         assert target.read_bytes() == b"[core]\r\nname = demo\r\n"
 
 
-async def test_lf_edit_on_a_crlf_file_shows_the_crlf_it_writes(project: Path) -> None:
-    target = project / "config.ini"
-    target.write_bytes(b"[core]\r\nname = demo\r\n")
-    call = {"path": "config.ini", "old_string": "[core]\n", "new_string": f"[core]\n{EVIL}\n"}
-    requests, _ = await _run(project, "edit", call)
-    assert f"+{EVIL}␍\n" in _only(requests)
-    assert target.read_bytes() == f"[core]\r\n{EVIL}\r\nname = demo\r\n".encode()
-
-
-async def test_a_line_ending_only_change_shows_as_a_change(project: Path) -> None:
-    target = project / "run.sh"
-    target.write_bytes(b"#!/bin/sh\r\necho hi\r\n")
-    call = {"path": "run.sh", "old_string": "#!/bin/sh\r\n", "new_string": "#!/bin/sh\n"}
-    requests, _ = await _run(project, "edit", call)
-    assert "\n-#!/bin/sh␍\n+#!/bin/sh\n echo hi␍\n" in _only(requests)
-    assert target.read_bytes() == b"#!/bin/sh\necho hi\r\n"
-
-
-async def test_lone_cr_in_the_file_and_in_new_string(project: Path) -> None:
-    """A lone CR lets a terminal overwrite the start of a line with what follows it."""
-    target = project / "a.py"
-    target.write_bytes(b"x = 1\ry = 2\n")
-    call = {"path": "a.py", "old_string": "y = 2", "new_string": f"y = 2\r{EVIL}"}
-    requests, _ = await _run(project, "edit", call)
-    assert f"\n-x = 1␍y = 2\n+x = 1␍y = 2␍{EVIL}\n" in _only(requests)
-    assert target.read_bytes() == f"x = 1\ry = 2\r{EVIL}\n".encode()
-
-
-async def test_mixed_line_endings_are_each_shown(project: Path) -> None:
-    target = project / "m.txt"
-    target.write_bytes(b"a\r\nb\nc\r\nd\n")
-    call = {"path": "m.txt", "old_string": "b\nc", "new_string": "B\r\nC"}
-    requests, _ = await _run(project, "edit", call)
-    assert "\n a␍\n-b\n-c␍\n+B␍\n+C␍\n d\n" in _only(requests)
-    assert target.read_bytes() == b"a\r\nB\r\nC\r\nd\n"
-
-
-async def test_a_bom_is_shown_and_kept(project: Path) -> None:
-    target = project / "b.txt"
-    target.write_bytes(b"\xef\xbb\xbfkey = 1\nnext = 2\n")
-    call = {"path": "b.txt", "old_string": "key = 1", "new_string": "key = 2"}
-    requests, _ = await _run(project, "edit", call)
-    assert "\n-⟨U+FEFF⟩key = 1\n+⟨U+FEFF⟩key = 2\n" in _only(requests)
-    assert target.read_bytes() == b"\xef\xbb\xbfkey = 2\nnext = 2\n"
+@pytest.mark.parametrize(
+    ("path", "before", "old", "new", "shown", "after"),
+    [
+        pytest.param(
+            "config.ini", b"[core]\r\nname = demo\r\n", "[core]\n", f"[core]\n{EVIL}\n",
+            f"+{EVIL}␍\n", f"[core]\r\n{EVIL}\r\nname = demo\r\n".encode(),
+            id="lf_edit_on_a_crlf_file_shows_the_crlf_it_writes",
+        ),
+        pytest.param(
+            "run.sh", b"#!/bin/sh\r\necho hi\r\n", "#!/bin/sh\r\n", "#!/bin/sh\n",
+            "\n-#!/bin/sh␍\n+#!/bin/sh\n echo hi␍\n", b"#!/bin/sh\necho hi\r\n",
+            id="a_line_ending_only_change_shows_as_a_change",
+        ),
+        # A lone CR lets a terminal overwrite the start of a line with what follows it.
+        pytest.param(
+            "a.py", b"x = 1\ry = 2\n", "y = 2", f"y = 2\r{EVIL}",
+            f"\n-x = 1␍y = 2\n+x = 1␍y = 2␍{EVIL}\n", f"x = 1\ry = 2\r{EVIL}\n".encode(),
+            id="lone_cr_in_the_file_and_in_new_string",
+        ),
+        pytest.param(
+            "m.txt", b"a\r\nb\nc\r\nd\n", "b\nc", "B\r\nC",
+            "\n a␍\n-b\n-c␍\n+B␍\n+C␍\n d\n", b"a\r\nB\r\nC\r\nd\n",
+            id="mixed_line_endings_are_each_shown",
+        ),
+        pytest.param(
+            "b.txt", b"\xef\xbb\xbfkey = 1\nnext = 2\n", "key = 1", "key = 2",
+            "\n-⟨U+FEFF⟩key = 1\n+⟨U+FEFF⟩key = 2\n", b"\xef\xbb\xbfkey = 2\nnext = 2\n",
+            id="a_bom_is_shown_and_kept",
+        ),
+    ],
+)
+async def test_line_endings_and_a_bom_are_shown_as_written(
+    project: Path, path: str, before: bytes, old: str, new: str, shown: str, after: bytes
+) -> None:
+    target = project / path
+    target.write_bytes(before)
+    requests, _ = await _run(project, "edit", {"path": path, "old_string": old, "new_string": new})
+    assert shown in _only(requests)
+    assert target.read_bytes() == after
 
 
 @pytest.mark.parametrize(
