@@ -10,9 +10,10 @@ ready stands for a key queued while the event loop was busy: it is ignored too.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 from textual import events
@@ -45,12 +46,19 @@ from tests.test_ui_review import make_plan, request_for
 from tests.ui_helpers import until
 
 UNANSWERED = object()
+S = TypeVar("S", bound=Screen[Any])
 
 
 @pytest.fixture(autouse=True)
 def key_grace(monkeypatch: pytest.MonkeyPatch) -> None:
     """The real grace (conftest turns it off for every other UI test)."""
     monkeypatch.setattr(KeyGrace, "GRACE", DEFAULT_GRACE)
+
+
+@pytest.fixture
+def long_grace(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A grace that outlasts the test: it ends when the test calls ``end_grace()``."""
+    monkeypatch.setattr(KeyGrace, "GRACE", 3600.0)
 
 
 class Host(App[None]):
@@ -80,6 +88,18 @@ async def early_then_ready(
     assert app.answer is UNANSWERED, f"{key!r} decided during the grace"
     assert app.screen is screen
     await until(pilot, ready or (lambda: screen.keys_ready))
+
+
+@asynccontextmanager
+async def showing(
+    make: Callable[[], S], size: tuple[int, int] = (100, 30)
+) -> AsyncIterator[tuple[Host, Pilot, S]]:
+    """A Host running at ``size``, with the screen ``make`` builds pushed on it."""
+    app = Host()
+    async with app.run_test(size=size) as pilot:
+        screen = make()
+        app.show(screen)
+        yield app, pilot, screen
 
 
 def plan_request() -> Any:
@@ -175,19 +195,14 @@ async def test_a_key_typed_before_the_screen_appeared_is_ignored_even_when_handl
     assert app.answer == expected
 
 
-async def test_a_held_key_keeps_the_review_waiting_until_it_stops(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+@pytest.mark.usefixtures("long_grace")
+async def test_a_held_key_keeps_the_review_waiting_until_it_stops() -> None:
     """Key repeat (or a paste arriving as keys) restarts the grace: a held key never approves.
 
     The grace is made to outlast the test and ended by hand, so the repeat that
     arrives after it ended is exactly "typed before ready, handled after".
     """
-    monkeypatch.setattr(KeyGrace, "GRACE", 3600.0)
-    app = Host()
-    async with app.run_test(size=(100, 30)) as pilot:
-        screen = ReviewScreen(plan_request())
-        app.show(screen)
+    async with showing(lambda: ReviewScreen(plan_request())) as (app, pilot, screen):
         await pilot.press(*"aaaa")  # the key is held down as the review appears
         repeat = events.Key("a", "a")  # ...and still repeating
         screen.end_grace()
@@ -204,10 +219,7 @@ async def test_a_held_key_keeps_the_review_waiting_until_it_stops(
 
 async def test_a_paste_never_decides() -> None:
     """A bracketed paste is text, not keys: pasting "a", "y" or "x" into the review does nothing."""
-    app = Host()
-    async with app.run_test(size=(100, 30)) as pilot:
-        screen = ReviewScreen(plan_request())
-        app.show(screen)
+    async with showing(lambda: ReviewScreen(plan_request())) as (app, pilot, screen):
         await until(pilot, lambda: screen.keys_ready)
         for text in ("a", "y", "x", "D", "a\r"):
             screen.query_one(PlanView).post_message(events.Paste(text))
@@ -229,43 +241,32 @@ async def test_a_paste_never_decides() -> None:
     ids=["review esc", "confirm n", "confirm enter on no", "approval esc", "handoff k",
          "plan actions esc", "questions esc"],
 )
+@pytest.mark.usefixtures("long_grace")
 async def test_the_safe_answers_act_at_once(
-    make: Callable[[], Screen[Any]], key: str, expected: Any, monkeypatch: pytest.MonkeyPatch
+    make: Callable[[], Screen[Any]], key: str, expected: Any
 ) -> None:
     """Keep planning, no, deny, keep: never held, and never an approval."""
-    monkeypatch.setattr(KeyGrace, "GRACE", 3600.0)  # the grace outlasts the test
-    app = Host()
-    async with app.run_test(size=(100, 30)) as pilot:
-        screen = make()
-        app.show(screen)
+    async with showing(make) as (app, pilot, screen):
         await pilot.press(key)
         await until(pilot, lambda: app.answer is not UNANSWERED)
         assert isinstance(screen, KeyGrace) and not screen.keys_ready  # it was still the grace
     assert app.answer == expected
 
 
-async def test_scrolling_and_sections_work_during_the_grace(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setattr(KeyGrace, "GRACE", 3600.0)  # the grace outlasts the test
-    app = Host()
-    async with app.run_test(size=(100, 30)) as pilot:
-        screen = ReviewScreen(plan_request())
-        app.show(screen)
+@pytest.mark.usefixtures("long_grace")
+async def test_scrolling_and_sections_work_during_the_grace() -> None:
+    async with showing(lambda: ReviewScreen(plan_request())) as (app, pilot, screen):
         await pilot.press("n", "j", "space", "a")
         assert not screen.keys_ready
         assert screen.query_one(PlanView).scroll_y > 0
         assert app.answer is UNANSWERED
 
 
-async def test_a_click_before_the_dialog_is_ready_does_not_confirm(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setattr(KeyGrace, "GRACE", 3600.0)  # ended by hand below
-    app = Host()
-    async with app.run_test(size=(100, 30)) as pilot:
-        screen = ConfirmScreen("Delete this plan file?", yes="Delete", no="Keep")
-        app.show(screen)
+@pytest.mark.usefixtures("long_grace")
+async def test_a_click_before_the_dialog_is_ready_does_not_confirm() -> None:
+    async with showing(
+        lambda: ConfirmScreen("Delete this plan file?", yes="Delete", no="Keep")
+    ) as (app, pilot, screen):
         await pilot.pause()
         await pilot.click("#yes")
         await pilot.pause()
@@ -278,15 +279,10 @@ async def test_a_click_before_the_dialog_is_ready_does_not_confirm(
     assert app.answer is True
 
 
-async def test_the_review_footer_shows_a_decision_key_once_it_works(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+@pytest.mark.usefixtures("long_grace")
+async def test_the_review_footer_shows_a_decision_key_once_it_works() -> None:
     """Held keys show as a dimmed dot; Esc and n/p are shown (and work) from the start."""
-    monkeypatch.setattr(KeyGrace, "GRACE", 3600.0)  # ended by hand below
-    app = Host()
-    async with app.run_test(size=(120, 30)) as pilot:
-        screen = ReviewScreen(plan_request())
-        app.show(screen)
+    async with showing(lambda: ReviewScreen(plan_request()), (120, 30)) as (_, pilot, screen):
         await pilot.pause()
         footer = screen.query_one(ReviewFooter)
         held = footer.render().plain
@@ -301,14 +297,11 @@ async def test_the_review_footer_shows_a_decision_key_once_it_works(
         assert screen.has_class("-keys-ready") and not screen.has_class("-keys-held")
 
 
-async def test_dialog_buttons_show_their_key_once_it_works(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setattr(KeyGrace, "GRACE", 3600.0)  # ended by hand below
-    app = Host()
-    async with app.run_test(size=(100, 30)) as pilot:
-        screen = ConfirmScreen(LEAVE_PLAN_QUESTION, yes="Allow", no="Keep planning")
-        app.show(screen)
+@pytest.mark.usefixtures("long_grace")
+async def test_dialog_buttons_show_their_key_once_it_works() -> None:
+    async with showing(
+        lambda: ConfirmScreen(LEAVE_PLAN_QUESTION, yes="Allow", no="Keep planning")
+    ) as (_, pilot, screen):
         await pilot.pause()
         yes, no = screen.query_one("#yes", Button), screen.query_one("#no", Button)
         assert str(yes.label) == f"Allow ({HELD_KEY})" and str(no.label) == "Keep planning (n)"
@@ -316,15 +309,10 @@ async def test_dialog_buttons_show_their_key_once_it_works(
         assert str(yes.label) == "Allow (y)"
 
 
-async def test_the_grace_starts_again_when_the_review_comes_back(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+@pytest.mark.usefixtures("long_grace")
+async def test_the_grace_starts_again_when_the_review_comes_back() -> None:
     """After the delete question is answered "keep", the review holds its keys again."""
-    monkeypatch.setattr(KeyGrace, "GRACE", 3600.0)  # ended by hand below
-    app = Host()
-    async with app.run_test(size=(100, 30)) as pilot:
-        screen = ReviewScreen(plan_request())
-        app.show(screen)
+    async with showing(lambda: ReviewScreen(plan_request())) as (app, pilot, screen):
         await pilot.pause()
         screen.end_grace()
         await pilot.press("D")
