@@ -2,22 +2,17 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.tmux_harness import TmuxPane, isolated_env, require_tmux
+from tests.tmux_harness import start_planshell
 
 pytestmark = pytest.mark.tmux
 
 
 def test_ask_the_demo_model_and_quit(project: Path, tmp_path: Path) -> None:
-    require_tmux()
-    home = tmp_path / "home"
-    home.mkdir()
-    command = [sys.executable, "-m", "planshell", "-C", str(project)]
-    with TmuxPane.start(command, env=isolated_env(home), cwd=project, size=(110, 50)) as pane:
+    with start_planshell(project, tmp_path / "home", size=(110, 50)) as pane:
         pane.wait_for("Ask anything")
         pane.wait_for("demo (offline)")
         pane.type("what does the server do?")

@@ -8,23 +8,18 @@ still open; the next `a` approves and the plan runs to the end.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
 from planshell.ui.keygrace import HELD_KEY
-from tests.tmux_harness import TmuxPane, isolated_env, require_tmux
+from tests.tmux_harness import start_planshell
 
 pytestmark = pytest.mark.tmux
 
 
 def test_an_a_sent_as_the_review_appears_does_not_approve(project: Path, tmp_path: Path) -> None:
-    require_tmux()
-    home = tmp_path / "home"
-    home.mkdir()
-    command = [sys.executable, "-m", "planshell", "--plan", "-C", str(project)]
-    with TmuxPane.start(command, env=isolated_env(home), cwd=project, size=(110, 30)) as pane:
+    with start_planshell(project, tmp_path / "home", "--plan") as pane:
         pane.wait_for("demo (offline)")
         pane.type("add rate limiting to the server")
         pane.keys("Enter")

@@ -9,12 +9,11 @@ chip back to OFF. Then the toggle keys, as a real terminal sends them.
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.tmux_harness import TmuxPane, isolated_env, require_tmux
+from tests.tmux_harness import start_planshell
 
 pytestmark = pytest.mark.tmux
 
@@ -28,11 +27,7 @@ def status_line(screen: str) -> str:
 
 
 def test_plan_review_approve_execute(project: Path, tmp_path: Path) -> None:
-    require_tmux()
-    home = tmp_path / "home"
-    home.mkdir()
-    command = [sys.executable, "-m", "planshell", "--plan", "-C", str(project)]
-    with TmuxPane.start(command, env=isolated_env(home), cwd=project, size=(110, 30)) as pane:
+    with start_planshell(project, tmp_path / "home", "--plan") as pane:
         pane.wait_for("demo (offline)")
         screen = pane.wait_until(
             lambda s: status_line(s).lstrip().startswith("PLAN"), what="the PLAN chip"

@@ -7,12 +7,11 @@ widgets are torn down (issue 12, item 1).
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.tmux_harness import TmuxPane, isolated_env, require_tmux
+from tests.tmux_harness import start_planshell
 
 pytestmark = pytest.mark.tmux
 
@@ -34,17 +33,10 @@ def _check_session(home: Path, *, expect_calls: bool | None) -> None:
         assert bool(calls) == expect_calls
 
 
-def _start(project: Path, home: Path, size: tuple[int, int] = (120, 40)) -> TmuxPane:
-    command = [sys.executable, "-m", "planshell", "--plan", "-C", str(project)]
-    return TmuxPane.start(command, env=isolated_env(home), cwd=project, size=size)
-
-
 @pytest.mark.parametrize("how", ["ctrl+q", "/quit"])
 def test_quit_while_the_review_is_open(project: Path, tmp_path: Path, how: str) -> None:
-    require_tmux()
     home = tmp_path / "home"
-    home.mkdir()
-    with _start(project, home) as pane:
+    with start_planshell(project, home, "--plan", size=(120, 40)) as pane:
         pane.wait_for("demo (offline)")
         pane.type("add pagination to the widget list")
         pane.keys("Enter")
@@ -66,12 +58,8 @@ def test_quit_while_the_review_is_open(project: Path, tmp_path: Path, how: str) 
 
 
 def test_quit_during_a_streamed_reply(project: Path, tmp_path: Path) -> None:
-    require_tmux()
     home = tmp_path / "home"
-    home.mkdir()
-    command = [sys.executable, "-m", "planshell", "-C", str(project)]
-    env = isolated_env(home)
-    with TmuxPane.start(command, env=env, cwd=project, size=(120, 40)) as pane:
+    with start_planshell(project, home, size=(120, 40)) as pane:
         pane.wait_for("demo (offline)")
         pane.type("what does the server do?")
         pane.keys("Enter")

@@ -21,6 +21,7 @@ import os
 import shlex
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 import uuid
@@ -194,6 +195,17 @@ class TmuxPane:
                 raise TmuxError(f"the program did not exit within {timeout}s; screen:\n{self.capture()}")
             time.sleep(POLL)
         return status
+
+
+def start_planshell(
+    project: Path, home: Path, *args: str, size: tuple[int, int] = (110, 30)
+) -> TmuxPane:
+    """``planshell *args -C project`` in a new pane, with ``home`` (made here) as its isolated
+    home; skips the test when tmux is missing."""
+    require_tmux()
+    home.mkdir()
+    command = [sys.executable, "-m", "planshell", *args, "-C", str(project)]
+    return TmuxPane.start(command, env=isolated_env(home), cwd=project, size=size)
 
 
 def isolated_env(home: Path) -> dict[str, str]:
