@@ -187,12 +187,7 @@ def test_plan_file_symlinked_out_of_the_plans_dir_is_refused(tmp_path):
             store.read(name)
 
 
-def test_plan_fifo_is_refused_without_hanging(tmp_path):
-    store = PlanStore(tmp_path)
-    store.ensure_dir()
-    os.mkfifo(store.plans_dir / "pipe.md")
-    with pytest.raises(PlanStoreError, match="not a regular file"):
-        store.read("pipe.md")
+# A plan that is a FIFO: tests/test_plan_store.py::test_a_fifo_named_like_a_plan_is_refused_not_waited_on
 
 
 # --- ignore files --------------------------------------------------------------------

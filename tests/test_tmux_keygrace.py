@@ -28,7 +28,12 @@ def test_an_a_sent_as_the_review_appears_does_not_approve(project: Path, tmp_pat
         screen = pane.wait_for("a approve & run")  # ready: the early `a` did nothing
         assert "Review plan" in screen and "Plan progress" not in screen
         pane.keys("a")
-        pane.wait_for("Plan complete:")
+        # The demo's last words (not the "Plan complete: permissions back to ask." toast),
+        # and the turn over: /quit during a turn asks first instead of quitting.
+        pane.wait_until(
+            lambda s: "Plan complete: 4 steps ticked" in s and "working" not in s,
+            what="the plan to complete and the turn to end",
+        )
         pane.type("/quit")
         pane.keys("Enter")
         assert pane.wait_exit() == 0
