@@ -17,7 +17,7 @@ the user hid the checklist).
     /plan on | off        enter / leave plan mode, no turn is started
     /plan list            the picker
     /plan review [PATH]   the review screen on the newest plan (or PATH)
-    /plan review --browser [PATH]   the same, opened in the browser too (issue 17)
+    /plan review --browser [PATH]   the same, opened in the browser too (anchored comments)
     /plan why             what plan mode allows, and why (capabilities)
     /plan NAME            one word: that plan's action menu if it exists, else a new plan NAME
     /plan REQUEST         several words: plan mode on, then REQUEST as the first planning turn

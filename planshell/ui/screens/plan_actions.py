@@ -96,7 +96,7 @@ class PlanActionScreen(KeyGrace, AnswersWhenRemoved[str], Screen[str | None]):
             yield Static("Plan", id="actions-chip")
             yield Static(self._title_text(), id="actions-title")
             yield Static(self._progress_text(), id="actions-progress")
-        yield Static("", id="actions-unshown")  # issue 21.5: lines the view does not show
+        yield Static("", id="actions-unshown")  # lines the view does not show (the executor reads them)
         yield PlanView(self.text, id="actions-plan")
         with Horizontal(id="actions-bar"):
             for button_id, label, key, result in ACTIONS:
@@ -131,7 +131,7 @@ class PlanActionScreen(KeyGrace, AnswersWhenRemoved[str], Screen[str | None]):
     def plan_view(self) -> PlanView:
         return self.query_one(PlanView)
 
-    # -- lines the view does not show (issue 21.5): Execute runs the whole file
+    # -- lines the view does not show: Execute runs the whole file
 
     def on_mount(self) -> None:
         self._show_unshown()

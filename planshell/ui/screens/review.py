@@ -224,7 +224,7 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
         self._unshown_shown_for: str | None = None  # the text the unshown-lines notice is about
         from planshell.ui.browser_review import BrowserLink
 
-        self.browser = BrowserLink(self)  # w: the same review in a browser (issue 17)
+        self.browser = BrowserLink(self)  # w: the same review in a browser, for anchored comments
 
     # -- layout
 
@@ -315,7 +315,7 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
         widget.set_class(not clean, "-dirty")
         widget.display = True
 
-    # -- lines the review does not show (issue 21.5)
+    # -- lines the review does not show: the executor reads them, so the person must see them
 
     @on(PlanView.Checked)
     def _show_unshown(self) -> None:
