@@ -382,7 +382,7 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
 
     def action_approve(self, other_mode: bool = False) -> None:
         if self._unshown_shown_for != self.plan_view.text:
-            # Issue 21.5: no approval before the review has said what it does not show.
+            # No approval before the review has said what it does not show.
             self.notify("Still checking the plan for lines the review does not show; try again.")
             return
         if self._edited is not None:
