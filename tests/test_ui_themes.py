@@ -8,10 +8,11 @@ from pathlib import Path
 import pytest
 from textual.color import Color
 
+import planshell.ui
 from planshell.config import Settings
 from planshell.llm.scripted import ScriptedProvider
 from planshell.ui import themes
-from planshell.ui.app import STYLES, PlanshellApp
+from planshell.ui.app import PlanshellApp
 from planshell.ui.screens.chat import ChatScreen
 
 SHIPPED = ("planshell-dark", "planshell-light")
@@ -122,7 +123,9 @@ async def test_app_skips_bad_theme_files_and_still_starts(tmp_path: Path, projec
 
 def _variables_used() -> set[str]:
     used: set[str] = set()
-    for sheet in STYLES.glob("*.tcss"):
+    sheets = sorted(Path(planshell.ui.__file__).parent.rglob("*.tcss"))
+    assert len(sheets) >= 6  # beside the screens and widgets that use them
+    for sheet in sheets:
         used |= set(re.findall(r"\$([a-z][a-z0-9-]*)", sheet.read_text()))
     return used
 

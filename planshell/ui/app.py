@@ -35,14 +35,13 @@ if TYPE_CHECKING:
     from planshell.runtime import Runtime
     from planshell.ui.decider import TuiDecider
 
-STYLES = Path(__file__).parent / "styles"
 log = logging.getLogger(__name__)
 
 
 class PlanshellApp(App[int]):
     TITLE = "planshell"
     # dialogs.tcss is loaded by the dialog screens themselves, on first use.
-    CSS_PATH: ClassVar[CSSPathType | None] = [STYLES / "app.tcss", STYLES / "chat.tcss"]
+    CSS_PATH: ClassVar[CSSPathType | None] = ["app.tcss", "screens/chat.tcss"]
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding(
             "f1", "show_help", "more", id="help",

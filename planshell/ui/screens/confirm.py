@@ -6,7 +6,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import ClassVar
 
 from rich.text import Text
@@ -21,7 +20,7 @@ from planshell.ui.keygrace import KeyGrace
 
 
 class ConfirmScreen(KeyGrace, ModalScreen[bool]):
-    CSS_PATH = str(Path(__file__).resolve().parent.parent / "styles" / "dialogs.tcss")
+    CSS_PATH = "dialogs.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("y", "answer(True)", "Yes"),
         Binding("n,escape", "answer(False)", "No"),

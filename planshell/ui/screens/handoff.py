@@ -6,7 +6,6 @@ fresh (keys, Enter, clicks) work only once the dialog is ready (``KeyGrace``).
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import ClassVar
 
 from rich.text import Text
@@ -28,7 +27,7 @@ CHOICES = (
 
 
 class HandoffScreen(KeyGrace, ModalScreen[str]):
-    CSS_PATH = str(Path(__file__).resolve().parent.parent / "styles" / "dialogs.tcss")
+    CSS_PATH = "dialogs.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("k,escape", "choose('keep')", "Keep"),
         Binding("c", "choose('compact')", "Compact"),

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from pathlib import Path
 from typing import ClassVar
 
 from rich.table import Table
@@ -99,7 +98,7 @@ def collect_keys(
 
 
 class HelpScreen(ModalScreen[None]):
-    CSS_PATH = str(Path(__file__).resolve().parent.parent / "styles" / "dialogs.tcss")
+    CSS_PATH = "dialogs.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,f1,q", "close", "Close")]
 
     def __init__(

@@ -46,7 +46,6 @@ __all__ = [
     "PlanActionScreen",
 ]
 
-_CSS_PATH = str(Path(__file__).resolve().parent.parent / "styles" / "plan_picker.tcss")
 
 DISCARD_QUESTION = "Delete this plan file? It cannot be undone."
 
@@ -70,7 +69,7 @@ ACTION_HINTS: tuple[Hint, ...] = (
 class PlanActionScreen(KeyGrace, AnswersWhenRemoved[str], Screen[str | None]):
     """A saved plan, read-only, with Execute / Refine / Save & Exit / Discard & Exit."""
 
-    CSS_PATH = _CSS_PATH
+    CSS_PATH = "plan_picker.tcss"
     AUTO_FOCUS = "PlanView"
 
     BINDINGS: ClassVar[list[BindingType]] = [

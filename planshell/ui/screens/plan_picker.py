@@ -64,7 +64,6 @@ __all__ = [
     "progress_bar",
 ]
 
-_CSS_PATH = str(Path(__file__).resolve().parent.parent / "styles" / "plan_picker.tcss")
 
 PickerAction = Literal["create", "execute", "refine", "exit", "discard"]
 
@@ -361,7 +360,7 @@ class CreatePlanScreen(KeyGrace, AnswersWhenRemoved[str], ModalScreen[str | None
     the picker does not create a plan.
     """
 
-    CSS_PATH = _CSS_PATH
+    CSS_PATH = "plan_picker.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "cancel", "Back", show=False),
     ]
@@ -416,7 +415,7 @@ class CreatePlanScreen(KeyGrace, AnswersWhenRemoved[str], ModalScreen[str | None
 class PlanPickerScreen(AnswersWhenRemoved[PickerChoice], Screen[PickerChoice | None]):
     """Pick a saved plan or create one; see the module docstring for the keys."""
 
-    CSS_PATH = _CSS_PATH
+    CSS_PATH = "plan_picker.tcss"
     AUTO_FOCUS = "#picker-filter"
 
     BINDINGS: ClassVar[list[BindingType]] = [

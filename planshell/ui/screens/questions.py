@@ -8,7 +8,6 @@ Enter, a click) waits until the dialog is ready (``KeyGrace``); Esc skips at onc
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import ClassVar
 
 from rich.text import Text
@@ -26,7 +25,7 @@ TITLE = "The agent has questions (answer what you like, or skip)"
 
 class QuestionsScreen(KeyGrace, ModalScreen[list[str] | None]):
     AUTO_FOCUS = "Input"
-    CSS_PATH = str(Path(__file__).resolve().parent.parent / "styles" / "dialogs.tcss")
+    CSS_PATH = "dialogs.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "skip", "Skip"),
         Binding("ctrl+s", "send", "Send answers"),

@@ -59,7 +59,7 @@ def describe_sessions(paths: list[Path]) -> list[tuple[Path, Text]]:
 
 
 class ResumeScreen(KeyGrace, ModalScreen[Path | None]):
-    CSS_PATH = str(Path(__file__).resolve().parent.parent / "styles" / "dialogs.tcss")
+    CSS_PATH = "dialogs.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
 
     def __init__(self, sessions: list[Path], current: Path | None = None) -> None:

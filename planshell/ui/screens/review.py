@@ -110,7 +110,6 @@ def edit_feedback(original: str, edited: str) -> str:
     return _EDIT_PREAMBLE + "".join(lines)
 
 
-_CSS_PATH = str(Path(__file__).resolve().parent.parent / "styles" / "review.tcss")
 
 
 class ConfirmDiscard(ConfirmScreen):
@@ -189,7 +188,7 @@ class FeedbackArea(TextArea):
 class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
     """Full-screen plan review; see the module docstring for the decisions."""
 
-    CSS_PATH = _CSS_PATH
+    CSS_PATH = "review.tcss"
     AUTO_FOCUS = "PlanView"
 
     BINDINGS: ClassVar[list[BindingType]] = [

@@ -14,7 +14,7 @@ Long items wrap with a hanging indent. The panel is at most 12 rows high (the
 header stays put, the items scroll) and keeps the item in progress in view.
 Text is model-authored, so it is stripped of terminal controls. The chat
 screen mounts it and toggles ``display``; its CSS lives in
-``styles/checklist.tcss`` and is loaded as the widget's ``DEFAULT_CSS``.
+``checklist.tcss`` (beside this module) and is loaded as the widget's ``DEFAULT_CSS``.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from planshell.ui.styling import solid_component_style
 
 __all__ = ["MARKS", "ChecklistBody", "ChecklistPanel", "normalise_items"]
 
-_CSS_FILE = Path(__file__).resolve().parent.parent / "styles" / "checklist.tcss"
+_CSS_FILE = Path(__file__).with_name("checklist.tcss")
 
 MARKS = {"pending": "☐", "in_progress": "◐", "completed": "☑"}
 _VERIFICATION = "verification:"
