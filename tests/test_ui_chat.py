@@ -256,8 +256,9 @@ async def test_unknown_command_warns(project: Path) -> None:
 
 
 async def test_steering_while_busy_is_queued_then_delivered(project: Path) -> None:
+    release = asyncio.Event()  # the first reply streams until the steering is queued
     replies = [
-        Reply(text="working " * 60, chunk=6, delay=0.02),
+        Reply(text="working " * 60, chunk=6, hold=release),
         Reply(text="Noted the extra request."),
     ]
     app = make_app(project, replies)
@@ -270,6 +271,7 @@ async def test_steering_while_busy_is_queued_then_delivered(project: Path) -> No
         queued = next(u for u in screen.transcript.entries_of(UserMessage) if u.state == "queued")
         assert queued.text == "also check the tests"
         assert "⧗ queued" in shown(screen)
+        release.set()
         await until(pilot, lambda: queued.state == "delivered")
         await idle(pilot, screen)
         assert "↳ steering delivered" in shown(screen)

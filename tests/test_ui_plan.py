@@ -435,9 +435,10 @@ async def test_request_starting_with_a_reserved_word(project: Path) -> None:
 
 
 async def test_busy_plan_guards_the_next_tool_call_and_steers(project: Path) -> None:
+    release = asyncio.Event()  # the turn streams until plan mode is on
     replies = [
         Reply(
-            text="working " * 50, chunk=8, delay=0.02,
+            text="working " * 50, chunk=8, hold=release,
             calls=[("write", {"path": "hack.txt", "content": "x"})],
         ),
         Reply(text="Understood: planning now."),
@@ -450,6 +451,7 @@ async def test_busy_plan_guards_the_next_tool_call_and_steers(project: Path) -> 
         await send(pilot, "/plan also think about caching")
         await until(pilot, lambda: mode(app) == "plan")
         assert runtime(app).agent.busy  # still the same turn
+        release.set()
         await idle(pilot, screen)
         assert not (project / "hack.txt").exists()
         (row,) = screen.transcript.entries_of(ToolRow)

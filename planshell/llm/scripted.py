@@ -45,6 +45,9 @@ class Reply:
     error: ProviderError | None = None
     usage: Usage | None = None
     stop_reason: StopReason | None = None  # default: tool_use with calls, else end_turn
+    # After the first piece, wait for this event: a test holds the turn open for as long
+    # as it needs (steering, mode changes mid-turn) instead of racing a delay.
+    hold: asyncio.Event | None = None
 
 
 @dataclass
@@ -85,7 +88,9 @@ class ScriptedProvider:
             raise ProviderError("The script has no more replies.")
         source = self.replies.pop(0)
         reply = source(request) if callable(source) else source
-        for event in self._events(reply):
+        for index, event in enumerate(self._events(reply)):
+            if reply.hold is not None and index == 1:
+                await reply.hold.wait()
             if reply.delay:
                 await asyncio.sleep(reply.delay)
             else:
