@@ -119,7 +119,7 @@ def project(tmp_path: Path) -> Path:
 @pytest.fixture(params=["python", "rg"])
 def engine(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """Run a grep test with each engine (rg ships in the ``ripgrep`` dependency)."""
-    from planshell.tools import files
+    from planshell.tools import grep as files
 
     if request.param == "python":
         monkeypatch.setattr(files, "find_rg", lambda: None)

@@ -12,9 +12,9 @@ from planshell.agent import events as ev
 from planshell.config import Settings
 from planshell.llm.demo import DemoProvider
 from planshell.runtime import build_runtime
-from planshell.tools import files
+from planshell.tools import grep as files
 from planshell.tools.base import Tool, ToolContext, ToolResult
-from planshell.tools.files import FindTool, GrepTool, file_rank
+from planshell.tools.grep import FindTool, GrepTool, file_rank
 from planshell.tools.ignore import IgnoreRules, global_excludes_path
 from tests.engine_helpers import Recorder, ScriptedDecider
 

@@ -15,7 +15,7 @@ from planshell.agent import events as ev
 from planshell.llm.scripted import Reply
 from planshell.tools.base import ToolContext, ToolResult, cap_text
 from planshell.tools.edit import EditArgs, EditTool
-from planshell.tools.files import (
+from planshell.tools.grep import (
     FindArgs,
     FindTool,
     GrepArgs,

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from planshell.tools import files
+from planshell.tools import grep as files
 from planshell.tools.base import Tool, ToolContext, ToolError, ToolResult
-from planshell.tools.files import FindTool, GlobFilter, GrepTool, LsTool, ReadTool, glob_to_regex
+from planshell.tools.grep import FindTool, GlobFilter, GrepTool, LsTool, ReadTool, glob_to_regex
 
 
 @pytest.fixture
