@@ -81,7 +81,9 @@ OPENS_FILES_ITSELF: dict[str, str] = {
     "ui/browser_review.py": "webbrowser.open: a URL, not a file",
     "ui/widgets/checklist.py": "its CSS, shipped inside the package",
     "review_web/server.py": "its assets, shipped inside the package",
-    "tools/grep.py": "the read/grep tools: ToolContext.resolve containment + require_file",
+    "tools/read.py": "the read tool: ToolContext.resolve containment + require_file",
+    "tools/grep_query.py": "grep's binary sniff, of files below a ToolContext.resolve path",
+    "tools/grep_python.py": "the Python grep engine: files its walk found below that path",
     "tools/shell.py": "/proc/<pid>/stat of the commands it started",
     "plan/receipt.py": "hashes files its own walk lstat()ed as regular; nothing is shown",
 }
