@@ -8,7 +8,7 @@ settings source of its parsed table. A broken file or a bad value raises
 
 A cloned repository's ``.planshell/config.toml`` is untrusted: only the keys in
 ``HARMLESS_PROJECT_KEYS`` apply from it until the user trusts the file
-(``planshell trust``, see ``planshell.trust``). Every other key, including any
+(``planshell trust``, see ``planshell.config.trust``). Every other key, including any
 key added later, is security-relevant by default.
 """
 
@@ -722,7 +722,7 @@ def load_settings(
     Security-relevant keys of an untrusted project file are left out; the
     result's ``untrusted_project`` then says which (for the one warning).
     """
-    from planshell.trust import is_trusted
+    from planshell.config.trust import is_trusted
 
     environ = dict(os.environ if environ is None else environ)
     user = read_config_file(user_file if user_file is not None else user_config_path())
