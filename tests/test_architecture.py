@@ -113,3 +113,13 @@ def test_files_are_opened_through_the_safe_reader() -> None:
     assert unlisted == {}, "open project files with planshell.fsutil.read_project_file"
     stale = sorted(set(OPENS_FILES_ITSELF) - set(opening))
     assert stale == [], "these modules no longer open files: drop them from the allowlist"
+
+
+def test_no_import_cycle_anywhere() -> None:
+    """No cycle in the whole package, between packages or top-level modules too.
+
+    The tests above look inside one package each; config.py and trust.py
+    imported each other (at call time) between them (issue 23 item 2).
+    """
+    graph = grimp.build_graph("planshell", exclude_type_checking_imports=True)
+    assert _cycles(graph, "planshell") == []
