@@ -274,13 +274,13 @@ def _trust(argv: list[str]) -> int:
     parser.add_argument("-C", "--directory", type=Path, default=None,
                         help="project directory (default: the current one)")
     args = parser.parse_args(argv)
-    from planshell import trust
     from planshell.config import (
         ConfigError,
         describe_keys,
         project_config_path,
         read_config_file,
         split_project_data,
+        trust,
     )
     from planshell.plan.store import find_project_root
     from planshell.sanitize import strip_terminal_controls

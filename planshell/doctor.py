@@ -180,7 +180,7 @@ def _key_source(settings: Settings, root: Path, key_var: str) -> str:
 
 def _external_tools() -> Rows:
     from planshell.plan.sandbox import find_bwrap
-    from planshell.tools.files import find_rg
+    from planshell.tools.grep_rg import find_rg
 
     # Found the way planshell finds them (rg: the wheel's binary first), not only on PATH.
     finders = {"bwrap": find_bwrap, "rg": find_rg}

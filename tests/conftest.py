@@ -119,10 +119,10 @@ def project(tmp_path: Path) -> Path:
 @pytest.fixture(params=["python", "rg"])
 def engine(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """Run a grep test with each engine (rg ships in the ``ripgrep`` dependency)."""
-    from planshell.tools import files
+    from planshell.tools import grep
 
     if request.param == "python":
-        monkeypatch.setattr(files, "find_rg", lambda: None)
+        monkeypatch.setattr(grep, "find_rg", lambda: None)
     else:
-        assert files.find_rg() is not None, "the ripgrep package's rg is missing"
+        assert grep.find_rg() is not None, "the ripgrep package's rg is missing"
     return str(request.param)

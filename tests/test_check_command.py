@@ -40,7 +40,7 @@ def test_uses_the_project_patterns(tmp_path):
     )
     # Pattern lists are security-relevant: they apply from a project file once it is trusted.
     from planshell.config import project_config_path, read_config_file
-    from planshell.trust import trust
+    from planshell.config.trust import trust
 
     trust(read_config_file(project_config_path(tmp_path)))
     proc = check(["--json", "cargo tree", "cat README.md", "cargo build"], tmp_path)

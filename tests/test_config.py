@@ -21,7 +21,7 @@ from planshell.config import (
     remember_user_setting,
     settings_keys,
 )
-from planshell.trust import trust
+from planshell.config.trust import trust
 
 
 def _trust_project(root: Path) -> None:

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from planshell.config import ConfigError, load_settings, project_config_path, read_config_file
+from planshell.config.trust import trust
 from planshell.llm.factory import make_provider
 from planshell.llm.openai_compat import OpenAICompatProvider
 from planshell.llm.types import ToolSpec
-from planshell.trust import trust
 from tests.provider_helpers import collect
 from tests.sse_server import (
     Response,

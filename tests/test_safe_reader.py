@@ -227,7 +227,7 @@ def test_gitignore_linked_out_of_the_project_is_not_used(tmp_path):
 @pytest.mark.parametrize("how", ["absolute", "dotdot", "symlink", "symlinked-folder"])
 async def test_read_tool_never_shows_the_environment(tmp_path, monkeypatch, how):
     from planshell.tools.base import ToolContext, ToolError
-    from planshell.tools.files import ReadTool
+    from planshell.tools.read import ReadTool
 
     monkeypatch.setenv("FAKE_SECRET", SECRET)
     root = tmp_path / "project"

@@ -12,9 +12,11 @@ from planshell.agent import events as ev
 from planshell.config import Settings
 from planshell.llm.demo import DemoProvider
 from planshell.runtime import build_runtime
-from planshell.tools import files
+from planshell.tools import grep
 from planshell.tools.base import Tool, ToolContext, ToolResult
-from planshell.tools.files import FindTool, GrepTool, file_rank
+from planshell.tools.find import FindTool
+from planshell.tools.grep import GrepTool
+from planshell.tools.grep_query import file_rank
 from planshell.tools.ignore import IgnoreRules, global_excludes_path
 from tests.engine_helpers import Recorder, ScriptedDecider
 
@@ -168,7 +170,7 @@ async def test_project_below_the_repository_top(repo: Path, engine: str) -> None
 
 
 async def test_engines_agree_on_the_repository(ctx: ToolContext, monkeypatch: pytest.MonkeyPatch) -> None:
-    assert files.find_rg() is not None
+    assert grep.find_rg() is not None
     queries: list[dict[str, Any]] = [
         {"pattern": "server"},
         {"pattern": "server", "max_results": 4},
@@ -185,7 +187,7 @@ async def test_engines_agree_on_the_repository(ctx: ToolContext, monkeypatch: py
     ]
     tool = GrepTool()
     with_rg = [(await call(tool, ctx, **q)).content for q in queries]
-    monkeypatch.setattr(files, "find_rg", lambda: None)
+    monkeypatch.setattr(grep, "find_rg", lambda: None)
     with_python = [(await call(tool, ctx, **q)).content for q in queries]
     assert with_python == with_rg
 

@@ -333,7 +333,7 @@ async def test_a_profile_never_gets_task_or_plan_tools(project: Path) -> None:
 
 def test_an_untrusted_repository_cannot_define_profiles(tmp_path: Path) -> None:
     from planshell.config import load_settings
-    from planshell.trust import trust
+    from planshell.config.trust import trust
 
     (tmp_path / ".planshell").mkdir()
     (tmp_path / ".planshell" / "config.toml").write_text(

@@ -15,16 +15,10 @@ from planshell.agent import events as ev
 from planshell.llm.scripted import Reply
 from planshell.tools.base import ToolContext, ToolResult, cap_text
 from planshell.tools.edit import EditArgs, EditTool
-from planshell.tools.files import (
-    FindArgs,
-    FindTool,
-    GrepArgs,
-    GrepTool,
-    LsArgs,
-    LsTool,
-    ReadArgs,
-    ReadTool,
-)
+from planshell.tools.find import FindArgs, FindTool
+from planshell.tools.grep import GrepArgs, GrepTool
+from planshell.tools.ls import LsArgs, LsTool
+from planshell.tools.read import ReadArgs, ReadTool
 from planshell.tools.shell import BashArgs, BashTool
 from planshell.tools.todo import TodoList, TodoWriteTool
 from tests.engine_helpers import make_agent

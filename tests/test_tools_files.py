@@ -8,9 +8,14 @@ from typing import Any
 
 import pytest
 
-from planshell.tools import files
+from planshell.tools import find, grep, ls, walk
 from planshell.tools.base import Tool, ToolContext, ToolError, ToolResult
-from planshell.tools.files import FindTool, GlobFilter, GrepTool, LsTool, ReadTool, glob_to_regex
+from planshell.tools.find import FindTool
+from planshell.tools.grep import GrepTool
+from planshell.tools.grep_query import GlobFilter
+from planshell.tools.ls import LsTool
+from planshell.tools.read import ReadTool
+from planshell.tools.walk import glob_to_regex
 
 
 @pytest.fixture
@@ -155,7 +160,7 @@ async def test_read_refuses_process_secrets_even_outside_root_allowed(
 def test_walk_skips_process_secrets() -> None:
     """A grep or find from /proc (allowed outside the root) never opens environ files."""
     found = []
-    for path in files.walk_files(Path(f"/proc/{os.getpid()}")):
+    for path in walk.walk_files(Path(f"/proc/{os.getpid()}")):
         found.append(path.name)
         if len(found) > 200:
             break
@@ -189,12 +194,12 @@ async def test_ls_sorts_dirs_first_with_slash_and_sizes(ctx: ToolContext) -> Non
 
 
 async def test_ls_caps_entries(ctx: ToolContext) -> None:
-    for i in range(files.LS_MAX_ENTRIES + 3):
+    for i in range(ls.LS_MAX_ENTRIES + 3):
         put(ctx.root, f"many/f{i:04d}")
     result = await call(LsTool(), ctx, path="many")
     lines = result.content.splitlines()
-    assert len(lines) == files.LS_MAX_ENTRIES + 1
-    assert lines[-1].startswith(f"[showing {files.LS_MAX_ENTRIES} of {files.LS_MAX_ENTRIES + 3}")
+    assert len(lines) == ls.LS_MAX_ENTRIES + 1
+    assert lines[-1].startswith(f"[showing {ls.LS_MAX_ENTRIES} of {ls.LS_MAX_ENTRIES + 3}")
 
 
 async def test_ls_refusals(ctx: ToolContext) -> None:
@@ -226,7 +231,7 @@ async def test_find_newest_first_and_skips_dirs(ctx: ToolContext) -> None:
     touch_at(ctx.root, "src/deep/mid.py", 2_000)
     touch_at(ctx.root, "src/deep/same.py", 2_000)
     touch_at(ctx.root, "notes.md", 4_000)
-    for skipped in files.SKIP_DIRS:
+    for skipped in walk.SKIP_DIRS:
         touch_at(ctx.root, f"{skipped}/hidden.py", 5_000)
         touch_at(ctx.root, f"src/{skipped}/nested.py", 5_000)
     result = await call(FindTool(), ctx, pattern="**/*.py")
@@ -260,12 +265,12 @@ async def test_find_does_not_follow_symlinks(ctx: ToolContext) -> None:
 
 
 async def test_find_caps_results(ctx: ToolContext) -> None:
-    for i in range(files.FIND_MAX_RESULTS + 2):
+    for i in range(find.FIND_MAX_RESULTS + 2):
         put(ctx.root, f"gen/f{i:04d}.txt")
     result = await call(FindTool(), ctx, pattern="gen/*.txt")
     lines = result.content.splitlines()
-    assert len(lines) == files.FIND_MAX_RESULTS + 1
-    assert f"most recently modified of {files.FIND_MAX_RESULTS + 2} matches" in lines[-1]
+    assert len(lines) == find.FIND_MAX_RESULTS + 1
+    assert f"most recently modified of {find.FIND_MAX_RESULTS + 2} matches" in lines[-1]
 
 
 async def test_find_refusals(ctx: ToolContext) -> None:
@@ -323,7 +328,7 @@ def grep_tree(root: Path) -> None:
     put(root, "latin.txt", b"TODO caf\xe9\n")
     put(root, "image.png", b"\x89PNG\x00TODO\n")
     put(root, "long.txt", "TODO " + "w" * 700 + "\n")
-    for skipped in files.SKIP_DIRS:
+    for skipped in walk.SKIP_DIRS:
         put(root, f"{skipped}/s.py", "TODO skipped\n")
         put(root, f"a/{skipped}/s.py", "TODO skipped\n")
     (root / "link.py").symlink_to(root / "a.py")
@@ -394,7 +399,7 @@ async def test_grep_no_match_and_errors(ctx: ToolContext, engine: str) -> None:
 
 
 async def test_grep_engines_agree(ctx: ToolContext, monkeypatch: pytest.MonkeyPatch) -> None:
-    assert files.find_rg() is not None, "the ripgrep package's rg is missing"
+    assert grep.find_rg() is not None, "the ripgrep package's rg is missing"
     grep_tree(ctx.root)
     queries: list[dict[str, Any]] = [
         {"pattern": "TODO"},
@@ -408,7 +413,7 @@ async def test_grep_engines_agree(ctx: ToolContext, monkeypatch: pytest.MonkeyPa
     ]
     tool = GrepTool()
     with_rg = [(await call(tool, ctx, **q)).content for q in queries]
-    monkeypatch.setattr(files, "find_rg", lambda: None)
+    monkeypatch.setattr(grep, "find_rg", lambda: None)
     with_python = [(await call(tool, ctx, **q)).content for q in queries]
     assert with_python == with_rg
 

@@ -19,8 +19,8 @@ from planshell.config import (
     project_config_path,
     read_config_file,
 )
+from planshell.config.trust import load_store, trust, trust_file_path
 from planshell.sanitize import strip_terminal_controls
-from planshell.trust import load_store, trust, trust_file_path
 
 # --- a real HTTP server standing in for the repository's chosen endpoint -------------
 

@@ -506,8 +506,8 @@ def save_project_rules(path: Path, rules: list[str], trust_file: Path | None = N
         split_project_data,
         toml_with_value,
     )
+    from planshell.config.trust import is_trusted, trust
     from planshell.fsutil import ReadRefused, atomic_write_text, read_project_file
-    from planshell.trust import is_trusted, trust
 
     project_root = path.parent.parent  # <root>/.planshell/config.toml
     before = read_config_file(path, project_root)

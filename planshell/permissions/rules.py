@@ -36,7 +36,7 @@ from typing import Literal
 
 from planshell.permissions.resolve import Arg, Hole, basename
 from planshell.plan.bash_guard import Segment
-from planshell.tools.files import glob_to_regex
+from planshell.tools.walk import glob_to_regex
 
 RULE_TOOLS = frozenset({"bash", "edit", "write"})
 # Commands whose second word picks what they do: "s" allows the pair (git commit).

@@ -6,7 +6,10 @@ from typing import Any
 
 from planshell.tools.base import Tool
 from planshell.tools.edit import EditTool, WriteTool
-from planshell.tools.files import FindTool, GrepTool, LsTool, ReadTool
+from planshell.tools.find import FindTool
+from planshell.tools.grep import GrepTool
+from planshell.tools.ls import LsTool
+from planshell.tools.read import ReadTool
 from planshell.tools.shell import BashTool
 from planshell.tools.todo import TodoList, TodoWriteTool
 

@@ -23,7 +23,7 @@ from pydantic import Field, PrivateAttr
 
 from planshell.fsutil import ReadRefused, atomic_write_bytes, is_binary, read_user_file
 from planshell.tools.base import Effect, Tool, ToolArgs, ToolContext, ToolError, ToolResult
-from planshell.tools.files import require_file
+from planshell.tools.walk import require_file
 
 _HINT_MAX_LINES = 20_000  # above this the closest-line hint is not worth its time
 _MATCH_LINES_SHOWN = 10

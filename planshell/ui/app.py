@@ -253,7 +253,7 @@ class PlanshellApp(App[int]):
         from planshell.ui.screens.trust import TrustScreen
 
         if await self.decider.ask(TrustScreen(untrusted)):
-            from planshell.trust import trust
+            from planshell.config.trust import trust
 
             try:
                 await asyncio.to_thread(trust, untrusted.file)

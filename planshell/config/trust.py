@@ -19,7 +19,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from planshell.config import ConfigError, ConfigFile, user_config_path
+from planshell.config.errors import ConfigError
+from planshell.config.files import CONFIG_MAX_BYTES, ConfigFile, user_config_path
 
 TRUST_FILE_NAME = "trusted-projects.json"
 
@@ -50,7 +51,6 @@ def trust_file_path() -> Path:
 
 def load_store(path: Path | None = None) -> TrustStore:
     """The trust records; a missing file is empty, a broken one a ``ConfigError``."""
-    from planshell.config import CONFIG_MAX_BYTES
     from planshell.fsutil import ReadRefused, read_user_file
 
     path = path or trust_file_path()

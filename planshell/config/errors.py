@@ -1,0 +1,7 @@
+"""The one exception of configuration: ``ConfigError``."""
+
+from __future__ import annotations
+
+
+class ConfigError(Exception):
+    """A configuration problem, with a message fit to show as-is."""

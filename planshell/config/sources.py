@@ -1,0 +1,197 @@
+"""The layers merged into ``Settings``: files, environment and flags.
+
+Order (later wins): defaults < user file < project file < ``PLANSHELL_*``
+environment < command-line flags. pydantic-settings reads the environment
+(prefix, ``__`` nesting, JSON values) and merges the layers; each file is a
+settings source of its parsed table. A broken file or a bad value raises
+``ConfigError`` with one sentence naming the file, the key and the problem.
+Security-relevant keys of an untrusted project file never become a layer.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+from pydantic.fields import FieldInfo
+from pydantic_settings import (
+    BaseSettings,
+    EnvSettingsSource,
+    PydanticBaseSettingsSource,
+    SettingsError,
+)
+
+from planshell.config.errors import ConfigError
+from planshell.config.files import project_config_path, read_config_file, user_config_path
+from planshell.config.schema import ENV_NESTED_DELIMITER, ENV_PREFIX, LOADING, Settings
+from planshell.config.trust import is_trusted
+from planshell.config.untrusted import UntrustedProject, split_project_data
+
+
+@dataclass
+class _Layer:
+    source: str
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+class _TableSource(PydanticBaseSettingsSource):
+    """A parsed TOML table (or the flags) as a settings source, its keys exactly as written.
+
+    Not pydantic-settings' ``TomlConfigSettingsSource``: that reads the file
+    itself (unbounded, so a FIFO would hang start-up, and with no digest for
+    trust) and matches keys case-insensitively, so a trusted ``PROVIDER = ...``
+    or ``[PLAN]`` would apply as ``provider`` or ``plan`` instead of being an
+    unknown key. The project's table arrives here already trust-filtered.
+    """
+
+    def __init__(self, settings_cls: type[BaseSettings], label: str, data: dict[str, Any]) -> None:
+        super().__init__(settings_cls)
+        self.label = label
+        self.data = data
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        return self.data.get(field_name), field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        return self.data
+
+
+class _EnvSource(EnvSettingsSource):
+    """pydantic-settings' environment layer over a given mapping (tests pass ``environ``)."""
+
+    label = "environment"
+
+    def __init__(self, settings_cls: type[BaseSettings], environ: Mapping[str, str]) -> None:
+        self._environ = {k: v for k, v in environ.items() if k.upper() not in _ENV_NOT_SETTINGS}
+        super().__init__(settings_cls)
+
+    def prepare_field_value(
+        self, field_name: str, field: FieldInfo, value: Any, value_is_complex: bool
+    ) -> Any:
+        """The library's JSON decoding, with a ``ConfigError`` naming the variable on failure."""
+        try:
+            return super().prepare_field_value(field_name, field, value, value_is_complex)
+        except ValueError as exc:
+            name = f"{ENV_PREFIX}{field_name.upper()}"
+            raise ConfigError(
+                f"config error in environment: {field_name}: {name} (or a {name}__* variable) "
+                f"is not valid JSON ({exc})."
+            ) from None
+
+    def _load_env_vars(self) -> Mapping[str, str | None]:
+        from pydantic_settings.sources.utils import parse_env_vars
+
+        return parse_env_vars(
+            self._environ, self.case_sensitive, self.env_ignore_empty, self.env_parse_none_str
+        )
+
+
+# Variables read elsewhere that are not settings.
+_ENV_NOT_SETTINGS = {"PLANSHELL_BASH_CORPUS", "PLANSHELL_DATA_DIR", "PLANSHELL_LOG_LEVEL"}
+
+
+@contextmanager
+def _loading(sources: tuple[PydanticBaseSettingsSource, ...]) -> Iterator[None]:
+    token = LOADING.set(sources)
+    try:
+        yield
+    finally:
+        LOADING.reset(token)
+
+
+def _unknown_env_names(environ: Mapping[str, str]) -> list[str]:
+    """``PLANSHELL_*`` variables that name no setting: a typo must not be silently ignored.
+
+    pydantic-settings only looks up the names of fields; a misspelt nested key
+    (``PLANSHELL_PLAN__SANDBOXX``) is already an unknown key of its table.
+    """
+    unknown = []
+    for name in environ:
+        upper = name.upper()
+        if not upper.startswith(ENV_PREFIX) or upper in _ENV_NOT_SETTINGS:
+            continue
+        head = upper[len(ENV_PREFIX) :].split(ENV_NESTED_DELIMITER)[0].lower()
+        if head and head not in Settings.model_fields:
+            unknown.append(name)
+    return sorted(unknown)
+
+
+def _has_path(data: dict[str, Any], path: tuple[Any, ...]) -> bool:
+    node: Any = data
+    for key in path:
+        if not isinstance(node, dict) or key not in node:
+            return False
+        node = node[key]
+    return True
+
+
+def _explain(exc: ValidationError, layers: list[_Layer]) -> ConfigError:
+    err = exc.errors()[0]
+    loc = tuple(p for p in err["loc"] if isinstance(p, str))
+    key = ".".join(loc) or "(top level)"
+    source = "the settings"
+    for layer in reversed(layers):
+        if _has_path(layer.data, loc):
+            source = layer.source
+            break
+    msg = err["msg"].removeprefix("Value error, ")  # our validators' own sentence
+    if err["type"] == "extra_forbidden":
+        msg = "unknown key (see docs/configuration.md for the valid keys)"
+    elif "input" in err and not isinstance(err["input"], dict):
+        msg = f"{msg} (got {err['input']!r})"
+    more = f" (and {len(exc.errors()) - 1} more problems)" if len(exc.errors()) > 1 else ""
+    return ConfigError(f"config error in {source}: {key}: {msg}{more}.")
+
+
+def load_settings(
+    root: Path,
+    *,
+    cli: dict[str, Any] | None = None,
+    environ: dict[str, str] | None = None,
+    user_file: Path | None = None,
+    trust_file: Path | None = None,
+) -> Settings:
+    """Merge every layer into validated ``Settings`` or raise ``ConfigError``.
+
+    Security-relevant keys of an untrusted project file are left out; the
+    result's ``untrusted_project`` then says which (for the one warning).
+    """
+    environ = dict(os.environ if environ is None else environ)
+    user = read_config_file(user_file if user_file is not None else user_config_path())
+    project = read_config_file(project_config_path(root), project_root=root)
+    # Trust is decided on the parsed table, before it becomes a source: an
+    # untrusted file contributes only its allowlisted leaves.
+    project_data, relevant = split_project_data(project.data)
+    untrusted: UntrustedProject | None = None
+    if relevant:
+        if is_trusted(project, trust_file):
+            project_data = project.data
+        else:
+            untrusted = UntrustedProject(project, relevant)
+    unknown = _unknown_env_names(environ)
+    if unknown:
+        raise ConfigError(
+            f"config error in environment: {unknown[0]}: unknown setting "
+            "(see docs/configuration.md for the valid keys)."
+        )
+    flags = {k: v for k, v in (cli or {}).items() if v is not None}
+    sources: tuple[_TableSource | _EnvSource, ...] = (  # highest first, as pydantic-settings wants
+        _TableSource(Settings, "command-line flags", flags),
+        _EnvSource(Settings, environ),
+        _TableSource(Settings, str(project.path), project_data),
+        _TableSource(Settings, str(user.path), user.data),
+    )
+    try:
+        with _loading(sources):
+            settings = Settings()
+    except ValidationError as exc:
+        raise _explain(exc, [_Layer(s.label, s()) for s in reversed(sources)]) from None
+    except SettingsError as exc:  # only the environment source raises it
+        raise ConfigError(f"config error in environment: {exc}.") from None
+    settings._untrusted = untrusted
+    return settings
