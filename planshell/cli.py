@@ -189,8 +189,8 @@ def _check_command(argv: list[str]) -> int:
     parser.add_argument("commands", nargs="*", metavar="CMD")
     args = parser.parse_args(argv)
     from planshell.config import ConfigError, load_settings
-    from planshell.plan.bash_guard import BashGuard
     from planshell.plan.store import find_project_root
+    from planshell.shell.guard import BashGuard
 
     root = find_project_root(Path.cwd())
     try:

@@ -44,7 +44,6 @@ from planshell.agent import events as ev
 from planshell.permissions.resolve import Arg, Command, Resolution, describe, resolve
 from planshell.permissions.rules import Rule, parse_rule, parse_rules, prefix_rule_words
 from planshell.permissions.visible_diff import visible_diff
-from planshell.plan.bash_guard import BashGuard, CommandParts, split_command
 from planshell.plan.decider import (
     ApprovalChoice,
     ApprovalDecision,
@@ -54,6 +53,7 @@ from planshell.plan.decider import (
 from planshell.plan.gitwatch import ALL, PERSON, ProjectWatch
 from planshell.plan.protected import REPO_WARNING, creates_repository, protection
 from planshell.sanitize import plain_line
+from planshell.shell.guard import BashGuard, CommandParts, split_command
 from planshell.tools.base import Tool, ToolArgs, ToolError
 from planshell.tools.edit import (
     EditArgs,

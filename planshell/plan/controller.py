@@ -17,13 +17,13 @@ from planshell.agent import events as ev
 from planshell.agent.events import Mode
 from planshell.plan import prompts
 from planshell.plan.approval_record import ApprovalRecord, PlanChange, less_permissive
-from planshell.plan.bash_guard import BashGuard
 from planshell.plan.decider import Decider, Decision, Review, ReviewRequest
 from planshell.plan.document import changed_sections, parse_plan, validate_plan, verification_text
 from planshell.plan.policy import PlanPolicy
 from planshell.plan.receipt import Receipt, Snapshot, compare, take_snapshot
 from planshell.plan.store import PlanStore, PlanStoreError
 from planshell.sanitize import count_hidden
+from planshell.shell.guard import BashGuard
 from planshell.tools.base import ExecPolicy, Tool, ToolArgs, ToolError
 from planshell.tools.todo import TodoItem, TodoList, TodoStatus
 

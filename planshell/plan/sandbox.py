@@ -1,6 +1,6 @@
 """How plan-mode bash runs: the bash guard decides, this module contains.
 
-The guard (``bash_guard.py``) is the gate: a command runs only when it is
+The guard (``planshell.shell.guard``) is the gate: a command runs only when it is
 proved read-only. This module is the second layer, for the commands the
 guard allowed: on Linux with bubblewrap, every plan-mode ``bash`` call runs as
 
