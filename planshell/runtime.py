@@ -141,12 +141,12 @@ def build_runtime(
     """
     from planshell.config import project_config_path
     from planshell.permissions import PermissionController
-    from planshell.plan.gitwatch import ProjectWatch
     from planshell.plan.sandbox import (
         WorkspaceExecPolicy,
         plan_exec_policy,
         workspace_exec_policy,
     )
+    from planshell.workspace.gitwatch import ProjectWatch
 
     root = root.resolve()
     provider = provider or make_provider(settings)

@@ -112,7 +112,7 @@ class Receipt:
     digest: str = ""  # identifies the changed paths and their current contents
     not_covered: tuple[str, ...] = ()  # what a cap or an error left out, in words
     scope: str = SCOPE  # what a check looks at at all
-    # Changed paths the protected-paths rule covers (plan/protected.py): named first in the summary.
+    # Changed paths the protected-paths rule covers (workspace/protected.py): named first in the summary.
     protected: tuple[str, ...] = ()
 
     def to_entry(self) -> dict[str, Any]:
@@ -192,7 +192,7 @@ def compare(
 
 def _protected(base: Path, changed: list[str], limit: int = 200) -> tuple[str, ...]:
     """The changed paths the shared protected-paths rule covers (the first ``limit`` looked at)."""
-    from planshell.plan.protected import protection
+    from planshell.workspace.protected import protection
 
     return tuple(p for p in changed[:limit] if protection(base, base / p.rstrip("/"), p) is not None)
 

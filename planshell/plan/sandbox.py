@@ -53,9 +53,9 @@ from typing import Literal
 from planshell.config import PermissionsSettings, PlanSettings
 from planshell.plan.gitsafe import git_safe_env, git_shim_dir
 from planshell.plan.planenv import plan_environment, scrub_environment
-from planshell.plan.protected import readonly_binds
 from planshell.plan.seccomp import build_filter, filter_fd
 from planshell.tools.base import ExecPolicy, Launch
+from planshell.workspace.protected import readonly_binds
 
 SandboxState = Literal["sandboxed", "guarded", "refused"]
 
