@@ -80,7 +80,7 @@ def _fail(message: str, code: int = 1) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     if argv is None:  # the real program (tests call main with a list and keep their process as is)
-        from planshell.plan.planenv import hide_own_environment
+        from planshell.sandbox.env import hide_own_environment
 
         hide_own_environment()  # our /proc/<pid>/environ holds the keys bash must not see
     argv = list(sys.argv[1:] if argv is None else argv)

@@ -31,7 +31,7 @@ from planshell.tools.todo import TodoList
 
 if TYPE_CHECKING:
     from planshell.permissions import PermissionController
-    from planshell.plan.sandbox import WorkspaceExecPolicy
+    from planshell.sandbox.bwrap import WorkspaceExecPolicy
 
 
 @dataclass
@@ -141,7 +141,7 @@ def build_runtime(
     """
     from planshell.config import project_config_path
     from planshell.permissions import PermissionController
-    from planshell.plan.sandbox import (
+    from planshell.sandbox.bwrap import (
         WorkspaceExecPolicy,
         plan_exec_policy,
         workspace_exec_policy,

@@ -20,8 +20,8 @@ from planshell.agent import events as ev
 from planshell.config import Settings, user_config_path
 from planshell.llm.scripted import Reply, ScriptedProvider
 from planshell.plan.decider import ApprovalChoice, ApprovalDecision, HeadlessDecider
-from planshell.plan.sandbox import bwrap_command
 from planshell.runtime import Runtime, build_runtime
+from planshell.sandbox.bwrap import bwrap_command
 from planshell.workspace.protected import creates_repository, protection, readonly_binds
 from tests.engine_helpers import Recorder, ScriptedDecider
 from tests.test_sandbox import needs_bwrap

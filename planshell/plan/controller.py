@@ -574,7 +574,7 @@ class PlanController:
         Resolves the plan exec policy (the one-off bubblewrap probe) and, in PLAN,
         compares the work tree with the snapshot: call it from a worker, not a paint.
         """
-        from planshell.plan.gitsafe import GIT_OVERRIDES, SHIM_FLAGS, git_shim_dir
+        from planshell.sandbox.gitsafe import GIT_OVERRIDES, SHIM_FLAGS, git_shim_dir
 
         lines = [
             f"## Plan mode capabilities (mode: {self.mode.value})",

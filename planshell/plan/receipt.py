@@ -59,7 +59,7 @@ from pathlib import Path
 from typing import Any
 
 from planshell.fsutil import sorted_entries
-from planshell.plan.gitsafe import git_command, git_safe_env
+from planshell.sandbox.gitsafe import git_command, git_safe_env
 
 TIME_BUDGET = 2.0  # seconds for a walk (or for hashing, in a git work tree)
 MAX_FILES = 20_000
