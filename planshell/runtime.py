@@ -14,6 +14,7 @@ from planshell.agent import events as ev
 from planshell.agent.loop import Agent
 from planshell.agent.prompt import base_prompt
 from planshell.agent.session import LoadedSession, SessionLog
+from planshell.agents.subagents import TaskTool, profile_problems
 from planshell.config import Settings
 from planshell.llm.factory import make_provider
 from planshell.llm.types import Provider
@@ -21,7 +22,6 @@ from planshell.plan.controller import Mode, PlanController
 from planshell.plan.decider import Decider
 from planshell.plan.pins import plan_pins
 from planshell.plan.store import PlanStore
-from planshell.plan.subagents import TaskTool, profile_problems
 from planshell.plan.tools import plan_tools
 from planshell.plan.turns import PlanTurnWatch
 from planshell.tools.base import ToolContext
