@@ -8,7 +8,7 @@ guard and the sandbox do that); it is the check that would notice if they had
 failed, or if another program changed the project meanwhile.
 
 What a check covers, in a git work tree (all git commands run with the
-hardening of ``gitsafe.py`` and ``GIT_OPTIONAL_LOCKS=0``, so they write nothing
+hardening of ``sandbox/gitsafe.py`` and ``GIT_OPTIONAL_LOCKS=0``, so they write nothing
 and run none of the repository's programs):
 
 * **the work tree**: ``git status --porcelain=v1 -z --untracked-files=all
