@@ -41,7 +41,7 @@ lint: $(STAMP)
 	$(BIN)/mypy planshell
 
 corpus: $(STAMP)
-	$(BIN)/python ../shared/bash-corpus/score.py planshell.plan.bash_guard:is_read_only ../shared/bash-corpus/public.jsonl
+	$(BIN)/python ../shared/bash-corpus/score.py planshell.shell.guard:is_read_only ../shared/bash-corpus/public.jsonl
 
 bench: $(STAMP)
 	@for script in bench/*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done

@@ -80,7 +80,7 @@ def _fail(message: str, code: int = 1) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     if argv is None:  # the real program (tests call main with a list and keep their process as is)
-        from planshell.plan.planenv import hide_own_environment
+        from planshell.sandbox.env import hide_own_environment
 
         hide_own_environment()  # our /proc/<pid>/environ holds the keys bash must not see
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -189,8 +189,8 @@ def _check_command(argv: list[str]) -> int:
     parser.add_argument("commands", nargs="*", metavar="CMD")
     args = parser.parse_args(argv)
     from planshell.config import ConfigError, load_settings
-    from planshell.plan.bash_guard import BashGuard
     from planshell.plan.store import find_project_root
+    from planshell.shell.guard import BashGuard
 
     root = find_project_root(Path.cwd())
     try:

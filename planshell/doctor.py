@@ -29,7 +29,7 @@ from planshell.sanitize import plain_line
 if TYPE_CHECKING:
     from planshell.config import Settings
     from planshell.llm.types import ToolSpec
-    from planshell.plan.sandbox import WorkspaceExecPolicy
+    from planshell.sandbox.bwrap import WorkspaceExecPolicy
 
 Rows = list[tuple[str, str]]
 
@@ -179,7 +179,7 @@ def _key_source(settings: Settings, root: Path, key_var: str) -> str:
 
 
 def _external_tools() -> Rows:
-    from planshell.plan.sandbox import find_bwrap
+    from planshell.sandbox.bwrap import find_bwrap
     from planshell.tools.grep_rg import find_rg
 
     # Found the way planshell finds them (rg: the wheel's binary first), not only on PATH.
@@ -209,8 +209,8 @@ def _sandbox_and_schema(settings: Settings, root: Path) -> tuple[Rows, Rows]:
     from planshell.llm.demo import DemoProvider
     from planshell.llm.factory import choose_provider
     from planshell.plan.decider import HeadlessDecider
-    from planshell.plan.sandbox import PlanExecPolicy
     from planshell.runtime import build_runtime
+    from planshell.sandbox.bwrap import PlanExecPolicy
     from planshell.tools.shell import BashArgs
 
     runtime = build_runtime(settings, root, HeadlessDecider(), provider=DemoProvider(), persist=False)

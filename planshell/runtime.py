@@ -14,6 +14,7 @@ from planshell.agent import events as ev
 from planshell.agent.loop import Agent
 from planshell.agent.prompt import base_prompt
 from planshell.agent.session import LoadedSession, SessionLog
+from planshell.agents.subagents import TaskTool, profile_problems
 from planshell.config import Settings
 from planshell.llm.factory import make_provider
 from planshell.llm.types import Provider
@@ -21,7 +22,6 @@ from planshell.plan.controller import Mode, PlanController
 from planshell.plan.decider import Decider
 from planshell.plan.pins import plan_pins
 from planshell.plan.store import PlanStore
-from planshell.plan.subagents import TaskTool, profile_problems
 from planshell.plan.tools import plan_tools
 from planshell.plan.turns import PlanTurnWatch
 from planshell.tools.base import ToolContext
@@ -31,7 +31,7 @@ from planshell.tools.todo import TodoList
 
 if TYPE_CHECKING:
     from planshell.permissions import PermissionController
-    from planshell.plan.sandbox import WorkspaceExecPolicy
+    from planshell.sandbox.bwrap import WorkspaceExecPolicy
 
 
 @dataclass
@@ -141,12 +141,12 @@ def build_runtime(
     """
     from planshell.config import project_config_path
     from planshell.permissions import PermissionController
-    from planshell.plan.gitwatch import ProjectWatch
-    from planshell.plan.sandbox import (
+    from planshell.sandbox.bwrap import (
         WorkspaceExecPolicy,
         plan_exec_policy,
         workspace_exec_policy,
     )
+    from planshell.workspace.gitwatch import ProjectWatch
 
     root = root.resolve()
     provider = provider or make_provider(settings)

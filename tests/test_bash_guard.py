@@ -1,4 +1,4 @@
-"""Tests for the plan-mode bash guard (planshell.plan.bash_guard)."""
+"""Tests for the plan-mode bash guard (planshell.shell.guard)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from planshell.plan.bash_guard import (
+from planshell.shell.guard import (
     DEFAULT_DESTRUCTIVE_PATTERNS,
     DEFAULT_SAFE_PATTERNS,
     BashGuard,
@@ -76,7 +76,7 @@ def test_scorer_reports_no_failures() -> None:
     if not score.is_file():
         pytest.skip(f"score.py not found next to {CORPUS}")
     proc = subprocess.run(
-        [sys.executable, str(score), "planshell.plan.bash_guard:is_read_only", str(CORPUS)],
+        [sys.executable, str(score), "planshell.shell.guard:is_read_only", str(CORPUS)],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -91,7 +91,7 @@ def test_scorer_reports_no_failures() -> None:
 
 
 def test_import_does_not_load_bashlex() -> None:
-    code = "import planshell.plan.bash_guard, sys; print('bashlex' in sys.modules)"
+    code = "import planshell.shell.guard, sys; print('bashlex' in sys.modules)"
     proc = subprocess.run(
         [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60
     )
@@ -561,7 +561,7 @@ def test_git_config_write_form_really_writes(tmp_path: Path) -> None:
 
 def test_policy_v2_rewrite_keeps_every_offset() -> None:
     """Refusals quote the user's text by offset, so a rewrite never moves a character."""
-    from planshell.plan.bash_forms import Refused, Unsupported, rewrite
+    from planshell.shell.forms import Refused, Unsupported, rewrite
 
     cases = [p.values[0]["cmd"] for p in _SHARED + _load(OWN_CASES)]
     rewritten = 0

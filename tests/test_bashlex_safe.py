@@ -19,8 +19,8 @@ CHILD = textwrap.dedent(
     import resource, sys
     resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
     from bashlex.errors import ParsingError
-    from planshell.plan import bashlex_safe
-    from planshell.plan.bash_guard import is_read_only, split_command
+    from planshell.shell import bashlex_safe
+    from planshell.shell.guard import is_read_only, split_command
     from planshell.permissions.resolve import resolve
     command = sys.stdin.read()
     try:
@@ -55,6 +55,6 @@ def test_an_unclosed_parameter_expansion_is_refused_not_looped(command: str) -> 
 
 
 def test_closed_expansions_still_parse() -> None:
-    from planshell.plan import bashlex_safe
+    from planshell.shell import bashlex_safe
 
     assert bashlex_safe.parse('echo "${HOME}" ${x:-a} {a,b}')

@@ -250,7 +250,7 @@ def test_doctor_reports_every_section_without_textual_or_the_key(project: Path) 
 
 
 def test_doctor_runs_the_real_sandbox_when_bubblewrap_works(project: Path) -> None:
-    from planshell.plan.sandbox import sandbox_status
+    from planshell.sandbox.bwrap import sandbox_status
 
     if sandbox_status("auto").state != "sandboxed":
         pytest.skip("bubblewrap cannot start a sandbox on this machine")

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from planshell.config import PlanSettings
-from planshell.plan import sandbox
-from planshell.plan.gitsafe import git_shim_dir
+from planshell.sandbox import bwrap
+from planshell.sandbox.gitsafe import git_shim_dir
 from tests.test_sandbox import git, needs_bwrap, needs_git, run
 
 pytestmark = needs_git
@@ -129,7 +129,7 @@ def _hostile_really_runs(root: Path, outside: Path) -> None:
 @pytest.mark.parametrize("mode", MODES)
 async def test_no_repository_program_runs(hostile, mode):
     root, outside = hostile
-    policy = sandbox.plan_exec_policy(PlanSettings(sandbox=mode), root)
+    policy = bwrap.plan_exec_policy(PlanSettings(sandbox=mode), root)
     assert policy.label == ("sandboxed" if mode == "required" else "guarded")
     results = {c: await run(policy, root, c) for c in COMMANDS}
     for command, result in results.items():
@@ -169,7 +169,7 @@ INDEX_COMMANDS = ["git diff", "git diff --stat", "git describe --dirty --always"
 @pytest.mark.parametrize("mode", MODES)
 async def test_git_dir_is_byte_for_byte_unchanged(hostile, mode):
     root, _ = hostile
-    policy = sandbox.plan_exec_policy(PlanSettings(sandbox=mode), root)
+    policy = bwrap.plan_exec_policy(PlanSettings(sandbox=mode), root)
     for command in INDEX_COMMANDS:
         _stale_stat(root)
         before = git_dir_state(root)
@@ -190,7 +190,7 @@ def test_private_index_copies_are_removed(hostile):
     root, _ = hostile
     shim = git_shim_dir()
     assert shim is not None
-    policy = sandbox.plan_exec_policy(PlanSettings(sandbox="off"), root)
+    policy = bwrap.plan_exec_policy(PlanSettings(sandbox="off"), root)
     done = subprocess.run(["bash", "-c", "git diff --stat && git status --short"], cwd=root,
                           env=policy.environment(), capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
@@ -202,7 +202,7 @@ def test_child_gits_go_through_the_shim(hostile):
     root, _ = hostile
     shim = git_shim_dir()
     assert shim is not None
-    policy = sandbox.plan_exec_policy(PlanSettings(sandbox="off"), root)
+    policy = bwrap.plan_exec_policy(PlanSettings(sandbox="off"), root)
     env = policy.environment()
     assert env["GIT_EXEC_PATH"] == str(shim / "exec-path")
     assert (shim / "exec-path" / "git").resolve() == (shim / "git").resolve()

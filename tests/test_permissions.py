@@ -12,9 +12,9 @@ from planshell.config.trust import is_trusted, trust
 from planshell.llm.scripted import Reply, ScriptedProvider
 from planshell.permissions import PermissionMode, parse_rule, prefix_rule
 from planshell.permissions.rules import RuleError
-from planshell.plan.bash_guard import split_command
 from planshell.plan.decider import ApprovalChoice, ApprovalDecision, HeadlessDecider
 from planshell.runtime import Runtime, build_runtime
+from planshell.shell.guard import split_command
 from tests.engine_helpers import Recorder, ScriptedDecider
 
 DENY = ApprovalDecision(ApprovalChoice.DENY, "not in my repo")

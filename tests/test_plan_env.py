@@ -14,8 +14,8 @@ import pytest
 from planshell.config import Settings
 from planshell.llm.factory import KEY_VARS
 from planshell.llm.scripted import Reply
-from planshell.plan.gitsafe import git_shim_dir
-from planshell.plan.planenv import clean_path, denied, is_secret_name, plan_environment, utf8_locale
+from planshell.sandbox.env import clean_path, denied, is_secret_name, plan_environment, utf8_locale
+from planshell.sandbox.gitsafe import git_shim_dir
 from tests.test_plan_mode import make
 from tests.test_sandbox import needs_bwrap
 
@@ -180,7 +180,7 @@ def test_the_workspace_sandbox_uses_the_same_rules_and_env_allow(project, monkey
     import asyncio
 
     from planshell.config import PermissionsSettings
-    from planshell.plan.sandbox import workspace_exec_policy
+    from planshell.sandbox.bwrap import workspace_exec_policy
     from planshell.tools.base import ToolContext
     from planshell.tools.shell import BashArgs, BashTool
 
@@ -204,7 +204,7 @@ _PEEK = """
 import subprocess, sys
 sys.path.insert(0, {repo!r})
 if sys.argv[1] == "hide":
-    from planshell.plan.planenv import hide_own_environment
+    from planshell.sandbox.env import hide_own_environment
     assert hide_own_environment()
 out = subprocess.run(["bash", "-c", "cat /proc/$PPID/environ"], capture_output=True, text=True)
 print(out.stdout.replace("\\0", "\\n"))

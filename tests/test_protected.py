@@ -20,9 +20,9 @@ from planshell.agent import events as ev
 from planshell.config import Settings, user_config_path
 from planshell.llm.scripted import Reply, ScriptedProvider
 from planshell.plan.decider import ApprovalChoice, ApprovalDecision, HeadlessDecider
-from planshell.plan.protected import creates_repository, protection, readonly_binds
-from planshell.plan.sandbox import bwrap_command
 from planshell.runtime import Runtime, build_runtime
+from planshell.sandbox.bwrap import bwrap_command
+from planshell.workspace.protected import creates_repository, protection, readonly_binds
 from tests.engine_helpers import Recorder, ScriptedDecider
 from tests.test_sandbox import needs_bwrap
 
@@ -132,7 +132,7 @@ def test_the_user_config_folder_is_protected(repo: Path) -> None:
     ],
 )
 def test_commands_that_create_repositories(command: str, creates: str | None) -> None:
-    from planshell.plan.bash_guard import split_command
+    from planshell.shell.guard import split_command
 
     words = split_command(command).segments[0].words
     assert creates_repository(words) == creates
@@ -307,7 +307,7 @@ async def test_a_command_that_changes_nothing_says_nothing(repo: Path) -> None:
 
 def test_node_modules_is_not_skipped(repo: Path) -> None:
     """Deep folders count: a second scan sees a .git made deep inside node_modules."""
-    from planshell.plan.gitwatch import ProjectWatch
+    from planshell.workspace.gitwatch import ProjectWatch
 
     deep = repo / "node_modules" / "a" / "b"
     deep.mkdir(parents=True)

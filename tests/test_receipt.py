@@ -518,7 +518,7 @@ async def test_controller_in_git_ignores_plans_but_not_planshell_config(repo):
 
 @needs_git
 def test_protected_paths_are_named_first(repo):
-    """The receipt uses the shared protected-paths rule (plan/protected.py) and says so first."""
+    """The receipt uses the shared protected-paths rule (workspace/protected.py) and says so first."""
     before = rc.take_snapshot(repo)
     git(repo, "config", "core.fsmonitor", "touch x")
     (repo / "src" / "a.py").write_text("a = 2\n")

@@ -16,9 +16,9 @@ import pytest
 
 from planshell.config import PlanSettings, Settings
 from planshell.llm.scripted import Reply
-from planshell.plan import sandbox
 from planshell.plan.controller import Mode
-from planshell.plan.gitsafe import git_shim_dir, plan_git_env
+from planshell.sandbox import bwrap
+from planshell.sandbox.gitsafe import git_shim_dir, plan_git_env
 from planshell.tools.base import ExecPolicy, ToolContext, ToolResult
 from planshell.tools.shell import BashArgs, BashTool
 from tests.engine_helpers import HANG_GUARD
@@ -28,10 +28,10 @@ from tests.test_plan_mode import make
 def _bwrap_problem() -> str | None:
     if not sys.platform.startswith("linux"):
         return "bubblewrap sandboxes need Linux"
-    path = sandbox.find_bwrap()
+    path = bwrap.find_bwrap()
     if path is None:
         return "bubblewrap (bwrap) is not installed; apt install bubblewrap"
-    ok, why = sandbox.probe(path)
+    ok, why = bwrap.probe(path)
     return None if ok else why
 
 
@@ -77,7 +77,7 @@ async def run(policy: ExecPolicy, root: Path, command: str, **kw: object) -> Too
 
 
 def sandboxed(root: Path) -> ExecPolicy:
-    policy = sandbox.plan_exec_policy(PlanSettings(sandbox="required"), root)
+    policy = bwrap.plan_exec_policy(PlanSettings(sandbox="required"), root)
     assert policy.label == "sandboxed", policy
     return policy
 
@@ -278,7 +278,7 @@ def test_shim_inserts_the_flags(tmp_path, repo):
 
 
 async def test_required_without_bwrap_refuses(project, monkeypatch):
-    monkeypatch.setattr(sandbox, "find_bwrap", lambda: None)
+    monkeypatch.setattr(bwrap, "find_bwrap", lambda: None)
     runtime, *_ = make(
         project,
         [Reply(calls=[("bash", {"command": "cat README.md"})]), Reply(text="ok")],
@@ -300,16 +300,16 @@ async def test_required_without_bwrap_refuses(project, monkeypatch):
 
 
 def test_auto_without_bwrap_is_guarded(project, monkeypatch):
-    monkeypatch.setattr(sandbox, "find_bwrap", lambda: None)
-    policy = sandbox.plan_exec_policy(PlanSettings(sandbox="auto"), project)
+    monkeypatch.setattr(bwrap, "find_bwrap", lambda: None)
+    policy = bwrap.plan_exec_policy(PlanSettings(sandbox="auto"), project)
     assert policy.label == "guarded" and policy.wrap == [] and policy.refusal is None
     assert policy.status is not None and "apt install bubblewrap" in policy.status.how
     assert "GIT_CONFIG_COUNT" in policy.extra_env
 
 
 def test_off_never_sandboxes(project, monkeypatch):
-    monkeypatch.setattr(sandbox, "find_bwrap", lambda: pytest.fail("probed with sandbox off"))
-    policy = sandbox.plan_exec_policy(PlanSettings(sandbox="off"), project)
+    monkeypatch.setattr(bwrap, "find_bwrap", lambda: pytest.fail("probed with sandbox off"))
+    policy = bwrap.plan_exec_policy(PlanSettings(sandbox="off"), project)
     assert policy.label == "guarded" and policy.wrap == []
 
 
@@ -319,7 +319,7 @@ def test_probe_is_lazy_and_once(project, monkeypatch):
     def fake_find() -> None:
         calls.append(1)
 
-    monkeypatch.setattr(sandbox, "find_bwrap", fake_find)
+    monkeypatch.setattr(bwrap, "find_bwrap", fake_find)
     runtime, *_ = make(project)
     assert calls == []  # start-up does not probe
     runtime.plan.enter_plan()
@@ -348,8 +348,8 @@ def test_bwrap_that_cannot_start(tmp_path, monkeypatch, mode, state):
     fake = tmp_path / f"bwrap-{mode}"
     fake.write_text("#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n")
     fake.chmod(0o755)
-    monkeypatch.setattr(sandbox, "find_bwrap", lambda: str(fake))
-    policy = sandbox.plan_exec_policy(PlanSettings(sandbox=mode), tmp_path)
+    monkeypatch.setattr(bwrap, "find_bwrap", lambda: str(fake))
+    policy = bwrap.plan_exec_policy(PlanSettings(sandbox=mode), tmp_path)
     assert policy.label == state and policy.wrap == []
     assert policy.status is not None and "setting up uid map: Permission denied" in policy.status.reason
     assert (policy.refusal is not None) is (mode == "required")

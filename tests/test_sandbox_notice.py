@@ -1,7 +1,7 @@
 """Guard only, no sandbox: the user is told once per session and the marker keeps saying it.
 
 Bubblewrap's absence is simulated the way the other sandbox tests do it, by
-replacing ``sandbox.find_bwrap``.
+replacing ``bwrap.find_bwrap``.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from planshell.agent import events as ev
 from planshell.config import Settings
 from planshell.headless import run_print
 from planshell.llm.scripted import Reply, ScriptedProvider
-from planshell.plan import sandbox
 from planshell.plan.decider import HeadlessDecider
 from planshell.runtime import build_runtime
+from planshell.sandbox import bwrap
 from tests.test_plan_mode import make
 from tests.test_sandbox import needs_bwrap
 from tests.test_ui_chat import ready, until
@@ -31,7 +31,7 @@ def auto() -> Settings:
 
 @pytest.fixture
 def no_bwrap(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sandbox, "find_bwrap", lambda: None)
+    monkeypatch.setattr(bwrap, "find_bwrap", lambda: None)
 
 
 def warnings(recorder) -> list[str]:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from planshell.config import PlanSettings
-from planshell.plan import sandbox, seccomp
+from planshell.sandbox import bwrap, seccomp
 from planshell.tools.base import ExecPolicy
 from tests.test_sandbox import needs_bwrap, run, sandboxed
 from tests.test_sandbox import repo as repo  # the fixture, shared
@@ -144,7 +144,7 @@ async def test_ordinary_commands_still_work(repo):
 @needs_bwrap
 @pytest.mark.bwrap
 def test_without_seccomp_the_sandbox_still_runs_and_says_so(repo, monkeypatch, tmp_path):
-    real = sandbox.find_bwrap()
+    real = bwrap.find_bwrap()
     fake = tmp_path / "bwrap-no-seccomp"
     fake.write_text(
         "#!/bin/sh\n"
@@ -152,8 +152,8 @@ def test_without_seccomp_the_sandbox_still_runs_and_says_so(repo, monkeypatch, t
         f'exec {real} "$@"\n'
     )
     fake.chmod(0o755)
-    monkeypatch.setattr(sandbox, "find_bwrap", lambda: str(fake))
-    policy = sandbox.plan_exec_policy(PlanSettings(sandbox="required"), repo)
+    monkeypatch.setattr(bwrap, "find_bwrap", lambda: str(fake))
+    policy = bwrap.plan_exec_policy(PlanSettings(sandbox="required"), repo)
     assert policy.label == "sandboxed" and policy.status is not None
     assert policy.status.seccomp is None
     assert "seccomp filter off: bubblewrap could not load it" in policy.status.reason
@@ -164,5 +164,5 @@ def test_without_seccomp_the_sandbox_still_runs_and_says_so(repo, monkeypatch, t
 
 def test_unsupported_architecture_means_no_filter(repo, monkeypatch, tmp_path):
     monkeypatch.setattr(seccomp.platform, "machine", lambda: "riscv64")
-    program, line = sandbox._run_seccomp_probe("/nonexistent/bwrap")
+    program, line = bwrap._run_seccomp_probe("/nonexistent/bwrap")
     assert program is None and "no syscall table for riscv64" in line

@@ -819,9 +819,9 @@ async def test_chip_titles_and_marker(project: Path) -> None:
 async def test_marker_refused_when_the_sandbox_is_required_but_missing(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from planshell.plan import sandbox
+    from planshell.sandbox import bwrap
 
-    monkeypatch.setattr(sandbox, "find_bwrap", lambda: None)
+    monkeypatch.setattr(bwrap, "find_bwrap", lambda: None)
     settings = Settings.model_validate({"plan": {"sandbox": "required"}})
     app = make_app(project, [], settings)
     async with app.run_test(size=SIZE) as pilot:

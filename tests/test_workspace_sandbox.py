@@ -21,9 +21,9 @@ import pytest
 
 from planshell.config import PermissionsSettings, Settings, load_settings
 from planshell.llm.scripted import Reply, ScriptedProvider
-from planshell.plan import sandbox
-from planshell.plan.sandbox import WorkspaceExecPolicy, sandbox_failure, workspace_exec_policy
 from planshell.runtime import Runtime, build_runtime
+from planshell.sandbox import bwrap
+from planshell.sandbox.bwrap import WorkspaceExecPolicy, sandbox_failure, workspace_exec_policy
 from planshell.tools.base import ExecPolicy, ToolContext, ToolResult
 from planshell.tools.shell import BashArgs, BashTool
 from tests.engine_helpers import Recorder, ScriptedDecider
@@ -159,7 +159,7 @@ def test_off_runs_as_before(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None
 def test_without_bwrap_it_is_off_with_one_notice(
     repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(sandbox, "find_bwrap", lambda: None)
+    monkeypatch.setattr(bwrap, "find_bwrap", lambda: None)
     notices: list[str] = []
     policy = _policy(repo)
     policy.on_notice = notices.append

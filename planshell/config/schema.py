@@ -225,7 +225,7 @@ class AgentSettings(_Section):
     )
 
 
-# Profiles planshell defines itself (planshell/plan/subagents.py); config adds others.
+# Profiles planshell defines itself (planshell/agents/subagents.py); config adds others.
 BUILTIN_PROFILES = frozenset({"explore", "general"})
 
 

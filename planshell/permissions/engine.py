@@ -13,7 +13,7 @@ classified, in this order:
    every mode: a command whose name is only known at run time (``$x``,
    ``$(…)``), a wrapper option that cannot be read, an unparseable line, or a
    word known only at run time where a deny pattern needs a word;
-2b. an edit/write of a protected path (``plan/protected.py``: ``.git``, ``.gitmodules``,
+2b. an edit/write of a protected path (``workspace/protected.py``: ``.git``, ``.gitmodules``,
    ``.planshell/`` outside plans, the user's planshell folders) and a bash line that
    creates a repository (``git init``/``clone``/``submodule add|update``/``worktree add``)
    ask in every mode, ``auto`` included, with a warning, and no rule covers them;
@@ -44,16 +44,14 @@ from planshell.agent import events as ev
 from planshell.permissions.resolve import Arg, Command, Resolution, describe, resolve
 from planshell.permissions.rules import Rule, parse_rule, parse_rules, prefix_rule_words
 from planshell.permissions.visible_diff import visible_diff
-from planshell.plan.bash_guard import BashGuard, CommandParts, split_command
 from planshell.plan.decider import (
     ApprovalChoice,
     ApprovalDecision,
     ApprovalRequest,
     Decider,
 )
-from planshell.plan.gitwatch import ALL, PERSON, ProjectWatch
-from planshell.plan.protected import REPO_WARNING, creates_repository, protection
 from planshell.sanitize import plain_line
+from planshell.shell.guard import BashGuard, CommandParts, split_command
 from planshell.tools.base import Tool, ToolArgs, ToolError
 from planshell.tools.edit import (
     EditArgs,
@@ -64,6 +62,8 @@ from planshell.tools.edit import (
     plan_change,
     read_current,
 )
+from planshell.workspace.gitwatch import ALL, PERSON, ProjectWatch
+from planshell.workspace.protected import REPO_WARNING, creates_repository, protection
 
 if TYPE_CHECKING:
     from planshell.agent.loop import Agent
@@ -94,7 +94,7 @@ class Verdict:
     why: str
     by: str  # "read-only", "plan", "deny-rule", "rule", "mode", "ask"
     rule: str = ""
-    # A protected path or a new repository (plan/protected.py): asked in every mode, shown
+    # A protected path or a new repository (workspace/protected.py): asked in every mode, shown
     # in red, never covered by a rule; a person's yes lets the project watch keep the change.
     warning: str = ""
 

@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from planshell.plan import bashlex_safe
-from planshell.plan.bash_guard import (
+from planshell.shell import bashlex_safe
+from planshell.shell.guard import (
     _precheck,
     _scan_word,
     _strip_time,
@@ -32,7 +32,7 @@ from planshell.plan.bash_guard import (
     _WordError,
     split_command,
 )
-from planshell.plan.bash_rules import Word
+from planshell.shell.rules import Word
 
 # Variables whose value bash runs or sources: PS4 under set -x, PROMPT_COMMAND,
 # BASH_ENV, the alias and command hash tables, exported functions (BASH_FUNC_x%%).

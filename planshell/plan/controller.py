@@ -17,13 +17,13 @@ from planshell.agent import events as ev
 from planshell.agent.events import Mode
 from planshell.plan import prompts
 from planshell.plan.approval_record import ApprovalRecord, PlanChange, less_permissive
-from planshell.plan.bash_guard import BashGuard
 from planshell.plan.decider import Decider, Decision, Review, ReviewRequest
 from planshell.plan.document import changed_sections, parse_plan, validate_plan, verification_text
 from planshell.plan.policy import PlanPolicy
 from planshell.plan.receipt import Receipt, Snapshot, compare, take_snapshot
 from planshell.plan.store import PlanStore, PlanStoreError
 from planshell.sanitize import count_hidden
+from planshell.shell.guard import BashGuard
 from planshell.tools.base import ExecPolicy, Tool, ToolArgs, ToolError
 from planshell.tools.todo import TodoItem, TodoList, TodoStatus
 
@@ -574,7 +574,7 @@ class PlanController:
         Resolves the plan exec policy (the one-off bubblewrap probe) and, in PLAN,
         compares the work tree with the snapshot: call it from a worker, not a paint.
         """
-        from planshell.plan.gitsafe import GIT_OVERRIDES, SHIM_FLAGS, git_shim_dir
+        from planshell.sandbox.gitsafe import GIT_OVERRIDES, SHIM_FLAGS, git_shim_dir
 
         lines = [
             f"## Plan mode capabilities (mode: {self.mode.value})",

@@ -9,7 +9,7 @@ or it is ``write_plan`` (the plan store contains that write).
 
 from __future__ import annotations
 
-from planshell.plan.bash_guard import BashGuard
+from planshell.shell.guard import BashGuard
 from planshell.tools.base import Tool, ToolArgs
 from planshell.tools.registry import ToolRegistry
 

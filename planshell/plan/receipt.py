@@ -8,7 +8,7 @@ guard and the sandbox do that); it is the check that would notice if they had
 failed, or if another program changed the project meanwhile.
 
 What a check covers, in a git work tree (all git commands run with the
-hardening of ``gitsafe.py`` and ``GIT_OPTIONAL_LOCKS=0``, so they write nothing
+hardening of ``sandbox/gitsafe.py`` and ``GIT_OPTIONAL_LOCKS=0``, so they write nothing
 and run none of the repository's programs):
 
 * **the work tree**: ``git status --porcelain=v1 -z --untracked-files=all
@@ -59,7 +59,7 @@ from pathlib import Path
 from typing import Any
 
 from planshell.fsutil import sorted_entries
-from planshell.plan.gitsafe import git_command, git_safe_env
+from planshell.sandbox.gitsafe import git_command, git_safe_env
 
 TIME_BUDGET = 2.0  # seconds for a walk (or for hashing, in a git work tree)
 MAX_FILES = 20_000
@@ -112,7 +112,7 @@ class Receipt:
     digest: str = ""  # identifies the changed paths and their current contents
     not_covered: tuple[str, ...] = ()  # what a cap or an error left out, in words
     scope: str = SCOPE  # what a check looks at at all
-    # Changed paths the protected-paths rule covers (plan/protected.py): named first in the summary.
+    # Changed paths the protected-paths rule covers (workspace/protected.py): named first in the summary.
     protected: tuple[str, ...] = ()
 
     def to_entry(self) -> dict[str, Any]:
@@ -192,7 +192,7 @@ def compare(
 
 def _protected(base: Path, changed: list[str], limit: int = 200) -> tuple[str, ...]:
     """The changed paths the shared protected-paths rule covers (the first ``limit`` looked at)."""
-    from planshell.plan.protected import protection
+    from planshell.workspace.protected import protection
 
     return tuple(p for p in changed[:limit] if protection(base, base / p.rstrip("/"), p) is not None)
 

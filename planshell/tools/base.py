@@ -92,7 +92,7 @@ class ExecPolicy:
 class RunWatch:
     """A check the agent loop runs around every call that is not read-only.
 
-    This one does nothing; the runtime installs ``plan.gitwatch.ProjectWatch``
+    This one does nothing; the runtime installs ``workspace.gitwatch.ProjectWatch``
     (no new ``.git`` in the project). ``start`` runs before the call and returns
     a token; ``finish`` gets it afterwards (also after a failure or a cancel)
     and returns a note for the model, or ""; both may run in a worker thread.

@@ -42,7 +42,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from planshell.plan.gitsafe import git_safe_env, git_shim_dir
+from planshell.sandbox.gitsafe import git_safe_env, git_shim_dir
 
 # A name containing one of these (case-insensitively) is a secret.
 SECRET_SUBSTRINGS: tuple[str, ...] = (

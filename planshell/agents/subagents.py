@@ -37,7 +37,7 @@ from planshell.agent.loop import Agent, Gate
 from planshell.agent.prompt import base_prompt
 from planshell.llm.types import ToolSpec
 from planshell.plan.policy import PlanPolicy
-from planshell.plan.sandbox import WorkspaceExecPolicy
+from planshell.sandbox.bwrap import WorkspaceExecPolicy
 from planshell.sanitize import strip_terminal_controls
 from planshell.tools.base import (
     Effect,

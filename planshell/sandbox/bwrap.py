@@ -1,6 +1,6 @@
 """How plan-mode bash runs: the bash guard decides, this module contains.
 
-The guard (``bash_guard.py``) is the gate: a command runs only when it is
+The guard (``planshell.shell.guard``) is the gate: a command runs only when it is
 proved read-only. This module is the second layer, for the commands the
 guard allowed: on Linux with bubblewrap, every plan-mode ``bash`` call runs as
 
@@ -26,7 +26,7 @@ keyring, no ptrace, no namespaces or mounts, ...) into the command; when
 bubblewrap cannot load it the sandbox runs without it and says so.
 
 Plan-mode bash also gets, whether or not the sandbox is available, the
-environment of ``planenv.py`` (no secrets, fixed locale, clean ``PATH``) and
+environment of ``env.py`` (no secrets, fixed locale, clean ``PATH``) and
 the git hardening of ``gitsafe.py`` (config overrides and the ``git`` shim).
 
 ``plan.sandbox``: ``auto`` sandboxes when bubblewrap works and otherwise runs
@@ -51,11 +51,11 @@ from pathlib import Path
 from typing import Literal
 
 from planshell.config import PermissionsSettings, PlanSettings
-from planshell.plan.gitsafe import git_safe_env, git_shim_dir
-from planshell.plan.planenv import plan_environment, scrub_environment
-from planshell.plan.protected import readonly_binds
-from planshell.plan.seccomp import build_filter, filter_fd
+from planshell.sandbox.env import plan_environment, scrub_environment
+from planshell.sandbox.gitsafe import git_safe_env, git_shim_dir
+from planshell.sandbox.seccomp import build_filter, filter_fd
 from planshell.tools.base import ExecPolicy, Launch
+from planshell.workspace.protected import readonly_binds
 
 SandboxState = Literal["sandboxed", "guarded", "refused"]
 
@@ -110,7 +110,7 @@ class PlanExecPolicy(ExecPolicy):
     notice: str | None = None
 
     def environment(self) -> dict[str, str]:
-        """The whole environment plan-mode bash gets (see ``planenv.py``)."""
+        """The whole environment plan-mode bash gets (see ``env.py``)."""
         scrubbed = plan_environment(os.environ, self.root, self.env_deny, self.env_allow)
         return {**scrubbed.env, **self.extra_env}
 
@@ -162,7 +162,7 @@ class WorkspaceExecPolicy(ExecPolicy):
 
     The project root is writable (its ``.git`` is not), the rest of the file
     system read-only, ``/tmp`` private, no network unless ``network``, the
-    environment without secrets (``planenv.scrub_environment``: PATH, locale
+    environment without secrets (``env.scrub_environment``: PATH, locale
     and git are left as the user has them) and the seccomp filter of plan mode.
     Resolved lazily: the bwrap probe runs before the first command (in a
     thread, see ``prepare``), never at start-up. Without a working bubblewrap

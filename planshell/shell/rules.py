@@ -1,4 +1,4 @@
-"""Per-command rules for the plan-mode bash guard (see ``bash_guard``).
+"""Per-command rules for the plan-mode bash guard (see ``guard``).
 
 The guard hands every allowlisted simple command to :func:`check_command` as a list of
 :class:`Word` objects (already decoded from the source text, never from bashlex's

@@ -52,7 +52,7 @@ What this layer cannot cover on its own:
 * a git that is called by absolute path (the guard refuses ``/usr/bin/git``)
   and started with its own ``--exec-path``.
 
-The kernel sandbox (``sandbox.py``) is the layer that does not depend on
+The kernel sandbox (``bwrap.py``) is the layer that does not depend on
 knowing the list: whatever program runs, it cannot write or reach the network.
 """
 
@@ -117,7 +117,7 @@ SHIM_FLAGS: dict[str, tuple[str, ...]] = {
 }
 
 _SHIM = r"""#!{shell}
-# planshell plan-mode git shim (generated; see planshell/plan/gitsafe.py).
+# planshell plan-mode git shim (generated; see planshell/sandbox/gitsafe.py).
 # Every plan-mode git passes through here: the shell finds it first on PATH and
 # git starts its child gits (submodules) through GIT_EXEC_PATH, which is ours.
 real={git}

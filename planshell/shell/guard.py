@@ -2,8 +2,8 @@
 
 The spec is ``POLICY.md`` (v2) of the shared bash corpus. In short: rewrite the forms
 bashlex cannot parse (``[[ ]]``, ``$(( ))``, ``case``, ``time``, quoted here-docs; see
-``bash_forms``), parse with bashlex, walk the tree, and allow only simple commands on the
-allowlist (see ``bash_rules``) joined by pipes, lists, subshells, groups and
+``forms``), parse with bashlex, walk the tree, and allow only simple commands on the
+allowlist (see ``rules``) joined by pipes, lists, subshells, groups and
 ``if``/``for``/``while``/``until``/``case`` blocks, with no assignments (but a literal
 locale or time zone prefix) and no writing redirections. Every word a reading command gets
 is also checked against ``planshell.procfs`` (other processes' environments). Anything the
@@ -34,8 +34,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from planshell.plan import bashlex_safe
-from planshell.plan.bash_forms import (
+from planshell.shell import bashlex_safe
+from planshell.shell.forms import (
     CASE,
     COND,
     COND_END,
@@ -46,7 +46,7 @@ from planshell.plan.bash_forms import (
     Unsupported,
     rewrite,
 )
-from planshell.plan.bash_rules import (
+from planshell.shell.rules import (
     ALLOWLIST,
     FIX_PLAN,
     Blocked,
@@ -431,7 +431,7 @@ class _Walker:
             raise _refuse(segment, f"it matches the destructive pattern /{pattern}/")
 
     def prefix_assignment(self, node: Any, segment: str) -> None:
-        """``LC_ALL=C sort f``: only a fixed locale or time zone (see ``bash_rules``)."""
+        """``LC_ALL=C sort f``: only a fixed locale or time zone (see ``rules``)."""
         scan = self.scan(node, segment)
         try:
             check_prefix_assignment(scan.word.value)
@@ -439,7 +439,7 @@ class _Walker:
             raise _refuse(segment, exc.why, exc.fix) from None
 
     def marker_command(self, words: list[Any], segment: str) -> None:
-        """A ``[[ ]]`` or a ``case`` clause that :mod:`bash_forms` rewrote.
+        """A ``[[ ]]`` or a ``case`` clause that :mod:`forms` rewrote.
 
         Each marker must sit exactly where the rewrite put it (an anchor), and every other
         word is checked as a word: its substitutions must be allowed.

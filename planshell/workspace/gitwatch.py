@@ -46,7 +46,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from planshell.fsutil import ReadRefused, atomic_write_bytes, read_user_file
-from planshell.plan.protected import (
+from planshell.sanitize import plain_line
+from planshell.tools.base import RunWatch, ToolArgs
+from planshell.workspace.protected import (
     GIT,
     GITMODULES,
     PLANS,
@@ -54,8 +56,6 @@ from planshell.plan.protected import (
     pointer_target,
     project_scan,
 )
-from planshell.sanitize import plain_line
-from planshell.tools.base import RunWatch, ToolArgs
 
 PERSON = "person"  # a person approved this call
 ALL = "all"  # a person approved it after a protected-path / new-repository warning
