@@ -137,3 +137,12 @@ def test_no_import_cycle_anywhere() -> None:
     """
     graph = grimp.build_graph("planshell", exclude_type_checking_imports=True)
     assert _cycles(graph, "planshell") == []
+
+
+def test_the_old_guard_address_still_scores() -> None:
+    """External scorers name planshell.plan.bash_guard:is_read_only; it is the real guard."""
+    from planshell.plan import bash_guard
+    from planshell.shell import guard
+
+    assert bash_guard.is_read_only is guard.is_read_only
+    assert bash_guard.is_read_only("ls -la") and not bash_guard.is_read_only("rm -rf x")
