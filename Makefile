@@ -37,6 +37,7 @@ test: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check planshell tests bench
+	$(BIN)/ruff format --check planshell tests bench
 	$(BIN)/lint-imports
 	$(BIN)/mypy planshell
 

@@ -30,8 +30,9 @@ from planshell.plan import receipt as rc  # noqa: E402
 
 
 def git(cwd: Path, *args: str) -> None:
-    subprocess.run(["git", "-c", "protocol.file.allow=always", *args], cwd=cwd, check=True,
-                   capture_output=True)
+    subprocess.run(
+        ["git", "-c", "protocol.file.allow=always", *args], cwd=cwd, check=True, capture_output=True
+    )
 
 
 def build(base: Path, tracked: int, venv: int, node_modules: int) -> Path:
@@ -65,8 +66,11 @@ def build(base: Path, tracked: int, venv: int, node_modules: int) -> Path:
 
 def load_baseline(commit: str) -> ModuleType:
     source = subprocess.run(
-        ["git", "show", f"{commit}:planshell/plan/receipt.py"], cwd=ROOT, check=True,
-        capture_output=True, text=True,
+        ["git", "show", f"{commit}:planshell/plan/receipt.py"],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        text=True,
     ).stdout
     spec = importlib.util.spec_from_loader("receipt_baseline", loader=None)
     assert spec is not None
@@ -107,8 +111,10 @@ def main() -> int:
         for label, module in modules:
             snap_s, compare_s, receipt = timed(module, repo, args.runs)
             snap = module.take_snapshot(repo)
-            print(f"{label}: take_snapshot {snap_s * 1000:.0f} ms, compare {compare_s * 1000:.0f} ms "
-                  f"(median of {args.runs}), {len(snap.entries)} entries")
+            print(
+                f"{label}: take_snapshot {snap_s * 1000:.0f} ms, compare {compare_s * 1000:.0f} ms "
+                f"(median of {args.runs}), {len(snap.entries)} entries"
+            )
             print(f"  {getattr(receipt, 'summary', receipt)}")
     return 0
 

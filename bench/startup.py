@@ -57,7 +57,9 @@ def time_to(command: list[str], markers: list[str], env: dict[str, str], cwd: Pa
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7)
-    parser.add_argument("--check", action="store_true", help=f"exit 1 if the ratio exceeds {TARGET}")
+    parser.add_argument(
+        "--check", action="store_true", help=f"exit 1 if the ratio exceeds {TARGET}"
+    )
     args = parser.parse_args()
     if tmux_path() is None:
         print("startup bench skipped: tmux is not installed")

@@ -124,7 +124,9 @@ class Server:
                 body += conn.recv(65536)
             if not head.startswith(b"POST ") or b"/chat/completions" not in head.split(b"\r\n")[0]:
                 # planshell asks the server what it serves (/v1/models, /props…): not here.
-                conn.sendall(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+                conn.sendall(
+                    b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+                )
                 return
             self.requests += 1
             first = self.requests == 1
@@ -247,10 +249,21 @@ def run_stream(code: Path, args: argparse.Namespace) -> dict[str, object]:
         home.mkdir()
         project = project_dir(base)
         command = [
-            sys.executable, "-m", "planshell", "-C", str(project), "--provider", "openai",
-            "--base-url", f"http://127.0.0.1:{server.port}/v1", "--model", "bench",
+            sys.executable,
+            "-m",
+            "planshell",
+            "-C",
+            str(project),
+            "--provider",
+            "openai",
+            "--base-url",
+            f"http://127.0.0.1:{server.port}/v1",
+            "--model",
+            "bench",
         ]
-        with TmuxPane.start(command, env=planshell_env(home, code), cwd=project, size=(120, 40)) as pane:
+        with TmuxPane.start(
+            command, env=planshell_env(home, code), cwd=project, size=(120, 40)
+        ) as pane:
             pane.wait_for("Ask anything", timeout=60)
             time.sleep(1.0)  # let the deferred start-up finish
             pane.type("write the long answer")
@@ -308,9 +321,20 @@ def run_long(code: Path, args: argparse.Namespace) -> dict[str, object]:
         env = planshell_env(home, code)
         subprocess.run(
             [sys.executable, "-c", SEED_SESSION, str(project), str(args.entries), body],
-            env={**os.environ, **env}, check=True, capture_output=True,
+            env={**os.environ, **env},
+            check=True,
+            capture_output=True,
         )
-        command = [sys.executable, "-m", "planshell", "-C", str(project), "-c", "--provider", "demo"]
+        command = [
+            sys.executable,
+            "-m",
+            "planshell",
+            "-C",
+            str(project),
+            "-c",
+            "--provider",
+            "demo",
+        ]
         with TmuxPane.start(command, env=env, cwd=project, size=(120, 40)) as pane:
             start = pane.started_at
             shown = wait(pane, lambda s: "Resumed conversation" in s, args.timeout)
@@ -338,12 +362,16 @@ def run_long(code: Path, args: argparse.Namespace) -> dict[str, object]:
 
 def checkout(rev: str, base: Path) -> Path:
     target = base / "baseline"
-    subprocess.run(["git", "worktree", "add", "-q", "--detach", str(target), rev], cwd=ROOT, check=True)
+    subprocess.run(
+        ["git", "worktree", "add", "-q", "--detach", str(target), rev], cwd=ROOT, check=True
+    )
     return target
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--deltas", type=int, default=20_000)
     parser.add_argument("--rate", type=float, default=1_000.0, help="deltas per second")
     parser.add_argument("--size", type=int, default=120_000, help="bytes of markdown")
@@ -367,8 +395,11 @@ def main() -> int:
                     print(f"[{label}] long session: {run_long(code, args)}", flush=True)
         finally:
             if args.baseline:
-                subprocess.run(["git", "worktree", "remove", "--force", str(Path(tmp) / "baseline")],
-                               cwd=ROOT, check=False)
+                subprocess.run(
+                    ["git", "worktree", "remove", "--force", str(Path(tmp) / "baseline")],
+                    cwd=ROOT,
+                    check=False,
+                )
     return 0
 
 

@@ -34,28 +34,61 @@ def _main_parser() -> argparse.ArgumentParser:
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("prompt", nargs="?",
-                        help="a request to submit at start (with -p: read from stdin when omitted or -)")
-    parser.add_argument("-p", "--print", dest="print_mode", action="store_true",
-                        help="run the prompt without the UI and print the answer")
-    parser.add_argument("-v", "--verbose", action="store_true",
-                        help="with --print: show provider, tool calls, mode changes and intermediate replies on stderr")
+    parser.add_argument(
+        "prompt",
+        nargs="?",
+        help="a request to submit at start (with -p: read from stdin when omitted or -)",
+    )
+    parser.add_argument(
+        "-p",
+        "--print",
+        dest="print_mode",
+        action="store_true",
+        help="run the prompt without the UI and print the answer",
+    )
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="with --print: show provider, tool calls, mode changes and intermediate replies on stderr",
+    )
     parser.add_argument("--plan", action="store_true", help="start in plan mode")
-    parser.add_argument("--permission-mode", choices=["ask", "accept-edits", "auto"],
-                        help="approvals outside plan mode (headless ask: calls that would ask are denied)")
-    parser.add_argument("--allow", action="append", default=[], metavar="RULE",
-                        help="run calls this rule covers unasked, e.g. 'bash(pytest *)' (repeatable)")
-    parser.add_argument("-c", "--continue", dest="continue_", action="store_true",
-                        help="resume the newest conversation of this project")
+    parser.add_argument(
+        "--permission-mode",
+        choices=["ask", "accept-edits", "auto"],
+        help="approvals outside plan mode (headless ask: calls that would ask are denied)",
+    )
+    parser.add_argument(
+        "--allow",
+        action="append",
+        default=[],
+        metavar="RULE",
+        help="run calls this rule covers unasked, e.g. 'bash(pytest *)' (repeatable)",
+    )
+    parser.add_argument(
+        "-c",
+        "--continue",
+        dest="continue_",
+        action="store_true",
+        help="resume the newest conversation of this project",
+    )
     parser.add_argument("-r", "--resume", metavar="ID", help="resume the conversation with this id")
     parser.add_argument("--provider", choices=PROVIDER_CHOICES)
     parser.add_argument("--model", help="model name")
     parser.add_argument("--base-url", help="API base URL (OpenAI-compatible servers end in /v1)")
     parser.add_argument("--theme", help="UI theme name")
-    parser.add_argument("-C", "--directory", type=Path, default=None,
-                        help="project directory (default: the current one)")
-    parser.add_argument("--debug", action="store_true",
-                        help="log at DEBUG level to the log file (see planshell doctor)")
+    parser.add_argument(
+        "-C",
+        "--directory",
+        type=Path,
+        default=None,
+        help="project directory (default: the current one)",
+    )
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        help="log at DEBUG level to the log file (see planshell doctor)",
+    )
     parser.add_argument("--version", action="version", version=f"planshell {__version__}")
     return parser
 
@@ -108,8 +141,8 @@ def main(argv: list[str] | None = None) -> int:
     prompt = _print_prompt(args.prompt)
     if not prompt.strip():
         return _fail(
-            "--print needs a prompt, e.g. planshell -p \"what is in this repo?\" "
-            "or echo \"task\" | planshell -p",
+            '--print needs a prompt, e.g. planshell -p "what is in this repo?" '
+            'or echo "task" | planshell -p',
             EXIT_USAGE,
         )
     args.prompt = prompt
@@ -207,7 +240,9 @@ def _check_command(argv: list[str]) -> int:
         verdict = guard.check(command)
         blocked += not verdict.allowed
         if args.json:
-            print(json.dumps({"cmd": command, "allowed": verdict.allowed, "reason": verdict.reason}))
+            print(
+                json.dumps({"cmd": command, "allowed": verdict.allowed, "reason": verdict.reason})
+            )
         else:
             print(f"{'allow' if verdict.allowed else 'block'}\t{command}\t{verdict.reason}")
     return 1 if blocked else 0
@@ -249,8 +284,13 @@ def _doctor(argv: list[str]) -> int:
         "(never the key), external tools, a sandbox self-test, the log file and the tool "
         "schema size. Makes no network request.",
     )
-    parser.add_argument("-C", "--directory", type=Path, default=None,
-                        help="project directory (default: the current one)")
+    parser.add_argument(
+        "-C",
+        "--directory",
+        type=Path,
+        default=None,
+        help="project directory (default: the current one)",
+    )
     args = parser.parse_args(argv)
     start = (args.directory or Path.cwd()).resolve()
     if not start.is_dir():
@@ -271,8 +311,13 @@ def _trust(argv: list[str]) -> int:
     action.add_argument("-y", "--yes", action="store_true", help="trust without asking")
     action.add_argument("--revoke", action="store_true", help="stop trusting this project's config")
     action.add_argument("--list", action="store_true", help="list trusted project config files")
-    parser.add_argument("-C", "--directory", type=Path, default=None,
-                        help="project directory (default: the current one)")
+    parser.add_argument(
+        "-C",
+        "--directory",
+        type=Path,
+        default=None,
+        help="project directory (default: the current one)",
+    )
     args = parser.parse_args(argv)
     from planshell.config import (
         ConfigError,

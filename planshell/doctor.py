@@ -39,7 +39,7 @@ VERSION_TIMEOUT = 5.0
 SELF_TEST_TIMEOUT = 10.0
 # `ls` proves the sandbox runs and sees the project; `-w` (access(2), no write
 # attempted) proves the project is read-only inside it.
-SELF_TEST = 'ls >/dev/null && if [ -w . ]; then echo writable; else echo read-only; fi'
+SELF_TEST = "ls >/dev/null && if [ -w . ]; then echo writable; else echo read-only; fi"
 CHARS_PER_TOKEN = 4
 
 
@@ -164,7 +164,11 @@ def _key_source(settings: Settings, root: Path, key_var: str) -> str:
             return "from PLANSHELL_API_KEY (value not shown)"
         untrusted = settings.untrusted_project
         project_ignored = untrusted is not None and ("api_key",) in untrusted.keys
-        paths = [user_config_path()] if project_ignored else [project_config_path(root), user_config_path()]
+        paths = (
+            [user_config_path()]
+            if project_ignored
+            else [project_config_path(root), user_config_path()]
+        )
         for path in paths:  # the project layer wins over the user's
             project_root = root if path == project_config_path(root) else None
             try:
@@ -213,7 +217,9 @@ def _sandbox_and_schema(settings: Settings, root: Path) -> tuple[Rows, Rows]:
     from planshell.sandbox.bwrap import PlanExecPolicy
     from planshell.tools.shell import BashArgs
 
-    runtime = build_runtime(settings, root, HeadlessDecider(), provider=DemoProvider(), persist=False)
+    runtime = build_runtime(
+        settings, root, HeadlessDecider(), provider=DemoProvider(), persist=False
+    )
     try:
         anthropic = choose_provider(settings, os.environ) == "anthropic"
         normal = _schema_row(runtime.registry.specs(), anthropic)

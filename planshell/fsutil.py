@@ -156,7 +156,7 @@ def _printable(text: str) -> str:
 
 
 def _how_it_leads(lexical: str, real: str) -> str:
-    """"is a symlink to X" (the link's own text), or how a symlinked folder leads to X."""
+    """ "is a symlink to X" (the link's own text), or how a symlinked folder leads to X."""
     try:
         return f"is a symlink to {_printable(os.readlink(lexical))}"
     except OSError:
@@ -171,7 +171,8 @@ def _read_fd(fd: int, shown: str, cap: int, truncate: bool) -> bytes:
         raise ReadRefused("not-regular", f"{shown} is {kind}, not a regular file; not read")
     if info.st_size > cap and not truncate:
         raise ReadRefused(
-            "too-large", f"{shown} is {info.st_size} bytes, over the {cap}-byte cap; not read",
+            "too-large",
+            f"{shown} is {info.st_size} bytes, over the {cap}-byte cap; not read",
             info.st_size,
         )
     chunks: list[bytes] = []
@@ -184,9 +185,7 @@ def _read_fd(fd: int, shown: str, cap: int, truncate: bool) -> bytes:
         left -= len(chunk)
     data = b"".join(chunks)
     if len(data) > cap and not truncate:
-        raise ReadRefused(
-            "too-large", f"{shown} is over the {cap}-byte cap; not read", len(data)
-        )
+        raise ReadRefused("too-large", f"{shown} is over the {cap}-byte cap; not read", len(data))
     return data
 
 
@@ -270,7 +269,9 @@ def _open_at(name: str, flags: int, dir_fd: int, shown: str) -> int:
 def _refuse_socket(exc: OSError, shown: str) -> None:
     """Opening a Unix socket fails with ENXIO: that is a refusal, not an I/O error."""
     if exc.errno == errno.ENXIO:
-        raise ReadRefused("not-regular", f"{shown} is a socket, not a regular file; not read") from None
+        raise ReadRefused(
+            "not-regular", f"{shown} is a socket, not a regular file; not read"
+        ) from None
 
 
 def read_user_file(path: Path, cap: int, *, truncate: bool = False) -> bytes:
@@ -284,7 +285,9 @@ def read_user_file(path: Path, cap: int, *, truncate: bool = False) -> bytes:
     """
     real = os.path.realpath(path)
     if _in_pseudo_fs(real):
-        how = _how_it_leads(str(path), real) if real != os.path.normpath(path) else "is a kernel file"
+        how = (
+            _how_it_leads(str(path), real) if real != os.path.normpath(path) else "is a kernel file"
+        )
         raise ReadRefused("pseudo", f"{path} {how}; not read")
     try:
         fd = os.open(real, _READ_FLAGS | _NOFOLLOW)

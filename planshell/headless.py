@@ -33,7 +33,7 @@ MIN_QUOTED = 24
 
 HEADLESS_REMEDY = {
     "retry": "Run the same command again to retry.",
-    "continue": "Continue with: planshell --continue -p \"…\"",
+    "continue": 'Continue with: planshell --continue -p "…"',
 }
 
 
@@ -146,7 +146,9 @@ async def run_print(
             # A plan changed since its approval: what changed, for the person (not the model).
             err.write(strip_terminal_controls(decider.awaiting_diff).rstrip("\n") + "\n")
         out.write(f"Plan awaiting approval: {shown}\n")
-        err.write(f"Review it with: planshell review {shown} (or approve it in the planshell TUI)\n")
+        err.write(
+            f"Review it with: planshell review {shown} (or approve it in the planshell TUI)\n"
+        )
         return EXIT_ERROR if failed else EXIT_AWAITING_APPROVAL
     final = next((text for text in reversed(replies) if text.strip()), "")
     render_answer(strip_model_directed(strip_terminal_controls(final), directed), out)

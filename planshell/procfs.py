@@ -111,10 +111,7 @@ def _components(shape: Sequence[tuple[str, str]]) -> tuple[list[list[tuple[str, 
     head = "".join(text for _, text in first)
     # A path may also start after `=` or inside an option (--file=/proc/…, -f/proc/…).
     absolute = (
-        not first
-        or first[0][0] in ("safe", "any")
-        or head.startswith(("~", "-"))
-        or "=" in head
+        not first or first[0][0] in ("safe", "any") or head.startswith(("~", "-")) or "=" in head
     )
     return comps, absolute
 
@@ -213,6 +210,4 @@ def proc_path_problem(shape: Sequence[tuple[str, str]], recursive: bool) -> str 
 
 def _harmless(rest: list[_Comp]) -> bool:
     """The pid directory itself (a listing) or one harmless entry in it."""
-    return not rest or (
-        len(rest) == 1 and not rest[0].glob and rest[0].pattern in HARMLESS_ENTRIES
-    )
+    return not rest or (len(rest) == 1 and not rest[0].glob and rest[0].pattern in HARMLESS_ENTRIES)

@@ -224,8 +224,16 @@ def build_runtime(
         )
     )
     runtime = Runtime(
-        root, settings, provider, registry, todos, store, agent, controller,
-        permissions=permissions, workspace=workspace,
+        root,
+        settings,
+        provider,
+        registry,
+        todos,
+        store,
+        agent,
+        controller,
+        permissions=permissions,
+        workspace=workspace,
     )
     runtime.plan_turns = PlanTurnWatch(agent.emit, lambda: controller.mode)
     agent.subscribe(runtime.plan_turns)

@@ -20,7 +20,10 @@ def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     monkeypatch.setenv("XDG_DATA_HOME", str(home / "share"))
     monkeypatch.setenv("TZ", "UTC")
     for name in list(os.environ):
-        if name.startswith("PLANSHELL_") and name not in ("PLANSHELL_DATA_DIR", "PLANSHELL_BASH_CORPUS"):
+        if name.startswith("PLANSHELL_") and name not in (
+            "PLANSHELL_DATA_DIR",
+            "PLANSHELL_BASH_CORPUS",
+        ):
             monkeypatch.delenv(name)
     for name in _KEY_VARS:
         monkeypatch.delenv(name, raising=False)

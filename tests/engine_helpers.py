@@ -72,7 +72,9 @@ class Recorder:
         return [e for e in self.events if isinstance(e, kind)]
 
 
-def make_agent(root: Path, replies: list[Reply], tools: list[Tool[Any]] | None = None) -> tuple[Agent, ScriptedProvider, Recorder]:
+def make_agent(
+    root: Path, replies: list[Reply], tools: list[Tool[Any]] | None = None
+) -> tuple[Agent, ScriptedProvider, Recorder]:
     provider = ScriptedProvider(replies)
     registry = ToolRegistry(tools if tools is not None else [EchoTool(), SleepTool()])
     agent = Agent(provider, registry, ToolContext(root=root))
@@ -144,9 +146,7 @@ async def finishes(awaitable: Awaitable[T], what: str, timeout: float = HANG_GUA
 class ScriptedDecider:
     """Answers reviews from a list; each entry is a Review or a function of the request."""
 
-    def __init__(
-        self, reviews=(), confirm: bool = True, leave: bool = False, approvals=()
-    ) -> None:
+    def __init__(self, reviews=(), confirm: bool = True, leave: bool = False, approvals=()) -> None:
         self.reviews = list(reviews)
         self.approvals = list(approvals)  # ApprovalDecision or a function of the request
         self.approval_requests: list = []

@@ -113,8 +113,13 @@ def serve(
     decisions: list[Review] = []
     ended: list[str] = []
     review = BrowserReview(
-        request, store, allow_approve=allow_approve, on_decision=decisions.append,
-        on_closed=ended.append, grace=grace, heartbeat=heartbeat,
+        request,
+        store,
+        allow_approve=allow_approve,
+        on_decision=decisions.append,
+        on_closed=ended.append,
+        grace=grace,
+        heartbeat=heartbeat,
     )
     review.start()
     served = Served(review, store, path, decisions, ended)

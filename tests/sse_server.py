@@ -152,19 +152,30 @@ def openai_chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
 
 def openai_tool_call_response(name: str, args: dict[str, Any]) -> Response:
     """An OpenAI-compatible streamed reply that calls tool ``name`` with ``args``."""
-    call = {"index": 0, "id": "c1", "type": "function",
-            "function": {"name": name, "arguments": json.dumps(args)}}
-    return Response.sse([
-        openai_chunk({"role": "assistant", "tool_calls": [call]}),
-        openai_chunk({}, "tool_calls"),
-        b"data: [DONE]\n\n",
-    ])
+    call = {
+        "index": 0,
+        "id": "c1",
+        "type": "function",
+        "function": {"name": name, "arguments": json.dumps(args)},
+    }
+    return Response.sse(
+        [
+            openai_chunk({"role": "assistant", "tool_calls": [call]}),
+            openai_chunk({}, "tool_calls"),
+            b"data: [DONE]\n\n",
+        ]
+    )
 
 
 def openai_text_response(text: str) -> Response:
     """An OpenAI-compatible streamed reply that says ``text`` and stops."""
-    return Response.sse([openai_chunk({"role": "assistant", "content": text}),
-                         openai_chunk({}, "stop"), b"data: [DONE]\n\n"])
+    return Response.sse(
+        [
+            openai_chunk({"role": "assistant", "content": text}),
+            openai_chunk({}, "stop"),
+            b"data: [DONE]\n\n",
+        ]
+    )
 
 
 # --- recording requests -------------------------------------------------------

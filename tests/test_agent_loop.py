@@ -72,13 +72,17 @@ async def test_bad_arguments_and_unknown_tools(tmp_path):
     assert "not valid JSON" in results[0].content and "unterminated" in results[0].content
     assert "Invalid arguments for echo" in results[1].content and "text" in results[1].content
     assert "must be a JSON object" in results[2].content
-    assert "'nope' is not a known tool" in results[3].content and "echo, sleep" in results[3].content
+    assert (
+        "'nope' is not a known tool" in results[3].content and "echo, sleep" in results[3].content
+    )
     assert agent.messages[-1].content == "recovered"
 
 
 async def test_inactive_tool_is_refused(tmp_path):
     echo = EchoTool()
-    agent, _, _ = make_agent(tmp_path, [Reply(calls=[("echo", {"text": "x"})]), Reply(text="k")], [echo])
+    agent, _, _ = make_agent(
+        tmp_path, [Reply(calls=[("echo", {"text": "x"})]), Reply(text="k")], [echo]
+    )
     agent.registry.set_active([])
     await agent.submit("go")
     assert echo.calls == []
@@ -87,7 +91,9 @@ async def test_inactive_tool_is_refused(tmp_path):
 
 async def test_gate_refusal_stops_the_call(tmp_path):
     echo = EchoTool()
-    agent, _, _ = make_agent(tmp_path, [Reply(calls=[("echo", {"text": "x"})]), Reply(text="k")], [echo])
+    agent, _, _ = make_agent(
+        tmp_path, [Reply(calls=[("echo", {"text": "x"})]), Reply(text="k")], [echo]
+    )
     agent.gates.append(lambda tool, args: "no echo today" if tool.name == "echo" else None)
     await agent.submit("go")
     assert echo.calls == []
@@ -166,7 +172,9 @@ async def test_provider_error_discards_partial_reply(tmp_path):
 
 
 async def test_max_steps_stops_a_runaway_model(tmp_path):
-    agent, _, rec = make_agent(tmp_path, [Reply(calls=[("echo", {"text": str(i)})]) for i in range(5)])
+    agent, _, rec = make_agent(
+        tmp_path, [Reply(calls=[("echo", {"text": str(i)})]) for i in range(5)]
+    )
     agent.max_steps = 3
     await agent.submit("loop forever")
     assert "Stopped after 3 model calls" in rec.of(ev.ErrorEvent)[0].message

@@ -55,7 +55,9 @@ PACKAGES = sorted(
 
 
 def test_every_package_is_checked_for_cycles() -> None:
-    assert {"planshell.ui", "planshell.plan", "planshell.shell", "planshell.sandbox"} <= set(PACKAGES)
+    assert {"planshell.ui", "planshell.plan", "planshell.shell", "planshell.sandbox"} <= set(
+        PACKAGES
+    )
 
 
 @pytest.mark.parametrize("package", PACKAGES)

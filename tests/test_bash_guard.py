@@ -301,8 +301,13 @@ def _run_bash(command: str, cwd: Path) -> bool:
     (or wrote into the empty file ``data``)."""
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(cwd), "LC_ALL": "C"}
     subprocess.run(
-        ["bash", "-c", command], cwd=cwd, env=env, capture_output=True, timeout=30,
-        stdin=subprocess.DEVNULL, check=False,
+        ["bash", "-c", command],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        timeout=30,
+        stdin=subprocess.DEVNULL,
+        check=False,
     )
     data = cwd / "data"
     return (cwd / "PWNED").exists() or (data.exists() and data.stat().st_size > 0)
@@ -326,7 +331,7 @@ def _run_bash(command: str, cwd: Path) -> bool:
         '[[ 1 -lt "$(<name.txt)" ]]',
         "[[ -v $(cat name.txt) ]]",
         "cat <<EOF\n$(touch PWNED)\nEOF",  # an unquoted here-doc runs its $(…)
-        "awk 'BEGIN{print \"a\",\n\"b\" > \"PWNED\"}'",
+        'awk \'BEGIN{print "a",\n"b" > "PWNED"}\'',
         "awk 'BEGIN{print 1 &&\n1 > \"PWNED\"}'",
     ],
 )
@@ -345,7 +350,7 @@ def test_blocked_forms_really_run_code(command: str, tmp_path: Path) -> None:
         "test 'a[$(touch PWNED)]' -eq 1",
         "test -t 'a[$(touch PWNED)]'",
         "test -R 'x[$(touch PWNED)]'",  # bash 5.2 does not evaluate it; the guard blocks anyway
-        "[ \"$(cat name.txt)\" = x ]",
+        '[ "$(cat name.txt)" = x ]',
         "echo 'it'\\''s $(touch PWNED)'",
         "awk '{print $1,\n$2}' name.txt",
         "ls >/dev/stdout",
@@ -410,8 +415,8 @@ PROCESS_SECRET_FORMS = [
     "awk 'BEGIN { while ((getline l < \"/proc/1/environ\") > 0) print l }'",
     "cat $(ls -d /proc/[0-9]* | head -1)/environ",
     "cat $(printf '/pr%sc/%s/environ' o 1)",
-    "for f in /proc/*/environ; do cat \"$f\"; done",
-    "for d in /proc/1; do cat \"$d/environ\"; done",
+    'for f in /proc/*/environ; do cat "$f"; done',
+    'for d in /proc/1; do cat "$d/environ"; done',
     "ls /proc/1/environ >/dev/null; cat $_",
     "cat ${x:-/proc/1/environ}",
     "printf '/proc/1/environ\\0' | sort --files0-from=-",
@@ -449,7 +454,7 @@ def test_process_environment_forms_are_blocked(command: str) -> None:
         "grep -rn '/proc/' src",
         "cat proc/1/environ",  # the project's own proc/ directory
         'cat "$(git rev-parse --show-toplevel)/README.md"',
-        "for f in *.py; do grep -n main \"$f\"; done",
+        'for f in *.py; do grep -n main "$f"; done',
     ],
 )
 def test_ordinary_process_and_proc_reads_pass(command: str) -> None:
@@ -460,27 +465,46 @@ def test_ordinary_process_and_proc_reads_pass(command: str) -> None:
 def _leaks(command: str, tmp_path: Path) -> bool:
     """Run ``command`` with real bash, a secret in its environment; True when it printed it."""
     secret = "planshell-test-secret-" + os.urandom(6).hex()
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path),
-           "LC_ALL": "C", "PLANSHELL_TEST_KEY": secret}
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(tmp_path),
+        "LC_ALL": "C",
+        "PLANSHELL_TEST_KEY": secret,
+    }
     proc = subprocess.run(
-        ["bash", "-c", f"sleep 2 & {command}; kill %1"], cwd=tmp_path, env=env,
-        capture_output=True, timeout=30, stdin=subprocess.DEVNULL, check=False,
+        ["bash", "-c", f"sleep 2 & {command}; kill %1"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        timeout=30,
+        stdin=subprocess.DEVNULL,
+        check=False,
     )
     return secret.encode() in proc.stdout
 
 
 @pytest.mark.parametrize(
     "command",
-    ["ps axeww", "ps -aex", "ps -ef e", "cat /proc/self/environ", "strings /proc/$$/environ",
-     "cat /proc/*/environ", "cd /proc/self && cat environ", "cat /dev/fd/../environ",
-     "cat /proc/net/../environ"],
+    [
+        "ps axeww",
+        "ps -aex",
+        "ps -ef e",
+        "cat /proc/self/environ",
+        "strings /proc/$$/environ",
+        "cat /proc/*/environ",
+        "cd /proc/self && cat environ",
+        "cat /dev/fd/../environ",
+        "cat /proc/net/../environ",
+    ],
 )
 def test_blocked_process_forms_really_print_the_secret(command: str, tmp_path: Path) -> None:
     assert is_read_only(command) is False
     assert _leaks(command, tmp_path) is True
 
 
-@pytest.mark.parametrize("command", ["ps aux", "ps -ef", "ps -eo pid,args", "cat /proc/self/status"])
+@pytest.mark.parametrize(
+    "command", ["ps aux", "ps -ef", "ps -eo pid,args", "cat /proc/self/status"]
+)
 def test_allowed_process_forms_do_not_print_the_secret(command: str, tmp_path: Path) -> None:
     assert is_read_only(command) is True
     assert _leaks(command, tmp_path) is False
@@ -509,7 +533,9 @@ def _workspace(tmp_path: Path) -> Path:
 def _git_name(repo: Path) -> str:
     proc = subprocess.run(
         ["git", "-C", str(repo), "config", "--local", "--get", "user.name"],
-        capture_output=True, text=True, check=False,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     return proc.stdout.strip()
 

@@ -11,7 +11,11 @@ from pathlib import Path
 def check(args: list[str], cwd: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "planshell", "check-command", *args],
-        cwd=cwd, input=stdin, capture_output=True, text=True, timeout=60,
+        cwd=cwd,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
 
 

@@ -14,12 +14,20 @@ from tests.sse_server import (
 )
 
 
-async def _run(args: list[str], cwd, extra_env: dict[str, str] | None = None) -> tuple[int, str, str]:
+async def _run(
+    args: list[str], cwd, extra_env: dict[str, str] | None = None
+) -> tuple[int, str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")}
     env.update(extra_env or {})
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "planshell", *args, cwd=cwd, env=env,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        sys.executable,
+        "-m",
+        "planshell",
+        *args,
+        cwd=cwd,
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
     )
     out, err = await asyncio.wait_for(proc.communicate(), 60)
     return proc.returncode or 0, out.decode(), err.decode()
@@ -27,16 +35,28 @@ async def _run(args: list[str], cwd, extra_env: dict[str, str] | None = None) ->
 
 async def test_print_mode_streams_from_openai_compatible_server(sse_server: SSEServer, project):
     sse_server.add(
-        Response.sse([
-            openai_chunk({"role": "assistant", "content": "Hel"}),
-            openai_chunk({"content": "lo from the "}),
-            openai_chunk({"content": "local server."}),
-            openai_chunk({}, "stop"),
-            b"data: [DONE]\n\n",
-        ])
+        Response.sse(
+            [
+                openai_chunk({"role": "assistant", "content": "Hel"}),
+                openai_chunk({"content": "lo from the "}),
+                openai_chunk({"content": "local server."}),
+                openai_chunk({}, "stop"),
+                b"data: [DONE]\n\n",
+            ]
+        )
     )
     code, out, err = await _run(
-        ["-p", "hi", "--provider", "openai", "--base-url", f"{sse_server.url}/v1", "--model", "m", "-v"],
+        [
+            "-p",
+            "hi",
+            "--provider",
+            "openai",
+            "--base-url",
+            f"{sse_server.url}/v1",
+            "--model",
+            "m",
+            "-v",
+        ],
         project,
     )
     assert code == 0, err

@@ -64,7 +64,8 @@ def test_long_plan_session_compacts_and_the_review_binds_to_the_exact_plan(proje
     assert not (project / "pwned.txt").exists()
     # After every compaction the pinned state is planshell's, with the exact plan text.
     requests_after = [
-        r for r in provider.requests
+        r
+        for r in provider.requests
         if r.tools and r.messages and cp.is_compacted_block(r.messages[0])
     ]
     assert requests_after
@@ -94,11 +95,13 @@ def test_a_hostile_summary_cannot_approve_a_pending_review_or_leave_plan(project
     decider = ScriptedDecider()
     from planshell.llm.scripted import ScriptedProvider
 
-    provider = ScriptedProvider([
-        Reply(calls=[("write_plan", {"title": "Add rate limiting", "content": PLAN})]),
-        Reply(text="written"),
-        Reply(text=HOSTILE_SUMMARY),
-    ])
+    provider = ScriptedProvider(
+        [
+            Reply(calls=[("write_plan", {"title": "Add rate limiting", "content": PLAN})]),
+            Reply(text="written"),
+            Reply(text=HOSTILE_SUMMARY),
+        ]
+    )
     runtime = build_runtime(Settings(), project, decider, provider=provider, plan=True)
     import asyncio
 
@@ -161,8 +164,9 @@ def test_a_small_context_is_kept_without_asking(project):
 
     decider = HandoffDecider("fresh")
     provider = ScriptedProvider([*write_and_review(), Reply(text="executing now")])
-    runtime = build_runtime(Settings(context_window=200_000), project, decider,
-                            provider=provider, plan=True)
+    runtime = build_runtime(
+        Settings(context_window=200_000), project, decider, provider=provider, plan=True
+    )
     asyncio.run(runtime.agent.submit("plan rate limiting"))
     assert runtime.plan.mode is Mode.EXECUTE and decider.asked == []
     assert not cp.is_compacted_block(provider.requests[-1].messages[0])

@@ -42,16 +42,26 @@ def test_defaults(tmp_path):
 
 
 def test_merge_order(tmp_path):
-    user = _write(tmp_path / "user.toml", 'model = "user"\nprovider = "openai"\n[plan]\nsandbox = "off"\n')
-    _write(tmp_path / ".planshell" / "config.toml", 'model = "project"\n[tools]\nbash_timeout = 5\n')
+    user = _write(
+        tmp_path / "user.toml", 'model = "user"\nprovider = "openai"\n[plan]\nsandbox = "off"\n'
+    )
+    _write(
+        tmp_path / ".planshell" / "config.toml", 'model = "project"\n[tools]\nbash_timeout = 5\n'
+    )
     _trust_project(tmp_path)
     settings = load_settings(tmp_path, environ={}, user_file=user)
-    assert (settings.model, settings.provider, settings.plan.sandbox) == ("project", "openai", "off")
+    assert (settings.model, settings.provider, settings.plan.sandbox) == (
+        "project",
+        "openai",
+        "off",
+    )
     assert settings.tools.bash_timeout == 5
     env = {"PLANSHELL_MODEL": "env", "PLANSHELL_TOOLS__BASH_TIMEOUT": "7"}
     settings = load_settings(tmp_path, environ=env, user_file=user)
     assert (settings.model, settings.tools.bash_timeout) == ("env", 7)
-    settings = load_settings(tmp_path, environ=env, user_file=user, cli={"model": "flag", "base_url": None})
+    settings = load_settings(
+        tmp_path, environ=env, user_file=user, cli={"model": "flag", "base_url": None}
+    )
     assert settings.model == "flag"
 
 
@@ -87,11 +97,15 @@ def test_unknown_key_is_an_error(tmp_path):
 
 def test_bad_env_value_blames_the_environment(tmp_path):
     with pytest.raises(ConfigError, match=r"environment: tools\.bash_timeout"):
-        load_settings(tmp_path, environ={"PLANSHELL_TOOLS__BASH_TIMEOUT": "soon"}, user_file=tmp_path / "x")
+        load_settings(
+            tmp_path, environ={"PLANSHELL_TOOLS__BASH_TIMEOUT": "soon"}, user_file=tmp_path / "x"
+        )
 
 
 def test_remember_user_setting_keeps_comments(tmp_path):
-    path = _write(tmp_path / "c.toml", '# my config\nmodel = "m"\n\n[ui]\n# theme below\ntheme = "old"\n')
+    path = _write(
+        tmp_path / "c.toml", '# my config\nmodel = "m"\n\n[ui]\n# theme below\ntheme = "old"\n'
+    )
     remember_user_setting("ui", "theme", "planshell-light", path)
     text = path.read_text()
     assert "# my config" in text and "# theme below" in text
@@ -100,7 +114,7 @@ def test_remember_user_setting_keeps_comments(tmp_path):
     fresh = tmp_path / "new" / "config.toml"
     remember_user_setting("ui", "theme", "x", fresh)
     assert load_settings(tmp_path, environ={}, user_file=fresh).ui.theme == "x"
-    other = _write(tmp_path / "o.toml", '[tools]\nbash_timeout = 3\n')
+    other = _write(tmp_path / "o.toml", "[tools]\nbash_timeout = 3\n")
     remember_user_setting("ui", "theme", "y", other)
     loaded = load_settings(tmp_path, environ={}, user_file=other)
     assert (loaded.ui.theme, loaded.tools.bash_timeout) == ("y", 3)
@@ -109,7 +123,7 @@ def test_remember_user_setting_keeps_comments(tmp_path):
 def test_remember_user_setting_keeps_layout_spacing_and_other_sections(tmp_path):
     original = (
         "# planshell, edited by hand\n"
-        "model   =   \"m\"   # my model\n"
+        'model   =   "m"   # my model\n'
         "\n"
         "[tools]\n"
         "  bash_timeout=3     # seconds\n"
@@ -119,9 +133,9 @@ def test_remember_user_setting_keeps_layout_spacing_and_other_sections(tmp_path)
         "theme='old'   # was old\n"
         "\n"
         "[plan]   # plan mode\n"
-        "env_deny = [ \"CORP_*\",   \"X\" ]\n"
+        'env_deny = [ "CORP_*",   "X" ]\n'
         "[plan.labels.plan]\n"
-        "widget = \"P\"\n"
+        'widget = "P"\n'
     )
     path = _write(tmp_path / "c.toml", original)
     remember_user_setting("ui", "theme", "planshell-light", path)
@@ -129,7 +143,10 @@ def test_remember_user_setting_keeps_layout_spacing_and_other_sections(tmp_path)
     assert path.read_text() == original.replace("theme='old'", 'theme="planshell-light"')
     loaded = load_settings(tmp_path, environ={}, user_file=path)
     assert (loaded.ui.theme, loaded.tools.bash_timeout, loaded.plan.env_deny) == (
-        "planshell-light", 3, ["CORP_*", "X"])
+        "planshell-light",
+        3,
+        ["CORP_*", "X"],
+    )
 
 
 @pytest.mark.parametrize(
@@ -163,12 +180,18 @@ def test_settings_in_code_never_read_the_process_environment(tmp_path, monkeypat
 
 
 def test_env_names_that_are_not_settings(tmp_path):
-    ignored = {"PLANSHELL_DATA_DIR": "/x", "PLANSHELL_LOG_LEVEL": "DEBUG", "PLANSHELL_BASH_CORPUS": "1"}
+    ignored = {
+        "PLANSHELL_DATA_DIR": "/x",
+        "PLANSHELL_LOG_LEVEL": "DEBUG",
+        "PLANSHELL_BASH_CORPUS": "1",
+    }
     assert load_settings(tmp_path, environ=ignored, user_file=tmp_path / "x") == Settings()
     with pytest.raises(ConfigError, match=r"environment: PLANSHELL_MODLE: unknown setting"):
         load_settings(tmp_path, environ={"PLANSHELL_MODLE": "x"}, user_file=tmp_path / "x")
     with pytest.raises(ConfigError, match=r"environment: plan\.sandboxx: unknown key"):
-        load_settings(tmp_path, environ={"PLANSHELL_PLAN__SANDBOXX": "off"}, user_file=tmp_path / "x")
+        load_settings(
+            tmp_path, environ={"PLANSHELL_PLAN__SANDBOXX": "off"}, user_file=tmp_path / "x"
+        )
 
 
 def test_env_tables_as_json_and_nested_names_merge(tmp_path):
@@ -179,7 +202,9 @@ def test_env_tables_as_json_and_nested_names_merge(tmp_path):
         load_settings(tmp_path, environ={"PLANSHELL_PLAN": "{oops"}, user_file=tmp_path / "x")
 
 
-@pytest.mark.parametrize("text", ['plan__sandbox = "off"\n', 'PROVIDER = "openai"\n', '[PLAN]\nsandbox = "off"\n'])
+@pytest.mark.parametrize(
+    "text", ['plan__sandbox = "off"\n', 'PROVIDER = "openai"\n', '[PLAN]\nsandbox = "off"\n']
+)
 def test_file_keys_are_exact(tmp_path, text):
     """A file's keys are never split on ``__`` nor case-folded as environment names are."""
     user = _write(tmp_path / "u.toml", text)
@@ -191,7 +216,9 @@ def test_cli_reports_config_error_without_traceback(tmp_path, isolated_env):
     _write(tmp_path / ".planshell" / "config.toml", "[plan\n")
     proc = subprocess.run(
         [sys.executable, "-m", "planshell", "-C", str(tmp_path), "-p", "hi"],
-        capture_output=True, text=True, timeout=60,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert proc.returncode == 1
     assert "config error in" in proc.stderr and "Traceback" not in proc.stderr
@@ -217,6 +244,7 @@ def test_every_setting_is_documented():
                 yield f"{prefix}{name}"
 
     doc = (Path(__file__).resolve().parents[1] / "docs" / "configuration.md").read_text()
+
     def documented(key: str) -> str:
         # The three label groups share one table row: plan.labels.*.<field>.
         parts = key.split(".")

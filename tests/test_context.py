@@ -132,8 +132,10 @@ def long_history(turns: int, size: int = 2000) -> list[Message]:
     return out
 
 
-@given(st.lists(st.sampled_from(["user", "assistant", "call", "tool"]), max_size=30),
-       st.integers(min_value=0, max_value=3000))
+@given(
+    st.lists(st.sampled_from(["user", "assistant", "call", "tool"]), max_size=30),
+    st.integers(min_value=0, max_value=3000),
+)
 def test_split_never_separates_a_tool_call_from_its_result(kinds, keep):
     messages: list[Message] = []
     for kind in kinds:
@@ -378,7 +380,6 @@ async def test_the_pinned_request_is_bounded_by_the_window(tmp_path):
     assert agent.messages[-1].content == "works"
 
 
-
 def counting_server(window: int, scale: float, agent_box: list):
     """A server whose template and tokenizer cost ``scale`` times the estimate (llama.cpp
     with a tool prompt: about 1.26); it reports usage and rejects what is over its window."""
@@ -388,8 +389,11 @@ def counting_server(window: int, scale: float, agent_box: list):
         tools = agent.registry.specs() if request.tools else []
         real = int(cp.request_tokens(request.system, request.messages, tools) * scale)
         if real > window:
-            return Reply(error=ProviderError(f"request ({real} tokens) exceeds the available "
-                                             f"context size ({window} tokens)"))
+            return Reply(
+                error=ProviderError(
+                    f"request ({real} tokens) exceeds the available context size ({window} tokens)"
+                )
+            )
         if not request.tools:
             return Reply(text="summary " * 250, usage=Usage(real, 600))
         return Reply(text="answer " + "a" * 3000, usage=Usage(real, 900))
@@ -427,14 +431,17 @@ async def test_usage_reports_teach_the_estimate_what_the_server_adds(tmp_path):
     assert agent.context_used() == agent.meter.scaled(whole) > whole
 
 
-
-@given(st.lists(st.integers(min_value=0, max_value=5000), max_size=12),
-       st.integers(min_value=0, max_value=4000))
+@given(
+    st.lists(st.integers(min_value=0, max_value=5000), max_size=12),
+    st.integers(min_value=0, max_value=4000),
+)
 def test_shrink_ends_and_only_shortens(sizes, budget):
     """It used to loop forever once the elided messages alone were over the budget."""
     messages = [Message("user", "m" * size) for size in sizes]
     out, elided = cp.shrink(messages, budget)
     assert len(out) == len(messages) and elided <= len(messages)
-    assert all(len(a.content) <= max(len(b.content), 400) for a, b in zip(out, messages, strict=True))
+    assert all(
+        len(a.content) <= max(len(b.content), 400) for a, b in zip(out, messages, strict=True)
+    )
     if elided == 0:
         assert out == messages

@@ -13,11 +13,17 @@ from tests.engine_helpers import Recorder, ScriptedDecider
 
 
 def test_keywords_skip_filler():
-    assert keywords("What is in this repo? Where is rate limiting handled?") == ["rate", "limiting", "handled"]
+    assert keywords("What is in this repo? Where is rate limiting handled?") == [
+        "rate",
+        "limiting",
+        "handled",
+    ]
 
 
 async def test_grounded_answer(project):
-    runtime = build_runtime(Settings(), project, ScriptedDecider(), provider=DemoProvider(chunk_delay=0))
+    runtime = build_runtime(
+        Settings(), project, ScriptedDecider(), provider=DemoProvider(chunk_delay=0)
+    )
     rec = Recorder()
     runtime.agent.subscribe(rec)
     await runtime.agent.submit("where is the request handled?")
@@ -52,7 +58,9 @@ async def test_full_plan_approve_execute_complete_loop(project):
 
 
 async def test_refine_then_keep(project):
-    decider = ScriptedDecider([Review(Decision.REFINE, "mention the risks of caching"), Review(Decision.KEEP)])
+    decider = ScriptedDecider(
+        [Review(Decision.REFINE, "mention the risks of caching"), Review(Decision.KEEP)]
+    )
     runtime = build_runtime(Settings(), project, decider, provider=DemoProvider(chunk_delay=0))
     runtime.plan.enter_plan()
     await runtime.agent.submit("cache the widgets")
@@ -67,7 +75,9 @@ async def test_summary_skips_code_fences_and_hidden_entries(project):
         "# Tool\n\n```sh\nmake run\n```\n\nDoes useful things quickly.\n"
     )
     (project / ".hidden").mkdir()
-    runtime = build_runtime(Settings(), project, ScriptedDecider(), provider=DemoProvider(chunk_delay=0))
+    runtime = build_runtime(
+        Settings(), project, ScriptedDecider(), provider=DemoProvider(chunk_delay=0)
+    )
     await runtime.agent.submit("what is in this repo?")
     answer = runtime.agent.messages[-1].content
     assert "**Tool**: Does useful things quickly." in answer
@@ -78,7 +88,9 @@ async def test_earlier_plans_are_not_quoted_as_code(project):
     plans = project / ".planshell" / "plans"
     plans.mkdir(parents=True)
     (plans / "old.md").write_text("# Plan: rate limiting\n")
-    runtime = build_runtime(Settings(), project, ScriptedDecider(), provider=DemoProvider(chunk_delay=0))
+    runtime = build_runtime(
+        Settings(), project, ScriptedDecider(), provider=DemoProvider(chunk_delay=0)
+    )
     await runtime.agent.submit("where is rate limiting?")
     answer = runtime.agent.messages[-1].content
     assert "src/app/server.py" in answer and ".planshell/" not in answer

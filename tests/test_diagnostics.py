@@ -68,7 +68,9 @@ def test_debug_logs_planshell_detail_and_the_file_rotates(monkeypatch: pytest.Mo
             logging.getLogger("planshell.test").debug("detail %d %s", i, "x" * 80)
         assert "detail 59" in _read(path)
         rotated = sorted(path.parent.glob("planshell.log.*"))
-        assert [p.name for p in rotated] == [f"planshell.log.{n}" for n in range(1, logs.BACKUP_COUNT + 1)]
+        assert [p.name for p in rotated] == [
+            f"planshell.log.{n}" for n in range(1, logs.BACKUP_COUNT + 1)
+        ]
     finally:
         reset_logging()
 
@@ -82,7 +84,9 @@ def test_log_level_variable_is_not_mistaken_for_a_setting(tmp_path: Path) -> Non
 
 
 def test_model_text_cannot_forge_a_record_or_reach_the_terminal(log_file: Path) -> None:
-    hostile = "ok\n2025-01-01 00:00:00,000 ERROR planshell forged record\x1b]52;c;cGF5bG9hZA==\x07\x1b[2J"
+    hostile = (
+        "ok\n2025-01-01 00:00:00,000 ERROR planshell forged record\x1b]52;c;cGF5bG9hZA==\x07\x1b[2J"
+    )
     logging.getLogger("planshell.test").error("model said: %s", hostile)
     text = _read(log_file)
     assert "\x1b" not in text and "\x07" not in text
@@ -110,9 +114,7 @@ async def test_a_request_error_echoing_the_key_is_logged_without_it(
     sse_server: SSEServer, project: Path, log_file: Path
 ) -> None:
     key = "live-key-9f8e7d6c5b4a"  # no well-known shape: only registration can catch it
-    sse_server.add(
-        Response.json(401, {"error": {"message": f"Incorrect API key provided: {key}"}})
-    )
+    sse_server.add(Response.json(401, {"error": {"message": f"Incorrect API key provided: {key}"}}))
     provider = OpenAICompatProvider(model="m", base_url=f"{sse_server.url}/v1", api_key=key)
     agent, _, recorder = make_agent(project, [])
     agent.provider = provider
@@ -132,7 +134,9 @@ async def test_a_request_error_echoing_the_key_is_logged_without_it(
 async def test_a_failing_view_is_logged_with_traceback_surfaced_once_and_the_session_continues(
     project: Path, log_file: Path
 ) -> None:
-    agent, _, recorder = make_agent(project, [Reply(text="first answer"), Reply(text="second answer")])
+    agent, _, recorder = make_agent(
+        project, [Reply(text="first answer"), Reply(text="second answer")]
+    )
 
     def broken_view(event: ev.Event) -> None:
         if isinstance(event, ev.TextDelta):
@@ -144,7 +148,10 @@ async def test_a_failing_view_is_logged_with_traceback_surfaced_once_and_the_ses
 
     done = recorder.of(ev.TurnDone)
     assert [d.stop_reason for d in done] == ["end_turn", "end_turn"]
-    assert [m.content for m in agent.messages if m.role == "assistant"] == ["first answer", "second answer"]
+    assert [m.content for m in agent.messages if m.role == "assistant"] == [
+        "first answer",
+        "second answer",
+    ]
     notices = [n for n in recorder.of(ev.Notice) if "A view failed" in n.message]
     assert len(notices) == 1
     assert notices[0].level == "error" and str(log_file) in notices[0].message
@@ -189,7 +196,9 @@ async def test_tui_toasts_are_logged_once(project: Path, log_file: Path) -> None
 # --- the CLI ----------------------------------------------------------------------------
 
 
-def _planshell(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def _planshell(
+    *args: str, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, *args], cwd=cwd, env={**os.environ, **(env or {})},
         capture_output=True, text=True, timeout=60, check=False,
@@ -229,7 +238,9 @@ def test_doctor_reports_every_section_without_textual_or_the_key(project: Path) 
     assert re.search(r"user file +.* \(not found\)", out)
     # Untrusted: the repository's provider settings are listed as ignored, not used.
     ignored = re.search(r"ignored project keys +(.*)", out)
-    assert ignored and {"provider", "model", "base_url"} <= set(ignored.group(1).replace(",", " ").split())
+    assert ignored and {"provider", "model", "base_url"} <= set(
+        ignored.group(1).replace(",", " ").split()
+    )
     assert re.search(r"provider +openai", out) and "http://127.0.0.1:9/v1" not in out
     assert "from OPENAI_API_KEY (value not shown)" in out and key not in out
     assert "\x1b" not in out and re.search(r"^  model +mx$", out, re.MULTILINE)

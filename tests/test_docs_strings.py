@@ -59,7 +59,9 @@ def code_strings() -> list[tuple[str, str]]:
 
 @pytest.mark.parametrize(("what", "text"), code_strings(), ids=[w for w, _ in code_strings()])
 def test_the_doc_quotes_the_code(what: str, text: str) -> None:
-    assert " ".join(text.split()) in doc_text(), f"docs/plan-mode.md does not quote the {what}: {text!r}"
+    assert " ".join(text.split()) in doc_text(), (
+        f"docs/plan-mode.md does not quote the {what}: {text!r}"
+    )
 
 
 def test_discard_question_is_the_dialogs() -> None:
@@ -76,7 +78,11 @@ def test_check_command_example_matches_a_real_run(project: Path) -> None:
     args = re.findall(r"'([^']*)'", block.group(1))
     proc = subprocess.run(
         [sys.executable, "-m", "planshell", "check-command", *args],
-        cwd=project, capture_output=True, text=True, timeout=60, check=False,
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     printed = proc.stdout.splitlines()
     documented = block.group(2).splitlines()

@@ -56,12 +56,7 @@ def hostile(tmp_path: Path) -> tuple[Path, Path]:
     outside = tmp_path / "outside"
     outside.mkdir()
     script = tmp_path / "evil.sh"
-    script.write_text(
-        "#!/bin/sh\n"
-        f"echo {RAN} \"$0 $*\" >&2\n"
-        f"echo \"$*\" >> {outside}/MARKER\n"
-        "cat\n"
-    )
+    script.write_text(f'#!/bin/sh\necho {RAN} "$0 $*" >&2\necho "$*" >> {outside}/MARKER\ncat\n')
     script.chmod(0o755)
     evil = str(script)
 
@@ -88,24 +83,39 @@ def hostile(tmp_path: Path) -> tuple[Path, Path]:
     git(root, "add", ".gitmodules")
     git(root, "commit", "-qm", "two")
 
-    for key in ("core.fsmonitor", "diff.external", "filter.evil.clean", "filter.evil.smudge",
-                "filter.evil.process", "diff.evil.textconv", "diff.evil.command", "core.pager",
-                "pager.diff", "core.hooksPath"):
+    for key in (
+        "core.fsmonitor",
+        "diff.external",
+        "filter.evil.clean",
+        "filter.evil.smudge",
+        "filter.evil.process",
+        "diff.evil.textconv",
+        "diff.evil.command",
+        "core.pager",
+        "pager.diff",
+        "core.hooksPath",
+    ):
         git(root, "config", key, evil if key != "core.hooksPath" else str(tmp_path))
     (tmp_path / "post-index-change").write_text(f"#!/bin/sh\n{evil}\n")
     (tmp_path / "post-index-change").chmod(0o755)
     git(root, "config", "diff.submodule", "diff")
     git(root, "config", "status.submoduleSummary", "true")
     # A filter driver defined only in an included file.
-    (tmp_path / "included.cfg").write_text(f"[filter \"inc\"]\n\tclean = {evil}\n\trequired = true\n")
+    (tmp_path / "included.cfg").write_text(f'[filter "inc"]\n\tclean = {evil}\n\trequired = true\n')
     git(root, "config", "include.path", str(tmp_path / "included.cfg"))
     (root / ".git" / "info").mkdir(exist_ok=True)
     (root / ".git" / "info" / "attributes").write_text("README.md filter=infoattr\n")
     git(root, "config", "filter.infoattr.clean", evil)
 
     sub = root / "sub"
-    for key in ("core.fsmonitor", "diff.external", "filter.subfilter.clean",
-                "filter.subfilter.process", "diff.subdiff.textconv", "diff.subdiff.command"):
+    for key in (
+        "core.fsmonitor",
+        "diff.external",
+        "filter.subfilter.clean",
+        "filter.subfilter.process",
+        "diff.subdiff.textconv",
+        "diff.subdiff.command",
+    ):
         git(sub, "config", key, evil)
 
     # Changes in both, with stat data the index does not know.
@@ -120,8 +130,9 @@ def _hostile_really_runs(root: Path, outside: Path) -> None:
     done = subprocess.run(["git", "diff"], cwd=root, capture_output=True, text=True, check=False)
     assert RAN in done.stderr and (outside / "MARKER").exists()
     (outside / "MARKER").unlink()
-    done = subprocess.run(["git", "-C", "sub", "status"], cwd=root, capture_output=True, text=True,
-                          check=False)
+    done = subprocess.run(
+        ["git", "-C", "sub", "status"], cwd=root, capture_output=True, text=True, check=False
+    )
     assert (outside / "MARKER").exists()
     (outside / "MARKER").unlink()
 
@@ -157,13 +168,26 @@ def git_dir_state(root: Path) -> dict[str, str]:
 
 def _stale_stat(root: Path) -> None:
     """Give tracked files new mtimes, so a stat refresh would rewrite the index."""
-    for name in ("a.dat", "README.md", ".gitattributes", ".gitmodules", "sub/s.dat", "sub/.gitattributes"):
+    for name in (
+        "a.dat",
+        "README.md",
+        ".gitattributes",
+        ".gitmodules",
+        "sub/s.dat",
+        "sub/.gitattributes",
+    ):
         stamp = (root / name).stat().st_mtime - 3600
         os.utime(root / name, (stamp, stamp))
 
 
-INDEX_COMMANDS = ["git diff", "git diff --stat", "git describe --dirty --always", "git status",
-                  "git diff --ignore-submodules=none", "git status --ignore-submodules=none"]
+INDEX_COMMANDS = [
+    "git diff",
+    "git diff --stat",
+    "git describe --dirty --always",
+    "git status",
+    "git diff --ignore-submodules=none",
+    "git status --ignore-submodules=none",
+]
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -179,10 +203,23 @@ async def test_git_dir_is_byte_for_byte_unchanged(hostile, mode):
     # The check can fail: plain git (even with GIT_OPTIONAL_LOCKS=0) rewrites the index.
     _stale_stat(root)
     before = git_dir_state(root)
-    subprocess.run(["git", "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null",
-                    "--no-pager", "diff", "--no-ext-diff", "--stat"],
-                   cwd=root, env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"},
-                   capture_output=True, check=True)
+    subprocess.run(
+        [
+            "git",
+            "-c",
+            "core.fsmonitor=false",
+            "-c",
+            "core.hooksPath=/dev/null",
+            "--no-pager",
+            "diff",
+            "--no-ext-diff",
+            "--stat",
+        ],
+        cwd=root,
+        env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"},
+        capture_output=True,
+        check=True,
+    )
     assert git_dir_state(root) != before
 
 
@@ -191,8 +228,14 @@ def test_private_index_copies_are_removed(hostile):
     shim = git_shim_dir()
     assert shim is not None
     policy = bwrap.plan_exec_policy(PlanSettings(sandbox="off"), root)
-    done = subprocess.run(["bash", "-c", "git diff --stat && git status --short"], cwd=root,
-                          env=policy.environment(), capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        ["bash", "-c", "git diff --stat && git status --short"],
+        cwd=root,
+        env=policy.environment(),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     assert list((shim / "tmp").iterdir()) == []
 
@@ -208,14 +251,23 @@ def test_child_gits_go_through_the_shim(hostile):
     assert (shim / "exec-path" / "git").resolve() == (shim / "git").resolve()
     log = root.parent / "trace"
     done = subprocess.run(
-        ["bash", "-c", "git status --ignore-submodules=none"], cwd=root,
-        env={**env, "GIT_TRACE": str(log)}, capture_output=True, text=True, check=False,
+        ["bash", "-c", "git status --ignore-submodules=none"],
+        cwd=root,
+        env={**env, "GIT_TRACE": str(log)},
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert done.returncode == 0, done.stderr
     lines = [ln.split("trace: ", 1)[1] for ln in log.read_text().splitlines() if "trace: " in ln]
-    child = next(i for i, ln in enumerate(lines)
-                 if ln.startswith("run_command: cd sub;") and ln.endswith("git status --porcelain=2"))
+    child = next(
+        i
+        for i, ln in enumerate(lines)
+        if ln.startswith("run_command: cd sub;") and ln.endswith("git status --porcelain=2")
+    )
     # ... and in the child, the shim ran first: it read the submodule's filters, copied its index.
-    assert lines[child + 1].startswith("built-in: git config --null --name-only --get-regexp '^filter")
+    assert lines[child + 1].startswith(
+        "built-in: git config --null --name-only --get-regexp '^filter"
+    )
     assert lines[child + 2] == "built-in: git rev-parse --path-format=absolute --git-path index"
     assert lines[child + 3] == "built-in: git status --porcelain=2"

@@ -13,8 +13,12 @@ import pytest
 def run_cli(args: list[str], cwd: Path, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")}
     return subprocess.run(
-        [sys.executable, "-m", "planshell", *args], cwd=cwd, env=env,
-        capture_output=True, text=True, timeout=timeout,
+        [sys.executable, "-m", "planshell", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
     )
 
 
@@ -34,7 +38,13 @@ def test_plan_print_mode_awaits_approval(project):
     plan = project / line.split(": ", 1)[1]
     assert plan.read_text().startswith("# Plan: add rate limiting")
     # Nothing but the plan was written.
-    assert sorted(p.name for p in project.iterdir()) == [".planshell", "Makefile", "README.md", "pyproject.toml", "src"]
+    assert sorted(p.name for p in project.iterdir()) == [
+        ".planshell",
+        "Makefile",
+        "README.md",
+        "pyproject.toml",
+        "src",
+    ]
 
 
 def test_print_needs_a_prompt(project):
@@ -85,8 +95,13 @@ def test_plan_print_mode_never_prints_text_meant_for_the_model(project):
 def test_prompt_from_stdin(project):
     env = {k: v for k, v in os.environ.items() if k not in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")}
     proc = subprocess.run(
-        [sys.executable, "-m", "planshell", "-p"], cwd=project, env=env, input="what is in this repo?\n",
-        capture_output=True, text=True, timeout=60,
+        [sys.executable, "-m", "planshell", "-p"],
+        cwd=project,
+        env=env,
+        input="what is in this repo?\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert proc.returncode == 0, proc.stderr
     assert "Widget Service" in proc.stdout
@@ -108,8 +123,12 @@ def test_a_terminal_gets_rendered_markdown(project):
     leader, follower = pty.openpty()
     try:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "planshell", "-p", "what is in this repo?"], cwd=project,
-            env=env, stdout=follower, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+            [sys.executable, "-m", "planshell", "-p", "what is in this repo?"],
+            cwd=project,
+            env=env,
+            stdout=follower,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
         )
         os.close(follower)
         chunks = []
@@ -140,7 +159,9 @@ async def test_headless_errors_do_not_advise_slash_commands(project):
     from planshell.runtime import build_runtime
 
     decider = HeadlessDecider()
-    provider = ScriptedProvider([Reply(text="half", error=ProviderError("The stream was cut off.", partial=True))])
+    provider = ScriptedProvider(
+        [Reply(text="half", error=ProviderError("The stream was cut off.", partial=True))]
+    )
     runtime = build_runtime(Settings(), project, decider, provider=provider, persist=False)
     out, err = io.StringIO(), io.StringIO()
     code = await run_print(runtime, decider, "go", out=out, err=err)
@@ -167,8 +188,13 @@ async def test_an_answer_cut_off_says_why_on_stderr(project, usage, expected):
 
     decider = HeadlessDecider()
     reply = Reply(text="It is possible", usage=Usage(*usage), stop_reason="max_tokens")
-    runtime = build_runtime(Settings(context_window=4096), project, decider,
-                            provider=ScriptedProvider([reply]), persist=False)
+    runtime = build_runtime(
+        Settings(context_window=4096),
+        project,
+        decider,
+        provider=ScriptedProvider([reply]),
+        persist=False,
+    )
     out, err = io.StringIO(), io.StringIO()
     code = await run_print(runtime, decider, "go", out=out, err=err)
     assert code == 0 and "It is possible" in out.getvalue()

@@ -46,7 +46,9 @@ class AskingDecider(ScriptedDecider):
 
 
 def _makefile_repo(root: Path) -> Path:
-    (root / "Makefile").write_text(".PHONY: test\ntest:\n\tpython -m pytest -q\nlint:\n\truff check .\n")
+    (root / "Makefile").write_text(
+        ".PHONY: test\ntest:\n\tpython -m pytest -q\nlint:\n\truff check .\n"
+    )
     (root / "README.md").write_text("# Widgets\n\nA tiny widget library.\n")
     (root / "tests").mkdir()
     (root / "tests" / "test_widgets.py").write_text("def test_x():\n    assert True\n")
@@ -54,7 +56,9 @@ def _makefile_repo(root: Path) -> Path:
 
 
 def _runtime(root: Path, decider) -> Runtime:  # type: ignore[no-untyped-def]
-    return build_runtime(Settings(), root, decider, provider=DemoProvider(chunk_delay=0), persist=False)
+    return build_runtime(
+        Settings(), root, decider, provider=DemoProvider(chunk_delay=0), persist=False
+    )
 
 
 async def _headless_init(root: Path) -> tuple[int, str, str]:
@@ -100,7 +104,12 @@ async def test_init_with_a_makefile_and_tests_names_the_real_test_command(tmp_pa
 
 async def test_approved_init_plan_writes_exactly_the_planned_file(tmp_path: Path) -> None:
     _makefile_repo(tmp_path)
-    answers = ["Widgets for dashboards.", "Run `make test` and `make lint`.", "", "Never edit vendor/."]
+    answers = [
+        "Widgets for dashboards.",
+        "Run `make test` and `make lint`.",
+        "",
+        "Never edit vendor/.",
+    ]
     decider = AskingDecider(answers)
     runtime = _runtime(tmp_path, decider)
     text = start_init(runtime.plan)
@@ -146,7 +155,9 @@ async def test_skipped_questions_are_recorded_as_assumptions(tmp_path: Path) -> 
     runtime = _runtime(tmp_path, decider)
     await finishes(runtime.agent.submit(start_init(runtime.plan)), "/init")
     assert decider.questions == [QUESTIONS]
-    tool = [m for m in runtime.agent.messages if m.role == "tool" and m.tool_name == "ask_questions"]
+    tool = [
+        m for m in runtime.agent.messages if m.role == "tool" and m.tool_name == "ask_questions"
+    ]
     assert tool[0].content.startswith("The user skipped the questions")
     plan = decider.requests[0].text
     assert "Assumptions (the questions were skipped)" in plan

@@ -29,13 +29,22 @@ def ant(kind: str, **payload: Any) -> bytes:
     return sse_event({"type": kind, **payload}, kind)
 
 
-START = ant("message_start", message={"id": "m", "role": "assistant", "content": [],
-                                      "usage": {"input_tokens": 10, "output_tokens": 1}})
+START = ant(
+    "message_start",
+    message={
+        "id": "m",
+        "role": "assistant",
+        "content": [],
+        "usage": {"input_tokens": 10, "output_tokens": 1},
+    },
+)
 
 
 def stop(reason: str) -> list[bytes]:
-    return [ant("message_delta", delta={"stop_reason": reason}, usage={"output_tokens": 5}),
-            ant("message_stop")]
+    return [
+        ant("message_delta", delta={"stop_reason": reason}, usage={"output_tokens": 5}),
+        ant("message_stop"),
+    ]
 
 
 def text(value: str, index: int = 0) -> list[bytes]:
@@ -48,10 +57,16 @@ def text(value: str, index: int = 0) -> list[bytes]:
 
 def tool_use(partial_json: str, index: int = 0, call_id: str = "toolu_1") -> list[bytes]:
     return [
-        ant("content_block_start", index=index,
-            content_block={"type": "tool_use", "id": call_id, "name": "echo", "input": {}}),
-        ant("content_block_delta", index=index,
-            delta={"type": "input_json_delta", "partial_json": partial_json}),
+        ant(
+            "content_block_start",
+            index=index,
+            content_block={"type": "tool_use", "id": call_id, "name": "echo", "input": {}},
+        ),
+        ant(
+            "content_block_delta",
+            index=index,
+            delta={"type": "input_json_delta", "partial_json": partial_json},
+        ),
         ant("content_block_stop", index=index),
     ]
 
@@ -68,7 +83,9 @@ async def test_cut_off_tool_call_is_not_run_and_retried_with_double_budget(
     sse_server: SSEServer, tmp_path: Path
 ) -> None:
     sse_server.add(
-        Response.sse([START, *text("Writing."), *tool_use('{"text": "hal', 1), *stop("max_tokens")]),
+        Response.sse(
+            [START, *text("Writing."), *tool_use('{"text": "hal', 1), *stop("max_tokens")]
+        ),
         Response.sse([START, *tool_use('{"text": "whole"}', 0, "toolu_2"), *stop("tool_use")]),
         Response.sse([START, *text("Done."), *stop("end_turn")]),
     )
@@ -89,14 +106,20 @@ async def test_cut_off_tool_call_is_not_run_and_retried_with_double_budget(
 async def test_cut_off_tool_call_without_a_known_limit_is_reported(
     sse_server: SSEServer, tmp_path: Path
 ) -> None:
-    call = {"index": 0, "id": "c1", "type": "function",
-            "function": {"name": "echo", "arguments": '{"text": "hal'}}
+    call = {
+        "index": 0,
+        "id": "c1",
+        "type": "function",
+        "function": {"name": "echo", "arguments": '{"text": "hal'},
+    }
     sse_server.add(
-        Response.sse([
-            sse_event({"choices": [{"index": 0, "delta": {"tool_calls": [call]}}]}),
-            sse_event({"choices": [{"index": 0, "delta": {}, "finish_reason": "length"}]}),
-            sse_event("[DONE]"),
-        ])
+        Response.sse(
+            [
+                sse_event({"choices": [{"index": 0, "delta": {"tool_calls": [call]}}]}),
+                sse_event({"choices": [{"index": 0, "delta": {}, "finish_reason": "length"}]}),
+                sse_event("[DONE]"),
+            ]
+        )
     )
     provider = OpenAICompatProvider(model="m", base_url=f"{sse_server.url}/v1")
     agent, echo, rec = agent_for(provider, tmp_path)
@@ -132,7 +155,8 @@ async def test_pause_turn_is_continued(sse_server: SSEServer, tmp_path: Path) ->
     assert len(sse_server.requests) == 2
     # The paused reply goes back as the last (assistant) message, for the server to go on.
     assert sse_server.requests[1].json["messages"][-1] == {
-        "role": "assistant", "content": [{"type": "text", "text": "Searching…"}]
+        "role": "assistant",
+        "content": [{"type": "text", "text": "Searching…"}],
     }
     assert rec.of(ev.TurnDone)[-1].stop_reason == "end_turn"
 
@@ -152,7 +176,10 @@ async def test_bad_json_message_reads_once(tmp_path: Path) -> None:
     # json's message "Unterminated string starting at" already ends in "at".
     agent, _, _ = make_agent(
         tmp_path,
-        [Reply(calls=[("echo", '{"text": "x" "y"}'), ("echo", '{"text": "open')]), Reply(text="ok")],
+        [
+            Reply(calls=[("echo", '{"text": "x" "y"}'), ("echo", '{"text": "open')]),
+            Reply(text="ok"),
+        ],
         [EchoTool()],
     )
     await agent.submit("go")

@@ -68,9 +68,26 @@ def test_terminal_controls_never_reach_the_rows() -> None:
 
 markdown_pieces = st.sampled_from(
     [
-        "# H\n", "text ", "more text\n", "\n", "- a\n", "- [ ] t\n", "  - n\n", "1. o\n",
-        "```py\n", "```\n", "x = 1\n", "> q\n", "| a | b |\n", "|---|---|\n", "---\n",
-        "    code\n", "===\n", "*em* ", "`c` ", "~~~\n",
+        "# H\n",
+        "text ",
+        "more text\n",
+        "\n",
+        "- a\n",
+        "- [ ] t\n",
+        "  - n\n",
+        "1. o\n",
+        "```py\n",
+        "```\n",
+        "x = 1\n",
+        "> q\n",
+        "| a | b |\n",
+        "|---|---|\n",
+        "---\n",
+        "    code\n",
+        "===\n",
+        "*em* ",
+        "`c` ",
+        "~~~\n",
     ]
 )
 

@@ -20,16 +20,25 @@ def _fresh_cache():
 
 
 def provider_for(server: SSEServer, model: str = "m", **extra):
-    settings = Settings(provider="openai", base_url=f"{server.url}/v1", model=model,
-                        api_key="sk-local", **extra)
+    settings = Settings(
+        provider="openai", base_url=f"{server.url}/v1", model=model, api_key="sk-local", **extra
+    )
     return make_provider(settings, {})
 
 
 async def test_vllm_model_list_max_model_len(sse_server: SSEServer) -> None:
-    sse_server.add(Response.json(200, {"object": "list", "data": [
-        {"id": "other", "max_model_len": 99},
-        {"id": "Qwen/Qwen2.5-7B", "object": "model", "max_model_len": 32768},
-    ]}))
+    sse_server.add(
+        Response.json(
+            200,
+            {
+                "object": "list",
+                "data": [
+                    {"id": "other", "max_model_len": 99},
+                    {"id": "Qwen/Qwen2.5-7B", "object": "model", "max_model_len": 32768},
+                ],
+            },
+        )
+    )
     provider = provider_for(sse_server, "Qwen/Qwen2.5-7B")
     assert await models.find_window(provider, default_urls=DEFAULT_URLS) == 32768
     request = sse_server.requests[0]
@@ -42,8 +51,9 @@ async def test_vllm_model_list_max_model_len(sse_server: SSEServer) -> None:
 
 async def test_llama_cpp_props(sse_server: SSEServer) -> None:
     sse_server.add(
-        Response.json(200, {"object": "list", "data": [
-            {"id": "smollm2.gguf", "meta": {"n_ctx_train": 8192}}]}),
+        Response.json(
+            200, {"object": "list", "data": [{"id": "smollm2.gguf", "meta": {"n_ctx_train": 8192}}]}
+        ),
         Response.json(200, {"default_generation_settings": {"n_ctx": 4096}, "total_slots": 1}),
     )
     assert await models.find_window(provider_for(sse_server, "smollm2.gguf")) == 4096
@@ -54,8 +64,9 @@ async def test_lm_studio_api_v0(sse_server: SSEServer) -> None:
     sse_server.add(
         Response.json(200, {"data": [{"id": "a"}, {"id": "b"}]}),
         NOT_FOUND,
-        Response.json(200, {"id": "qwen", "max_context_length": 32768,
-                            "loaded_context_length": 8192}),
+        Response.json(
+            200, {"id": "qwen", "max_context_length": 32768, "loaded_context_length": 8192}
+        ),
     )
     assert await models.find_window(provider_for(sse_server, "qwen")) == 8192
     assert sse_server.requests[2].path == "/api/v0/models/qwen"
@@ -67,8 +78,13 @@ async def test_ollama_api_show(sse_server: SSEServer) -> None:
         NOT_FOUND,
         NOT_FOUND,
         Response.json(200, {"version": "0.6.2"}),
-        Response.json(200, {"parameters": "stop \"<|eot|>\"\nnum_ctx 16384",
-                            "model_info": {"llama.context_length": 131072}}),
+        Response.json(
+            200,
+            {
+                "parameters": 'stop "<|eot|>"\nnum_ctx 16384',
+                "model_info": {"llama.context_length": 131072},
+            },
+        ),
     )
     assert await models.find_window(provider_for(sse_server, "llama3.2")) == 16384
     show = sse_server.requests[4]
@@ -76,26 +92,44 @@ async def test_ollama_api_show(sse_server: SSEServer) -> None:
 
 
 async def test_openrouter_context_length(sse_server: SSEServer) -> None:
-    sse_server.add(Response.json(200, {"data": [
-        {"id": "openai/gpt-4o", "context_length": 128000,
-         "top_provider": {"context_length": 128000}},
-        {"id": "meta-llama/llama-3-8b-instruct", "top_provider": {"context_length": 8192}},
-    ]}))
+    sse_server.add(
+        Response.json(
+            200,
+            {
+                "data": [
+                    {
+                        "id": "openai/gpt-4o",
+                        "context_length": 128000,
+                        "top_provider": {"context_length": 128000},
+                    },
+                    {
+                        "id": "meta-llama/llama-3-8b-instruct",
+                        "top_provider": {"context_length": 8192},
+                    },
+                ]
+            },
+        )
+    )
     window = await models.find_window(provider_for(sse_server, "meta-llama/llama-3-8b-instruct"))
     assert window == 8192
 
 
 async def test_a_server_that_says_nothing_falls_back_to_the_table(sse_server: SSEServer) -> None:
-    sse_server.add(Response.json(200, {"data": [{"id": "gpt-4o"}, {"id": "y"}]}),
-                   NOT_FOUND, NOT_FOUND, Response(status=500, chunks=[b"<html>oops</html>"]))
+    sse_server.add(
+        Response.json(200, {"data": [{"id": "gpt-4o"}, {"id": "y"}]}),
+        NOT_FOUND,
+        NOT_FOUND,
+        Response(status=500, chunks=[b"<html>oops</html>"]),
+    )
     # Not Ollama (no version): nothing is POSTed to an unknown server.
     assert await models.find_window(provider_for(sse_server, "gpt-4o")) == 128_000
     assert [r.method for r in sse_server.requests] == ["GET"] * 4
 
 
 async def test_nothing_listening_is_unknown_not_an_error() -> None:
-    settings = Settings(provider="openai", base_url=f"http://127.0.0.1:{closed_port()}/v1",
-                        model="local")
+    settings = Settings(
+        provider="openai", base_url=f"http://127.0.0.1:{closed_port()}/v1", model="local"
+    )
     assert await models.find_window(make_provider(settings, {})) is None
 
 
@@ -112,17 +146,33 @@ def test_table_and_hosted_defaults_are_not_probed() -> None:
 
 
 async def test_list_models_keeps_only_plain_ids(sse_server: SSEServer) -> None:
-    sse_server.add(Response.json(200, {"data": [
-        {"id": "b-model"}, {"id": "a/model:free"}, {"id": "evil\x1b[31mred"},
-        {"id": "with space"}, {"id": 7}, "junk",
-    ]}))
+    sse_server.add(
+        Response.json(
+            200,
+            {
+                "data": [
+                    {"id": "b-model"},
+                    {"id": "a/model:free"},
+                    {"id": "evil\x1b[31mred"},
+                    {"id": "with space"},
+                    {"id": 7},
+                    "junk",
+                ]
+            },
+        )
+    )
     names = await models.list_models(f"{sse_server.url}/v1", {})
     assert names == ["a/model:free", "b-model"]
 
 
 async def test_a_huge_answer_is_not_read_whole(sse_server: SSEServer) -> None:
-    sse_server.add(Response(status=200, headers={"content-type": "application/json"},
-                            chunks=[b"[" + b"0," * (models.MAX_BODY // 2 + 10) + b"0]"]))
+    sse_server.add(
+        Response(
+            status=200,
+            headers={"content-type": "application/json"},
+            chunks=[b"[" + b"0," * (models.MAX_BODY // 2 + 10) + b"0]"],
+        )
+    )
     assert await models.list_models(f"{sse_server.url}/v1", {}) == []
 
 
@@ -135,8 +185,9 @@ def test_a_hostile_repo_cannot_set_window_prices_or_compaction_untrusted(tmp_pat
         'context_window = 16\n[prices."m"]\ninput = 0.0\noutput = 0.0\n'
         "[compaction]\nthreshold = 0.2\nkeep_fraction = 0.05\n"
     )
-    settings = load_settings(tmp_path, environ={}, user_file=tmp_path / "none.toml",
-                             trust_file=tmp_path / "trust.json")
+    settings = load_settings(
+        tmp_path, environ={}, user_file=tmp_path / "none.toml", trust_file=tmp_path / "trust.json"
+    )
     assert settings.context_window is None and settings.prices == {}
     assert settings.compaction.threshold == 0.85
     assert settings.untrusted_project is not None

@@ -102,7 +102,10 @@ def test_prefix_rule_is_the_command_prefix() -> None:
 
 def test_path_globs(project: Path) -> None:
     runtime = _runtime(project, allow=["edit(src/**)", "write(docs/*.md)"])
-    assert _verdict(runtime, "edit", path="src/app/server.py", old_string="a", new_string="b") == "allow"
+    assert (
+        _verdict(runtime, "edit", path="src/app/server.py", old_string="a", new_string="b")
+        == "allow"
+    )
     assert _verdict(runtime, "edit", path="README.md", old_string="a", new_string="b") == "ask"
     assert _verdict(runtime, "write", path="docs/a.md", content="x") == "allow"
     assert _verdict(runtime, "write", path="docs/deep/a.md", content="x") == "ask"
@@ -119,7 +122,10 @@ def test_deny_wins(project: Path) -> None:
     assert _verdict(runtime, "bash", command="rm -rf build") == "deny"
     assert _verdict(runtime, "bash", command="ls && rm -rf build") == "deny"
     assert _verdict(runtime, "bash", command="echo $(rm -rf build)") == "deny"  # found inside
-    assert _verdict(runtime, "edit", path="src/app/server.py", old_string="a", new_string="b") == "deny"
+    assert (
+        _verdict(runtime, "edit", path="src/app/server.py", old_string="a", new_string="b")
+        == "deny"
+    )
     assert _verdict(runtime, "bash", command="make") == "allow"  # auto, no deny rule matches
     # A line whose parts cannot all be read is asked about when deny rules exist.
     assert _verdict(runtime, "bash", command="for f in *; do $f; done") == "ask"
@@ -143,7 +149,9 @@ def test_each_mode_with_each_tool_kind(
     assert _verdict(runtime, "read", path="README.md") == read
     assert _verdict(runtime, "bash", command="ls -la | head") == ro_bash
     assert _verdict(runtime, "bash", command="touch x") == bash
-    assert _verdict(runtime, "edit", path="README.md", old_string="a", new_string="b") == edit_inside
+    assert (
+        _verdict(runtime, "edit", path="README.md", old_string="a", new_string="b") == edit_inside
+    )
     assert _verdict(runtime, "write", path="new.txt", content="x") == write_new
 
 
@@ -192,8 +200,10 @@ async def test_session_approval_covers_the_same_prefix_only(project: Path) -> No
 async def test_in_plan_mode_the_plan_gate_decides(project: Path) -> None:
     decider = ScriptedDecider()
     runtime = _runtime(
-        project, [Reply(calls=[("write", {"path": "x.txt", "content": "x"})]), Reply("ok")],
-        decider, mode="auto",
+        project,
+        [Reply(calls=[("write", {"path": "x.txt", "content": "x"})]), Reply("ok")],
+        decider,
+        mode="auto",
     )
     runtime.plan.enter_plan()
     await runtime.agent.submit("go")
@@ -216,7 +226,8 @@ async def test_edit_request_shows_exactly_the_diff(project: Path) -> None:
 async def test_write_of_a_new_file_shows_its_content(project: Path) -> None:
     decider = ScriptedDecider(approvals=[DENY])
     runtime = _runtime(
-        project, [Reply(calls=[("write", {"path": "n.txt", "content": "one\ntwo\n"})]), Reply("ok")],
+        project,
+        [Reply(calls=[("write", {"path": "n.txt", "content": "one\ntwo\n"})]), Reply("ok")],
         decider,
     )
     await runtime.agent.submit("write")
@@ -245,9 +256,18 @@ async def test_every_decision_is_in_the_session_log(project: Path) -> None:
     decider = ScriptedDecider(approvals=[DENY])
     runtime = _runtime(
         project,
-        [Reply(calls=[("bash", {"command": "touch a"}), ("bash", {"command": "ls"}),
-                      ("write", {"path": "w.txt", "content": "w"})]), Reply("ok")],
-        decider, allow=["write(*.txt)"],
+        [
+            Reply(
+                calls=[
+                    ("bash", {"command": "touch a"}),
+                    ("bash", {"command": "ls"}),
+                    ("write", {"path": "w.txt", "content": "w"}),
+                ]
+            ),
+            Reply("ok"),
+        ],
+        decider,
+        allow=["write(*.txt)"],
     )
     await runtime.agent.submit("go")
     assert runtime.agent.session is not None
@@ -296,7 +316,11 @@ async def test_always_writes_the_project_config_and_trusts_it(project: Path) -> 
     decider = ScriptedDecider(approvals=[ApprovalDecision(ApprovalChoice.ALWAYS)])
     runtime = _runtime(
         project,
-        [Reply(calls=[("bash", {"command": "touch a"})]), Reply(calls=[("bash", {"command": "touch b"})]), Reply("ok")],
+        [
+            Reply(calls=[("bash", {"command": "touch a"})]),
+            Reply(calls=[("bash", {"command": "touch b"})]),
+            Reply("ok"),
+        ],
         decider,
     )
     await runtime.agent.submit("go")
@@ -317,7 +341,9 @@ async def test_always_keeps_an_untrusted_file_untrusted(project: Path) -> None:
     config.parent.mkdir()
     config.write_text('# hostile\n[plan]\nsandbox = "off"\n')
     decider = ScriptedDecider(approvals=[ApprovalDecision(ApprovalChoice.ALWAYS)])
-    runtime = _runtime(project, [Reply(calls=[("bash", {"command": "touch a"})]), Reply("ok")], decider)
+    runtime = _runtime(
+        project, [Reply(calls=[("bash", {"command": "touch a"})]), Reply("ok")], decider
+    )
     await runtime.agent.submit("go")
     text = config.read_text()
     assert text.startswith('# hostile\n[plan]\nsandbox = "off"\n') and "bash(touch *)" in text
@@ -328,12 +354,16 @@ async def test_always_keeps_an_untrusted_file_untrusted(project: Path) -> None:
 async def test_always_extends_a_trusted_file_and_keeps_its_comments(project: Path) -> None:
     config = project / ".planshell" / "config.toml"
     config.parent.mkdir()
-    config.write_text('# mine\n[permissions]\nallow = [\n  "bash(make *)",\n]\n\n[plan]\nsandbox = "off"\n')
+    config.write_text(
+        '# mine\n[permissions]\nallow = [\n  "bash(make *)",\n]\n\n[plan]\nsandbox = "off"\n'
+    )
     from planshell.config import read_config_file
 
     trust(read_config_file(config))
     decider = ScriptedDecider(approvals=[ApprovalDecision(ApprovalChoice.ALWAYS)])
-    runtime = _runtime(project, [Reply(calls=[("bash", {"command": "touch a"})]), Reply("ok")], decider)
+    runtime = _runtime(
+        project, [Reply(calls=[("bash", {"command": "touch a"})]), Reply("ok")], decider
+    )
     await runtime.agent.submit("go")
     settings = load_settings(project)
     assert settings.untrusted_project is None
@@ -355,8 +385,12 @@ def test_untrusted_repo_cannot_set_permissions(project: Path) -> None:
     assert settings.permissions.allow == []
     untrusted = settings.untrusted_project
     assert untrusted is not None
-    assert {"permissions.mode", "permissions.allow", "permissions.deny",
-            "plan.approve_mode"} <= set(untrusted.key_names)
+    assert {
+        "permissions.mode",
+        "permissions.allow",
+        "permissions.deny",
+        "plan.approve_mode",
+    } <= set(untrusted.key_names)
     assert settings.ui.theme == "planshell-light"  # the harmless key still applies
     runtime = build_runtime(settings, project, ScriptedDecider(), provider=ScriptedProvider([]))
     assert _verdict(runtime, "bash", command="touch x") == "ask"

@@ -31,7 +31,9 @@ def _runtime(project: Path, call: tuple[str, dict[str, Any]], decider: ScriptedD
     settings = Settings()
     settings.permissions.mode = "ask"
     return build_runtime(
-        settings, project, decider,  # type: ignore[arg-type]
+        settings,
+        project,
+        decider,  # type: ignore[arg-type]
         provider=ScriptedProvider([Reply(calls=[call]), Reply("ok")]),
     )
 
@@ -78,29 +80,49 @@ async def test_crlf_old_string_ending_in_crlf_is_shown_and_written(
     ("path", "before", "old", "new", "shown", "after"),
     [
         pytest.param(
-            "config.ini", b"[core]\r\nname = demo\r\n", "[core]\n", f"[core]\n{EVIL}\n",
-            f"+{EVIL}␍\n", f"[core]\r\n{EVIL}\r\nname = demo\r\n".encode(),
+            "config.ini",
+            b"[core]\r\nname = demo\r\n",
+            "[core]\n",
+            f"[core]\n{EVIL}\n",
+            f"+{EVIL}␍\n",
+            f"[core]\r\n{EVIL}\r\nname = demo\r\n".encode(),
             id="lf_edit_on_a_crlf_file_shows_the_crlf_it_writes",
         ),
         pytest.param(
-            "run.sh", b"#!/bin/sh\r\necho hi\r\n", "#!/bin/sh\r\n", "#!/bin/sh\n",
-            "\n-#!/bin/sh␍\n+#!/bin/sh\n echo hi␍\n", b"#!/bin/sh\necho hi\r\n",
+            "run.sh",
+            b"#!/bin/sh\r\necho hi\r\n",
+            "#!/bin/sh\r\n",
+            "#!/bin/sh\n",
+            "\n-#!/bin/sh␍\n+#!/bin/sh\n echo hi␍\n",
+            b"#!/bin/sh\necho hi\r\n",
             id="a_line_ending_only_change_shows_as_a_change",
         ),
         # A lone CR lets a terminal overwrite the start of a line with what follows it.
         pytest.param(
-            "a.py", b"x = 1\ry = 2\n", "y = 2", f"y = 2\r{EVIL}",
-            f"\n-x = 1␍y = 2\n+x = 1␍y = 2␍{EVIL}\n", f"x = 1\ry = 2\r{EVIL}\n".encode(),
+            "a.py",
+            b"x = 1\ry = 2\n",
+            "y = 2",
+            f"y = 2\r{EVIL}",
+            f"\n-x = 1␍y = 2\n+x = 1␍y = 2␍{EVIL}\n",
+            f"x = 1\ry = 2\r{EVIL}\n".encode(),
             id="lone_cr_in_the_file_and_in_new_string",
         ),
         pytest.param(
-            "m.txt", b"a\r\nb\nc\r\nd\n", "b\nc", "B\r\nC",
-            "\n a␍\n-b\n-c␍\n+B␍\n+C␍\n d\n", b"a\r\nB\r\nC\r\nd\n",
+            "m.txt",
+            b"a\r\nb\nc\r\nd\n",
+            "b\nc",
+            "B\r\nC",
+            "\n a␍\n-b\n-c␍\n+B␍\n+C␍\n d\n",
+            b"a\r\nB\r\nC\r\nd\n",
             id="mixed_line_endings_are_each_shown",
         ),
         pytest.param(
-            "b.txt", b"\xef\xbb\xbfkey = 1\nnext = 2\n", "key = 1", "key = 2",
-            "\n-⟨U+FEFF⟩key = 1\n+⟨U+FEFF⟩key = 2\n", b"\xef\xbb\xbfkey = 2\nnext = 2\n",
+            "b.txt",
+            b"\xef\xbb\xbfkey = 1\nnext = 2\n",
+            "key = 1",
+            "key = 2",
+            "\n-⟨U+FEFF⟩key = 1\n+⟨U+FEFF⟩key = 2\n",
+            b"\xef\xbb\xbfkey = 2\nnext = 2\n",
             id="a_bom_is_shown_and_kept",
         ),
     ],
@@ -180,7 +202,9 @@ async def test_the_prompt_computation_says_it_fails(project: Path) -> None:
         {"path": "twice.txt", "old_string": "a = 1\r\n", "new_string": "b\r\n"}
     )
     request, _ = runtime.permissions.request(tool, args, runtime.permissions.evaluate(tool, args))
-    assert request.diff.startswith("(the edit cannot apply and will fail: old_string occurs 2 times")
+    assert request.diff.startswith(
+        "(the edit cannot apply and will fail: old_string occurs 2 times"
+    )
 
 
 async def test_an_edit_of_a_missing_file_is_refused_unasked(project: Path) -> None:

@@ -114,11 +114,11 @@ SPELLINGS: list[tuple[str, str]] = [
     ("$(echo rm) -f x", "ask"),
     ("`echo rm` -f x", "ask"),
     ("x=rm; $x -f x", "ask"),
-    ("c=rm; \"$c\" -f x", "ask"),
+    ('c=rm; "$c" -f x', "ask"),
     ("/bin/r? -f x", "ask"),
     ("/bin/r[m] -f x", "ask"),
     ("for c in rm; do $c -f x; done", "ask"),
-    ("bash -c \"$(echo rm) -f x\"", "ask"),
+    ('bash -c "$(echo rm) -f x"', "ask"),
     ("bash -c '$0 -f x' rm", "ask"),
     ("echo 'rm -f x' | bash", "ask"),
     ("bash <(echo rm -f x)", "ask"),
@@ -140,8 +140,11 @@ def _runtime(project: Path, replies: list[Reply], decider: object, **perms: obje
     settings.permissions.deny = list(perms.get("deny", DENY_RM))  # type: ignore[call-overload]
     settings.permissions.allow = list(perms.get("allow", []))  # type: ignore[call-overload]
     return build_runtime(
-        settings, project, decider,  # type: ignore[arg-type]
-        provider=ScriptedProvider(replies), persist=False,
+        settings,
+        project,
+        decider,  # type: ignore[arg-type]
+        provider=ScriptedProvider(replies),
+        persist=False,
     )
 
 
@@ -206,9 +209,17 @@ def test_without_deny_rules_auto_runs_what_it_cannot_resolve(project: Path) -> N
 
 def test_commands_that_do_not_run_rm_are_not_denied(project: Path) -> None:
     runtime = _runtime(project, [], ScriptedDecider())
-    for command in ("echo rm -f x", "command -v rm", "grep -r 'rm -f' .",
-                    "cat <<EOF\nrm -f $HOME\nEOF", "printf '%s\\n' {a,b}", "bash script.sh",
-                    "find . -name '*.py' -print", "xargs -0 echo < /dev/null", "unlink y"):
+    for command in (
+        "echo rm -f x",
+        "command -v rm",
+        "grep -r 'rm -f' .",
+        "cat <<EOF\nrm -f $HOME\nEOF",
+        "printf '%s\\n' {a,b}",
+        "bash script.sh",
+        "find . -name '*.py' -print",
+        "xargs -0 echo < /dev/null",
+        "unlink y",
+    ):
         assert _evaluate(runtime, command)[0] == "allow", command
 
 
@@ -258,8 +269,11 @@ def test_allow_star_stays_inside_path_components() -> None:
 async def test_session_rule_offered_for_the_command_that_runs(project: Path) -> None:
     decider = ScriptedDecider()
     runtime = _runtime(
-        project, [Reply(calls=[("bash", {"command": "nice -n 5 touch made"})]), Reply("ok")],
-        decider, mode="ask", deny=[],
+        project,
+        [Reply(calls=[("bash", {"command": "nice -n 5 touch made"})]), Reply("ok")],
+        decider,
+        mode="ask",
+        deny=[],
     )
     await runtime.agent.submit("go")
     assert decider.approval_requests[0].session_rules == ("bash(touch *)",)
@@ -267,9 +281,27 @@ async def test_session_rule_offered_for_the_command_that_runs(project: Path) -> 
 
 
 def test_resolution_expands_braces_like_bash() -> None:
-    words = resolve("echo a{b,c{d,e}}f {1..3} {01..03} {a..c} '{x,y}' \\{p,q} {z}").commands[0].words
-    assert words == ("echo", "abf", "acdf", "acef", "1", "2", "3", "01", "02", "03", "a", "b",
-                     "c", "{x,y}", "{p,q}", "{z}")
+    words = (
+        resolve("echo a{b,c{d,e}}f {1..3} {01..03} {a..c} '{x,y}' \\{p,q} {z}").commands[0].words
+    )
+    assert words == (
+        "echo",
+        "abf",
+        "acdf",
+        "acef",
+        "1",
+        "2",
+        "3",
+        "01",
+        "02",
+        "03",
+        "a",
+        "b",
+        "c",
+        "{x,y}",
+        "{p,q}",
+        "{z}",
+    )
 
 
 # --- headless, a real subprocess ------------------------------------------------------
@@ -283,10 +315,21 @@ async def test_headless_auto_denies_with_a_reason(
     config.parent.mkdir(parents=True, exist_ok=True)
     config.write_text('[permissions]\ndeny = ["bash(rm *)"]\n')
     (project / "x").write_text("keep me\n")
-    sse_server.add(openai_tool_call_response("bash", {"command": command}),
-                   openai_text_response("ok"))
-    args = ["-p", "delete x", "--provider", "openai", "--base-url", f"{sse_server.url}/v1",
-            "--model", "m", "--permission-mode", "auto"]
+    sse_server.add(
+        openai_tool_call_response("bash", {"command": command}), openai_text_response("ok")
+    )
+    args = [
+        "-p",
+        "delete x",
+        "--provider",
+        "openai",
+        "--base-url",
+        f"{sse_server.url}/v1",
+        "--model",
+        "m",
+        "--permission-mode",
+        "auto",
+    ]
     code, _out, err = await _run(args, project, {"PLANSHELL_CONTEXT_WINDOW": "100000"})
     assert code == 0, err
     assert (project / "x").read_text() == "keep me\n"
@@ -325,11 +368,38 @@ def test_what_bash_runs_is_what_the_rules_see(project: Path, tmp_path: Path) -> 
     fake.chmod(0o755)
     env = {**os.environ, "PATH": f"{fake.parent}:{os.environ['PATH']}"}
     names = ["rm", "'r'm", "\\rm", "r\\m", '"rm"', "r{m,}", "{r,}m", "r''m"]
-    wrappers = ["", "command ", "builtin command ", "exec ", "env ", "env -u HOME A=1 ", "nice ",
-                "nice -n 3 ", "nohup ", "timeout 5 ", "stdbuf -o0 ", "setsid -w ", "time -p "]
-    contexts = ["{}", "true && {}", "({})", "{{ {}; }}", "bash -c {q}", "sh -c {q}", "eval {q}",
-                "echo a | xargs {}", "if true; then {}; fi", "f() {{ {}; }}; f", "echo $({})",
-                "for i in 1; do {}; done", "trap {q} EXIT", "true | {}", "y=$({}) true"]
+    wrappers = [
+        "",
+        "command ",
+        "builtin command ",
+        "exec ",
+        "env ",
+        "env -u HOME A=1 ",
+        "nice ",
+        "nice -n 3 ",
+        "nohup ",
+        "timeout 5 ",
+        "stdbuf -o0 ",
+        "setsid -w ",
+        "time -p ",
+    ]
+    contexts = [
+        "{}",
+        "true && {}",
+        "({})",
+        "{{ {}; }}",
+        "bash -c {q}",
+        "sh -c {q}",
+        "eval {q}",
+        "echo a | xargs {}",
+        "if true; then {}; fi",
+        "f() {{ {}; }}; f",
+        "echo $({})",
+        "for i in 1; do {}; done",
+        "trap {q} EXIT",
+        "true | {}",
+        "y=$({}) true",
+    ]
     runtime = _runtime(project, [], ScriptedDecider())
     rng = random.Random(21)
     runs = 0
@@ -338,8 +408,14 @@ def test_what_bash_runs_is_what_the_rules_see(project: Path, tmp_path: Path) -> 
         for _ in range(rng.randint(1, 2)):
             command = rng.choice(contexts).format(command, q=shlex.quote(command))
         ran.unlink(missing_ok=True)
-        subprocess.run(["bash", "-c", command], env=env, cwd=tmp_path, capture_output=True,
-                       stdin=subprocess.DEVNULL, timeout=HANG_GUARD)
+        subprocess.run(
+            ["bash", "-c", command],
+            env=env,
+            cwd=tmp_path,
+            capture_output=True,
+            stdin=subprocess.DEVNULL,
+            timeout=HANG_GUARD,
+        )
         if not ran.exists():
             continue
         runs += 1

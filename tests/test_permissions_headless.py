@@ -13,8 +13,17 @@ from tests.test_cli_provider import _run
 
 
 def _args(server: SSEServer, *extra: str) -> list[str]:
-    return ["-p", "make a file", "--provider", "openai", "--base-url", f"{server.url}/v1",
-            "--model", "m", *extra]
+    return [
+        "-p",
+        "make a file",
+        "--provider",
+        "openai",
+        "--base-url",
+        f"{server.url}/v1",
+        "--model",
+        "m",
+        *extra,
+    ]
 
 
 # A known window: the scripted server answers requests in order, so the context
@@ -28,8 +37,9 @@ def _tool_result(server: SSEServer) -> str:
 
 
 async def test_headless_ask_denies_and_reports(sse_server: SSEServer, project) -> None:
-    sse_server.add(openai_tool_call_response("bash", {"command": "touch made"}),
-                   openai_text_response("ok"))
+    sse_server.add(
+        openai_tool_call_response("bash", {"command": "touch made"}), openai_text_response("ok")
+    )
     code, _out, err = await _run(_args(sse_server), project, WINDOW)
     assert code == 0, err
     assert not (project / "made").exists()
@@ -38,8 +48,9 @@ async def test_headless_ask_denies_and_reports(sse_server: SSEServer, project) -
 
 
 async def test_headless_auto_runs(sse_server: SSEServer, project) -> None:
-    sse_server.add(openai_tool_call_response("bash", {"command": "touch made"}),
-                   openai_text_response("ok"))
+    sse_server.add(
+        openai_tool_call_response("bash", {"command": "touch made"}), openai_text_response("ok")
+    )
     code, _out, err = await _run(_args(sse_server, "--permission-mode", "auto"), project, WINDOW)
     assert code == 0, err
     assert (project / "made").exists()
@@ -47,14 +58,17 @@ async def test_headless_auto_runs(sse_server: SSEServer, project) -> None:
 
 
 async def test_headless_allow_rule_covers_only_its_segments(sse_server: SSEServer, project) -> None:
-    sse_server.add(openai_tool_call_response("bash", {"command": "touch a && rm -rf src"}),
-                   openai_text_response("ok"))
+    sse_server.add(
+        openai_tool_call_response("bash", {"command": "touch a && rm -rf src"}),
+        openai_text_response("ok"),
+    )
     code, _out, err = await _run(_args(sse_server, "--allow", "bash(touch *)"), project, WINDOW)
     assert code == 0, err
     assert not (project / "a").exists() and (project / "src").exists()
     sse_server.requests.clear()
-    sse_server.add(openai_tool_call_response("bash", {"command": "touch a"}),
-                   openai_text_response("ok"))
+    sse_server.add(
+        openai_tool_call_response("bash", {"command": "touch a"}), openai_text_response("ok")
+    )
     code, _out, err = await _run(_args(sse_server, "--allow", "bash(touch *)"), project, WINDOW)
     assert code == 0, err
     assert (project / "a").exists()

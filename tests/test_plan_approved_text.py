@@ -57,7 +57,15 @@ def approve_edits(request) -> Review:
     return Review(Decision.APPROVE, reviewed_text=request.text, permission_mode="accept-edits")
 
 
-def make(project: Path, replies=(), reviews=(), *, settings: dict | None = None, resume=None, persist=True):
+def make(
+    project: Path,
+    replies=(),
+    reviews=(),
+    *,
+    settings: dict | None = None,
+    resume=None,
+    persist=True,
+):
     decider = ScriptedDecider(reviews)
     provider = ScriptedProvider(list(replies))
     runtime = build_runtime(
@@ -84,12 +92,27 @@ def sent(provider: ScriptedProvider) -> list[str]:
 async def approved_session(project: Path, review=approve, ticks: bool = False) -> tuple[Path, Path]:
     """Plan, approve (as a person would in the TUI), optionally tick step 1, quit mid-plan."""
     extra = (
-        [Reply(calls=[("set_plan_steps", {"updates": [
-            {"step": 1, "status": "done", "expected": "Add a cache dict"}]})])]
-        if ticks else []
+        [
+            Reply(
+                calls=[
+                    (
+                        "set_plan_steps",
+                        {
+                            "updates": [
+                                {"step": 1, "status": "done", "expected": "Add a cache dict"}
+                            ]
+                        },
+                    )
+                ]
+            )
+        ]
+        if ticks
+        else []
     )
     runtime, _, _, _ = make(
-        project, [*write_and_review("Cache results", PLAN), *extra, Reply(text="working on it")], [review]
+        project,
+        [*write_and_review("Cache results", PLAN), *extra, Reply(text="working on it")],
+        [review],
     )
     runtime.plan.enter_plan()
     await runtime.agent.submit("plan a cache")
@@ -112,8 +135,11 @@ async def test_continue_after_the_plan_changed_on_disk_sends_nothing_and_exits_3
     decider = HeadlessDecider()
     provider = ScriptedProvider([Reply(text="carrying on")])
     runtime = build_runtime(
-        Settings.model_validate({"plan": {"sandbox": "off"}}), project, decider,
-        provider=provider, resume=resume,
+        Settings.model_validate({"plan": {"sandbox": "off"}}),
+        project,
+        decider,
+        provider=provider,
+        resume=resume,
     )
     assert runtime.plan.mode is Mode.PLAN  # paused: approval is needed again
     out, err = io.StringIO(), io.StringIO()
@@ -149,16 +175,24 @@ def test_the_cli_refuses_to_continue_a_changed_plan(project, tmp_path):
     )
     root = Path(__file__).resolve().parent.parent
     made = subprocess.run(
-        [sys.executable, "-c", code, str(project)], cwd=root, env={**env, "PYTHONPATH": str(root)},
-        capture_output=True, text=True, timeout=120,
+        [sys.executable, "-c", code, str(project)],
+        cwd=root,
+        env={**env, "PYTHONPATH": str(root)},
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert made.returncode == 0, made.stderr
     plan = Path(made.stdout.strip().splitlines()[-1])
     with plan.open("a") as fh:
         fh.write(INJECTED + "\n")
     proc = subprocess.run(
-        [sys.executable, "-m", "planshell", "-p", "--continue", "continue"], cwd=project,
-        env={**env, "PYTHONPATH": str(root)}, capture_output=True, text=True, timeout=120,
+        [sys.executable, "-m", "planshell", "-p", "--continue", "continue"],
+        cwd=project,
+        env={**env, "PYTHONPATH": str(root)},
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert proc.returncode == 3, proc.stderr
     assert f"+{INJECTED}" in proc.stderr
@@ -172,8 +206,11 @@ async def test_bash_appending_to_the_plan_mid_execution_pauses_before_the_next_c
     append = f"printf '%s\\n' '{INJECTED}' >> .planshell/plans/*cache-results.md"
     runtime, provider, decider, rec = make(
         project,
-        [*write_and_review("Cache results", PLAN), Reply(calls=[("bash", {"command": append})]),
-         Reply(text="carrying on")],
+        [
+            *write_and_review("Cache results", PLAN),
+            Reply(calls=[("bash", {"command": append})]),
+            Reply(text="carrying on"),
+        ],
         [approve_edits, lambda request: Review(Decision.KEEP)],
         settings=BASH_CAN_WRITE_PLANS,
     )
@@ -194,11 +231,21 @@ async def test_bash_appending_to_the_plan_mid_execution_pauses_before_the_next_c
 async def test_the_edit_tool_changing_the_plan_needs_a_new_approval(project):
     """accept-edits lets the edit tool write the plan file: the change waits for a person,
     and once approved the new text (and only then) is what runs."""
+
     def add_step(request) -> Reply:
         plan = saved_plan_path(request)
-        return Reply(calls=[("edit", {
-            "path": plan, "old_string": "- [ ] Test it\n", "new_string": f"- [ ] Test it\n{INJECTED}\n",
-        })])
+        return Reply(
+            calls=[
+                (
+                    "edit",
+                    {
+                        "path": plan,
+                        "old_string": "- [ ] Test it\n",
+                        "new_string": f"- [ ] Test it\n{INJECTED}\n",
+                    },
+                )
+            ]
+        )
 
     runtime, provider, decider, _ = make(
         project,
@@ -252,8 +299,26 @@ async def test_planshells_own_ticks_never_pause(project):
         project,
         [
             *write_and_review("Cache results", PLAN),
-            Reply(calls=[("set_plan_steps", {"updates": [{"step": 1, "status": "done", "expected": "Add a cache dict"}]})]),
-            Reply(calls=[("set_plan_steps", {"updates": [{"step": 2, "status": "done", "expected": "Test it"}]})]),
+            Reply(
+                calls=[
+                    (
+                        "set_plan_steps",
+                        {
+                            "updates": [
+                                {"step": 1, "status": "done", "expected": "Add a cache dict"}
+                            ]
+                        },
+                    )
+                ]
+            ),
+            Reply(
+                calls=[
+                    (
+                        "set_plan_steps",
+                        {"updates": [{"step": 2, "status": "done", "expected": "Test it"}]},
+                    )
+                ]
+            ),
             Reply(calls=[("plan_complete", {})]),
             Reply(text="done"),
         ],
@@ -309,7 +374,8 @@ async def test_resume_brings_the_plans_mode_back_and_ends_it_with_the_plan(proje
     log = runtime.agent.session.path
     runtime.close()
     resumed, *_ = make(
-        project, [Reply(calls=[("plan_complete", {})]), Reply(text="done")],
+        project,
+        [Reply(calls=[("plan_complete", {})]), Reply(text="done")],
         resume=SessionLog.load(log),
     )
     assert resumed.plan.mode is Mode.EXECUTE and resumed.permissions.mode.value == "accept-edits"
@@ -340,7 +406,9 @@ async def test_a_session_without_a_recorded_approval_does_not_resume_execute(pro
     )
     log = runtime.agent.session.path
     runtime.close()
-    resumed, provider, _, _ = make(project, [Reply(text="carrying on")], resume=SessionLog.load(log))
+    resumed, provider, _, _ = make(
+        project, [Reply(text="carrying on")], resume=SessionLog.load(log)
+    )
     assert resumed.plan.mode is Mode.PLAN and resumed.plan.changed_plan is not None
     assert "recorded no approved text" in resumed.plan.changed_plan.headline("cache.md")
     await resumed.agent.submit("continue")
@@ -351,9 +419,16 @@ async def test_calls_after_the_change_in_the_same_reply_do_not_run(project):
     append = f"printf '%s\\n' '{INJECTED}' >> .planshell/plans/*cache-results.md"
     runtime, provider, _, _ = make(
         project,
-        [*write_and_review("Cache results", PLAN),
-         Reply(calls=[("bash", {"command": append}), ("write", {"path": "pwned.txt", "content": "x"})]),
-         Reply(text="carrying on")],
+        [
+            *write_and_review("Cache results", PLAN),
+            Reply(
+                calls=[
+                    ("bash", {"command": append}),
+                    ("write", {"path": "pwned.txt", "content": "x"}),
+                ]
+            ),
+            Reply(text="carrying on"),
+        ],
         [approve, lambda request: Review(Decision.KEEP)],
         settings=BASH_CAN_WRITE_PLANS,
     )
@@ -372,7 +447,9 @@ async def test_verbose_headless_says_the_permission_mode_came_back(project):
     runtime.close()
     decider = HeadlessDecider()
     resumed = build_runtime(
-        Settings.model_validate({"plan": {"sandbox": "off"}}), project, decider,
+        Settings.model_validate({"plan": {"sandbox": "off"}}),
+        project,
+        decider,
         provider=ScriptedProvider([Reply(calls=[("plan_complete", {})]), Reply(text="done")]),
         resume=SessionLog.load(log),
     )
@@ -388,8 +465,11 @@ async def test_a_deleted_plan_file_pauses_too_and_headless_fails(project):
     decider = HeadlessDecider()
     provider = ScriptedProvider([Reply(text="carrying on")])
     runtime = build_runtime(
-        Settings.model_validate({"plan": {"sandbox": "off"}}), project, decider,
-        provider=provider, resume=SessionLog.load(log),
+        Settings.model_validate({"plan": {"sandbox": "off"}}),
+        project,
+        decider,
+        provider=provider,
+        resume=SessionLog.load(log),
     )
     assert runtime.plan.mode is Mode.PLAN
     out, err = io.StringIO(), io.StringIO()

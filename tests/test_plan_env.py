@@ -47,11 +47,33 @@ ENV_SETTINGS = {"env_deny": ["corp_*"], "env_allow": ["build_cache_token", "GRAF
 
 @pytest.mark.parametrize(
     "name",
-    ["OPENAI_API_KEY", "openai_api_key", "HF_TOKEN", "CI_JOB_TOKEN", "DB_PASS", "MYSQL_PWD",
-     "SIGNING_KEY", "NPM_CONFIG__AUTH", "SESSION_COOKIE", "PGPASSWORD", "MY_CREDENTIALS",
-     "AWS_ACCESS_KEY_ID", "GPG_PASSPHRASE", "CLIENT_SECRET", "GITHUB_PAT", "gitlab_pat",
-     "SENTRY_DSN", "HTTP_AUTHORIZATION", "OAUTH_CLIENT_ID", "XAUTHORITY", "MYAUTH",
-     "DJANGO_SESSION_ID", "DBUS_SESSION_BUS_ADDRESS", "COOKIEJAR", "VAULT_PASSWD"],
+    [
+        "OPENAI_API_KEY",
+        "openai_api_key",
+        "HF_TOKEN",
+        "CI_JOB_TOKEN",
+        "DB_PASS",
+        "MYSQL_PWD",
+        "SIGNING_KEY",
+        "NPM_CONFIG__AUTH",
+        "SESSION_COOKIE",
+        "PGPASSWORD",
+        "MY_CREDENTIALS",
+        "AWS_ACCESS_KEY_ID",
+        "GPG_PASSPHRASE",
+        "CLIENT_SECRET",
+        "GITHUB_PAT",
+        "gitlab_pat",
+        "SENTRY_DSN",
+        "HTTP_AUTHORIZATION",
+        "OAUTH_CLIENT_ID",
+        "XAUTHORITY",
+        "MYAUTH",
+        "DJANGO_SESSION_ID",
+        "DBUS_SESSION_BUS_ADDRESS",
+        "COOKIEJAR",
+        "VAULT_PASSWD",
+    ],
 )
 def test_secret_names(name):
     assert is_secret_name(name)
@@ -59,8 +81,22 @@ def test_secret_names(name):
 
 @pytest.mark.parametrize(
     "name",
-    ["PATH", "HOME", "PWD", "OLDPWD", "LANG", "TERM", "USER", "EDITOR", "KEYMAP",
-     "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "PATTERN", "DSNAME", "SHLVL"],
+    [
+        "PATH",
+        "HOME",
+        "PWD",
+        "OLDPWD",
+        "LANG",
+        "TERM",
+        "USER",
+        "EDITOR",
+        "KEYMAP",
+        "GIT_AUTHOR_NAME",
+        "GIT_AUTHOR_EMAIL",
+        "PATTERN",
+        "DSNAME",
+        "SHLVL",
+    ],
 )
 def test_ordinary_names_are_kept(name):
     assert not denied(name, "/usr/bin")
@@ -99,14 +135,18 @@ def test_env_deny_globs_are_case_insensitive():
 def test_clean_path_drops_relative_empty_and_project_entries(tmp_path):
     root = tmp_path / "proj"
     (root / "bin").mkdir(parents=True)
-    path = os.pathsep.join(["", "bin", ".", "/usr/bin", str(root / "bin"), "/usr/bin", str(root), "/bin"])
+    path = os.pathsep.join(
+        ["", "bin", ".", "/usr/bin", str(root / "bin"), "/usr/bin", str(root), "/bin"]
+    )
     assert clean_path(path, root) == ["/usr/bin", "/bin"]
 
 
 def test_locale_exists_here():
     # C.UTF-8 ships with glibc >= 2.35 and Debian/Ubuntu; otherwise the fallback is C.
     assert utf8_locale() in ("C.UTF-8", "C.utf8", "C")
-    env = plan_environment({"PATH": "/usr/bin", "LANG": "de_DE.UTF-8", "LANGUAGE": "de"}, Path("/nonexistent"))
+    env = plan_environment(
+        {"PATH": "/usr/bin", "LANG": "de_DE.UTF-8", "LANGUAGE": "de"}, Path("/nonexistent")
+    )
     assert env.env["LC_ALL"] == utf8_locale() and "LANGUAGE" not in env.env
 
 
@@ -123,7 +163,8 @@ async def test_secrets_are_not_visible_to_printenv(project, monkeypatch, mode):
     settings = Settings.model_validate({"plan": {"sandbox": mode, **ENV_SETTINGS}})
     commands = ["printenv", "printenv PATH", "ls"]
     runtime, *_ = make(
-        project, [Reply(calls=[("bash", {"command": c}) for c in commands]), Reply(text="ok")],
+        project,
+        [Reply(calls=[("bash", {"command": c}) for c in commands]), Reply(text="ok")],
         settings=settings,
     )
     runtime.plan.enter_plan()
@@ -154,9 +195,14 @@ async def test_a_plan_mode_sub_agent_sees_no_secrets_either(project, monkeypatch
     runtime, router = router_runtime(
         project,
         {
-            "look": [Reply(calls=[("task", {"agent": "general", "prompt": "env please",
-                                            "description": "env"})]),
-                     Reply(text="done")],
+            "look": [
+                Reply(
+                    calls=[
+                        ("task", {"agent": "general", "prompt": "env please", "description": "env"})
+                    ]
+                ),
+                Reply(text="done"),
+            ],
             "env please": [Reply(calls=[("bash", {"command": "env | sort"})]), Reply(text="ok")],
         },
         plan=True,
@@ -187,8 +233,10 @@ def test_the_workspace_sandbox_uses_the_same_rules_and_env_allow(project, monkey
     for name, value in {**SECRETS, **ALLOWED}.items():
         monkeypatch.setenv(name, value)
     policy = workspace_exec_policy(
-        PermissionsSettings(sandbox=sandbox), project,
-        tuple(ENV_SETTINGS["env_deny"]), tuple(ENV_SETTINGS["env_allow"]),
+        PermissionsSettings(sandbox=sandbox),
+        project,
+        tuple(ENV_SETTINGS["env_deny"]),
+        tuple(ENV_SETTINGS["env_allow"]),
     )
     ctx = ToolContext(root=project, exec_policy=policy)
     result = asyncio.run(BashTool().run(BashArgs(command="env"), ctx))
@@ -252,7 +300,10 @@ def test_the_planshell_program_hides_its_environment():
     )
     repo = str(Path(__file__).resolve().parent.parent)
     done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
         env={**os.environ, "PYTHONPATH": repo},
     )
     assert done.returncode == 0, done.stderr

@@ -54,7 +54,10 @@ def tool_results(runtime) -> list[str]:
 async def test_cancel_plan_mode_asks_and_a_refusal_keeps_plan_mode(project):
     runtime, provider, decider, _recorder = make(
         project,
-        [Reply(calls=[("cancel_plan_mode", {"reason": "no change needed"}), *WRITES]), Reply(text="ok")],
+        [
+            Reply(calls=[("cancel_plan_mode", {"reason": "no change needed"}), *WRITES]),
+            Reply(text="ok"),
+        ],
     )
     runtime.plan.enter_plan()
     await runtime.agent.submit("go")
@@ -70,7 +73,9 @@ async def test_cancel_plan_mode_asks_and_a_refusal_keeps_plan_mode(project):
 
 async def test_cancel_plan_mode_leaves_only_when_the_person_agrees(project):
     decider = ScriptedDecider(leave=True)
-    runtime, *_ = make(project, [Reply(calls=[("cancel_plan_mode", {})]), Reply(text="ok")], decider)
+    runtime, *_ = make(
+        project, [Reply(calls=[("cancel_plan_mode", {})]), Reply(text="ok")], decider
+    )
     runtime.plan.enter_plan()
     await runtime.agent.submit("go")
     assert decider.leave_reasons == [""]
@@ -90,7 +95,9 @@ async def test_headless_never_lets_the_model_leave(project):
     assert runtime.plan.mode is Mode.PLAN
     assert LEAVE_REFUSED_RESULT in tool_results(runtime)
     assert_untouched(project)
-    assert "warning: the agent asked to leave plan mode; plan mode stays on" in err.getvalue().lower()
+    assert (
+        "warning: the agent asked to leave plan mode; plan mode stays on" in err.getvalue().lower()
+    )
 
 
 async def test_plan_tools_called_in_plan_do_not_leave(project):
@@ -122,11 +129,23 @@ async def test_review_keep_and_refine_stay_in_plan(project):
     decider = ScriptedDecider([Review(Decision.KEEP), Review(Decision.REFINE, "more detail")])
 
     def review(req):
-        saved = next(m.content.split()[2] for m in reversed(req.messages) if m.content.startswith("Plan saved"))
-        return Reply(calls=[("exit_plan_mode", {"plan_path": saved}), ("exit_plan_mode", {"plan_path": saved}), *WRITES])
+        saved = next(
+            m.content.split()[2]
+            for m in reversed(req.messages)
+            if m.content.startswith("Plan saved")
+        )
+        return Reply(
+            calls=[
+                ("exit_plan_mode", {"plan_path": saved}),
+                ("exit_plan_mode", {"plan_path": saved}),
+                *WRITES,
+            ]
+        )
 
     runtime, *_ = make(
-        project, [Reply(calls=[("write_plan", {"title": "x", "content": PLAN})]), review, Reply(text="ok")], decider
+        project,
+        [Reply(calls=[("write_plan", {"title": "x", "content": PLAN})]), review, Reply(text="ok")],
+        decider,
     )
     runtime.plan.enter_plan()
     await runtime.agent.submit("go")
@@ -138,7 +157,10 @@ async def test_review_keep_and_refine_stay_in_plan(project):
 async def test_a_provider_error_mid_turn_keeps_plan_mode(project):
     runtime, *_ = make(
         project,
-        [Reply(calls=[("read", {"path": "README.md"})]), Reply(error=ProviderError("server exploded"))],
+        [
+            Reply(calls=[("read", {"path": "README.md"})]),
+            Reply(error=ProviderError("server exploded")),
+        ],
     )
     runtime.plan.enter_plan()
     await runtime.agent.submit("go")
@@ -157,7 +179,11 @@ async def test_cancelling_a_turn_during_the_review_keeps_plan_mode(project):
             await asyncio.Event().wait()  # the person never answers
 
     def review(req):
-        saved = next(m.content.split()[2] for m in reversed(req.messages) if m.content.startswith("Plan saved"))
+        saved = next(
+            m.content.split()[2]
+            for m in reversed(req.messages)
+            if m.content.startswith("Plan saved")
+        )
         return Reply(calls=[("exit_plan_mode", {"plan_path": saved})])
 
     runtime, *_ = make(
@@ -222,7 +248,9 @@ async def test_resume_restores_plan_mode_and_the_gate(project):
     await runtime.agent.submit("explore")
     path = runtime.agent.session.path
     runtime.close()
-    resumed, *_ = make(project, [Reply(calls=WRITES), Reply(text="ok")], resume=SessionLog.load(path))
+    resumed, *_ = make(
+        project, [Reply(calls=WRITES), Reply(text="ok")], resume=SessionLog.load(path)
+    )
     assert resumed.plan.mode is Mode.PLAN
     await resumed.agent.submit("now write")
     assert resumed.plan.mode is Mode.PLAN
@@ -233,7 +261,12 @@ async def test_model_enter_plan_mode_from_execute_then_cannot_leave(project):
     """The model may enter PLAN (safer) but then cannot leave it again by itself."""
     runtime, *_ = make(
         project,
-        [Reply(calls=[("enter_plan_mode", {"reason": "risky"}), ("cancel_plan_mode", {}), *WRITES]), Reply(text="ok")],
+        [
+            Reply(
+                calls=[("enter_plan_mode", {"reason": "risky"}), ("cancel_plan_mode", {}), *WRITES]
+            ),
+            Reply(text="ok"),
+        ],
     )
     await runtime.agent.submit("go")
     assert runtime.plan.mode is Mode.PLAN

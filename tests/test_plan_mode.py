@@ -76,8 +76,25 @@ def test_mode_round_trip_restores_exact_tool_set(project):
     before = runtime.registry.active
     runtime.plan.enter_plan()
     active = set(runtime.registry.active)
-    assert {"read", "ls", "find", "grep", "bash", "todo_write", "note", "write_plan", "exit_plan_mode"} <= active
-    assert not active & {"write", "edit", "deploy", "set_plan_steps", "plan_complete", "enter_plan_mode"}
+    assert {
+        "read",
+        "ls",
+        "find",
+        "grep",
+        "bash",
+        "todo_write",
+        "note",
+        "write_plan",
+        "exit_plan_mode",
+    } <= active
+    assert not active & {
+        "write",
+        "edit",
+        "deploy",
+        "set_plan_steps",
+        "plan_complete",
+        "enter_plan_mode",
+    }
     runtime.plan.approve(runtime.store.write(runtime.store.new_path("x"), PLAN), PLAN)
     assert runtime.plan.mode is Mode.EXECUTE
     # EXECUTE: the saved set, with the execute-only plan tools in place of nothing else.
@@ -88,13 +105,27 @@ def test_mode_round_trip_restores_exact_tool_set(project):
 
 def test_each_mode_offers_only_the_plan_tools_that_can_succeed_there(project):
     runtime, *_ = make(project)
-    plan_tools = {"enter_plan_mode", "write_plan", "exit_plan_mode", "cancel_plan_mode",
-                  "set_plan_steps", "plan_complete"}
+    plan_tools = {
+        "enter_plan_mode",
+        "write_plan",
+        "exit_plan_mode",
+        "cancel_plan_mode",
+        "set_plan_steps",
+        "plan_complete",
+    }
     assert plan_tools & set(runtime.registry.active) == {"enter_plan_mode"}
     runtime.plan.enter_plan()
-    assert plan_tools & set(runtime.registry.active) == {"write_plan", "exit_plan_mode", "cancel_plan_mode"}
+    assert plan_tools & set(runtime.registry.active) == {
+        "write_plan",
+        "exit_plan_mode",
+        "cancel_plan_mode",
+    }
     runtime.plan.approve(runtime.store.write(runtime.store.new_path("x"), PLAN), PLAN)
-    assert plan_tools & set(runtime.registry.active) == {"enter_plan_mode", "set_plan_steps", "plan_complete"}
+    assert plan_tools & set(runtime.registry.active) == {
+        "enter_plan_mode",
+        "set_plan_steps",
+        "plan_complete",
+    }
     runtime.plan.leave()
     assert plan_tools & set(runtime.registry.active) == {"enter_plan_mode"}
 
@@ -148,7 +179,22 @@ async def test_approve_executes_and_completes(project):
         project,
         [
             *write_and_review(),
-            Reply(calls=[("set_plan_steps", {"updates": [{"step": 1, "status": "done", "expected": "Read `src/app/server.py`"}]})]),
+            Reply(
+                calls=[
+                    (
+                        "set_plan_steps",
+                        {
+                            "updates": [
+                                {
+                                    "step": 1,
+                                    "status": "done",
+                                    "expected": "Read `src/app/server.py`",
+                                }
+                            ]
+                        },
+                    )
+                ]
+            ),
             Reply(calls=[("plan_complete", {})]),
             Reply(text="finished"),
         ],
@@ -164,7 +210,10 @@ async def test_approve_executes_and_completes(project):
     results = [m for m in runtime.agent.messages if m.role == "tool"]
     assert results[1].content.startswith("Approved.") and "## Steps" in results[1].content
     # The approved plan rides in the system prompt while executing.
-    assert EXECUTE_MARKER in provider.requests[2].system and "token bucket" in provider.requests[2].system
+    assert (
+        EXECUTE_MARKER in provider.requests[2].system
+        and "token bucket" in provider.requests[2].system
+    )
     assert PLAN_MARKER in provider.requests[0].system
     assert "Updated 1 step(s): 1/3 done." in results[2].content
     assert "- [x] Read `src/app/server.py`" in plan_path.read_text()
@@ -176,7 +225,9 @@ async def test_approve_executes_and_completes(project):
 
 
 async def test_approval_seeds_todos_with_verification_last(project):
-    runtime, *_ = make(project, write_and_review(), [lambda r: Review(Decision.APPROVE, reviewed_text=r.text)])
+    runtime, *_ = make(
+        project, write_and_review(), [lambda r: Review(Decision.APPROVE, reviewed_text=r.text)]
+    )
     runtime.plan.enter_plan()
     await runtime.agent.submit("plan")
     items = runtime.todos.items
@@ -192,14 +243,21 @@ async def test_approval_seeds_todos_with_verification_last(project):
 @pytest.mark.parametrize(
     ("decision", "mode", "kept", "says"),
     [
-        (Decision.REFINE, Mode.PLAN, True, "The user asked for changes to the plan: shorter please"),
+        (
+            Decision.REFINE,
+            Mode.PLAN,
+            True,
+            "The user asked for changes to the plan: shorter please",
+        ),
         (Decision.KEEP, Mode.PLAN, True, "wants to keep planning"),
         (Decision.EXIT, Mode.OFF, True, "plan file is kept at .planshell/plans/"),
         (Decision.DISCARD, Mode.OFF, False, "discarded the plan"),
     ],
 )
 async def test_every_decision(project, decision, mode, kept, says):
-    runtime, *_ = make(project, [*write_and_review(), Reply(text="ok")], [Review(decision, "shorter please")])
+    runtime, *_ = make(
+        project, [*write_and_review(), Reply(text="ok")], [Review(decision, "shorter please")]
+    )
     runtime.plan.enter_plan()
     await runtime.agent.submit("plan")
     result = [m for m in runtime.agent.messages if m.role == "tool"][1].content
@@ -234,7 +292,14 @@ async def test_refinement_reports_changed_sections(project):
         project,
         [
             *write_and_review(),
-            lambda req: Reply(calls=[("write_plan", {"title": "t", "content": revised, "plan_path": saved_plan_path(req)})]),
+            lambda req: Reply(
+                calls=[
+                    (
+                        "write_plan",
+                        {"title": "t", "content": revised, "plan_path": saved_plan_path(req)},
+                    )
+                ]
+            ),
             lambda req: Reply(calls=[("exit_plan_mode", {"plan_path": saved_plan_path(req)})]),
             Reply(text="ok"),
         ],
@@ -254,10 +319,23 @@ async def test_set_plan_steps_is_all_or_nothing(project):
     runtime, *_ = make(
         project,
         [
-            Reply(calls=[("set_plan_steps", {"updates": [
-                {"step": 1, "status": "done", "expected": "Read `src/app/server.py`"},
-                {"step": 2, "status": "done", "expected": "Something else"},
-            ]})]),
+            Reply(
+                calls=[
+                    (
+                        "set_plan_steps",
+                        {
+                            "updates": [
+                                {
+                                    "step": 1,
+                                    "status": "done",
+                                    "expected": "Read `src/app/server.py`",
+                                },
+                                {"step": 2, "status": "done", "expected": "Something else"},
+                            ]
+                        },
+                    )
+                ]
+            ),
             Reply(calls=[("set_plan_steps", {"updates": [{"step": 9, "status": "done"}]})]),
             Reply(text="ok"),
         ],
@@ -275,15 +353,23 @@ async def test_plan_tools_refuse_outside_their_mode(project):
     runtime, *_ = make(
         project,
         [
-            Reply(calls=[("exit_plan_mode", {"plan_path": "x.md"}), ("write_plan", {"title": "t", "content": "# t"}),
-                         ("plan_complete", {}), ("cancel_plan_mode", {})]),
+            Reply(
+                calls=[
+                    ("exit_plan_mode", {"plan_path": "x.md"}),
+                    ("write_plan", {"title": "t", "content": "# t"}),
+                    ("plan_complete", {}),
+                    ("cancel_plan_mode", {}),
+                ]
+            ),
             Reply(text="ok"),
         ],
     )
     await runtime.agent.submit("go")
     results = [m.content for m in runtime.agent.messages if m.role == "tool"]
     # Not offered outside their mode, so the registry refuses them by name...
-    for name, result in zip(("exit_plan_mode", "write_plan", "plan_complete", "cancel_plan_mode"), results, strict=True):
+    for name, result in zip(
+        ("exit_plan_mode", "write_plan", "plan_complete", "cancel_plan_mode"), results, strict=True
+    ):
         assert f"'{name}' is not available in this mode" in result
     # ...and the tools themselves still refuse if called directly (defence in depth).
     from planshell.tools.base import ToolError
@@ -298,7 +384,9 @@ async def test_plan_tools_refuse_outside_their_mode(project):
 
 async def test_too_many_steps_refused_at_write(project):
     big = "# Plan: big\n\n## Steps\n\n" + "".join(f"- [ ] step {i}\n" for i in range(51))
-    runtime, *_ = make(project, [Reply(calls=[("write_plan", {"title": "big", "content": big})]), Reply(text="ok")])
+    runtime, *_ = make(
+        project, [Reply(calls=[("write_plan", {"title": "big", "content": big})]), Reply(text="ok")]
+    )
     runtime.plan.enter_plan()
     await runtime.agent.submit("go")
     result = next(m for m in runtime.agent.messages if m.role == "tool")
@@ -307,7 +395,9 @@ async def test_too_many_steps_refused_at_write(project):
 
 
 async def test_enter_plan_mode_tool_asks_the_user(project):
-    runtime, _, decider, _ = make(project, [Reply(calls=[("enter_plan_mode", {"reason": "big change"})]), Reply(text="ok")])
+    runtime, _, decider, _ = make(
+        project, [Reply(calls=[("enter_plan_mode", {"reason": "big change"})]), Reply(text="ok")]
+    )
     await runtime.agent.submit("refactor everything")
     assert decider.confirm_reasons == ["big change"]
     assert runtime.plan.mode is Mode.PLAN
@@ -366,7 +456,10 @@ def test_forced_plan_flag_on_resume(project):
 
 
 async def test_plan_mode_bash_runs_with_git_overrides(project):
-    runtime, *_ = make(project, [Reply(calls=[("bash", {"command": "printenv GIT_CONFIG_KEY_0"})]), Reply(text="ok")])
+    runtime, *_ = make(
+        project,
+        [Reply(calls=[("bash", {"command": "printenv GIT_CONFIG_KEY_0"})]), Reply(text="ok")],
+    )
     runtime.plan.enter_plan()
     await runtime.agent.submit("x")
     assert "core.fsmonitor" in next(m for m in runtime.agent.messages if m.role == "tool").content
@@ -377,7 +470,11 @@ async def test_plan_mode_bash_runs_with_git_overrides(project):
 async def test_todo_changes_reach_the_event_bus(project):
     runtime, _, _, rec = make(
         project,
-        [*write_and_review(), Reply(calls=[("set_plan_steps", {"updates": [{"step": 2, "status": "done"}]})]), Reply(text="ok")],
+        [
+            *write_and_review(),
+            Reply(calls=[("set_plan_steps", {"updates": [{"step": 2, "status": "done"}]})]),
+            Reply(text="ok"),
+        ],
         [lambda r: Review(Decision.APPROVE, reviewed_text=r.text)],
     )
     runtime.plan.enter_plan()

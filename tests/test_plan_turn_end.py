@@ -17,11 +17,17 @@ from planshell.runtime import Runtime, build_runtime
 PLAN = "# Plan: tidy\n\n## Steps\n\n1. [ ] Tidy the readme\n"
 
 
-def runtime_for(root: Path, replies: list[ReplySource], *, plan: bool) -> tuple[Runtime, HeadlessDecider]:
+def runtime_for(
+    root: Path, replies: list[ReplySource], *, plan: bool
+) -> tuple[Runtime, HeadlessDecider]:
     decider = HeadlessDecider()
     runtime = build_runtime(
-        load_settings(root), root, decider, provider=ScriptedProvider(list(replies)),
-        persist=False, plan=plan,
+        load_settings(root),
+        root,
+        decider,
+        provider=ScriptedProvider(list(replies)),
+        persist=False,
+        plan=plan,
     )
     return runtime, decider
 
@@ -72,7 +78,9 @@ async def test_notice_is_emitted_once_per_turn_and_not_after_an_error(tmp_path: 
         plan=True,
     )
     notices: list[str] = []
-    runtime.agent.subscribe(lambda e: notices.append(e.message) if isinstance(e, ev.Notice) else None)
+    runtime.agent.subscribe(
+        lambda e: notices.append(e.message) if isinstance(e, ev.Notice) else None
+    )
     await runtime.agent.submit("one")
     await runtime.agent.submit("two")  # fails: the error says so, no notice
     await runtime.agent.retry()  # a retried turn is watched too

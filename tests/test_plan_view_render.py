@@ -37,7 +37,11 @@ def section_rows(lines: list[str], width: int = 60, tag: str = "") -> list[list[
 
 def spans_of(text: str, style: Style, palette: Palette) -> list[tuple[str, Style]]:
     """The styled spans the engine makes of one line of inline markdown."""
-    return [span for line in inline_spans(parser().parseInline(text)[0], style, palette) for span in line]
+    return [
+        span
+        for line in inline_spans(parser().parseInline(text)[0], style, palette)
+        for span in line
+    ]
 
 
 def text_of(segments: list[Segment]) -> str:

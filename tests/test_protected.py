@@ -32,7 +32,9 @@ YES = ApprovalDecision(ApprovalChoice.ONCE)
 def _git(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
            "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}  # fmt: skip
-    return subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True, check=False)
+    return subprocess.run(
+        ["git", *args], cwd=cwd, env=env, capture_output=True, text=True, check=False
+    )
 
 
 @pytest.fixture
@@ -48,7 +50,10 @@ def _runtime(
     settings.permissions.mode = mode  # type: ignore[assignment]
     replies = [Reply(calls=[call]) for call in calls] + [Reply("done")]
     runtime = build_runtime(
-        settings, root, decider or ScriptedDecider(), provider=ScriptedProvider(replies),  # type: ignore[arg-type]
+        settings,
+        root,
+        decider or ScriptedDecider(),
+        provider=ScriptedProvider(replies),  # type: ignore[arg-type]
         persist=False,
     )
     recorder = Recorder()
@@ -147,12 +152,29 @@ async def test_accept_edits_and_auto_never_write_git_config(repo: Path, mode: st
     marker = repo.parent / "fsmonitor-ran"
     config = repo / ".git" / "config"
     before = config.read_text()
-    runtime, recorder = _runtime(repo, [
-        ("edit", {"path": ".git/config", "old_string": "[core]",
-                  "new_string": f'[core]\n\tfsmonitor = "{_plant(marker)}"'}),
-        ("write", {"path": ".GIT/hooks/post-checkout", "content": f"#!/bin/sh\ntouch {marker}\n"}),
-        ("edit", {"path": "src/../.git/config", "old_string": "[core]", "new_string": "[core]\n"}),
-    ], mode, HeadlessDecider())
+    runtime, recorder = _runtime(
+        repo,
+        [
+            (
+                "edit",
+                {
+                    "path": ".git/config",
+                    "old_string": "[core]",
+                    "new_string": f'[core]\n\tfsmonitor = "{_plant(marker)}"',
+                },
+            ),
+            (
+                "write",
+                {"path": ".GIT/hooks/post-checkout", "content": f"#!/bin/sh\ntouch {marker}\n"},
+            ),
+            (
+                "edit",
+                {"path": "src/../.git/config", "old_string": "[core]", "new_string": "[core]\n"},
+            ),
+        ],
+        mode,
+        HeadlessDecider(),
+    )
     await runtime.agent.submit("go")
     assert config.read_text() == before
     assert not (repo / ".git/hooks/post-checkout").exists()
@@ -167,10 +189,18 @@ async def test_accept_edits_and_auto_never_write_git_config(repo: Path, mode: st
 
 async def test_ask_mode_asks_with_the_warning_and_offers_no_rule(repo: Path) -> None:
     decider = ScriptedDecider(approvals=[YES, YES])
-    runtime, _ = _runtime(repo, [
-        ("edit", {"path": ".git/config", "old_string": "[core]", "new_string": "[core]\n\tx = 1"}),
-        ("edit", {"path": "README.md", "old_string": "Run it.", "new_string": "Run it now."}),
-    ], "ask", decider)
+    runtime, _ = _runtime(
+        repo,
+        [
+            (
+                "edit",
+                {"path": ".git/config", "old_string": "[core]", "new_string": "[core]\n\tx = 1"},
+            ),
+            ("edit", {"path": "README.md", "old_string": "Run it.", "new_string": "Run it now."}),
+        ],
+        "ask",
+        decider,
+    )
     await runtime.agent.submit("go")
     protected, ordinary = decider.approval_requests
     assert "can make git run commands (core.fsmonitor" in protected.warning
@@ -181,7 +211,9 @@ async def test_ask_mode_asks_with_the_warning_and_offers_no_rule(repo: Path) -> 
     assert "you approved" in _results(runtime)[0]
 
 
-async def test_a_dot_git_file_made_by_the_write_tool_does_not_survive(repo: Path, tmp_path: Path) -> None:
+async def test_a_dot_git_file_made_by_the_write_tool_does_not_survive(
+    repo: Path, tmp_path: Path
+) -> None:
     """Past the gate (a case the rule did not know): the watch moves the new pointer aside."""
     marker = tmp_path / "fsmonitor-ran"
     evil = repo / "evilgit"
@@ -206,7 +238,7 @@ async def test_nested_git_init_in_auto_mode_is_moved_aside(repo: Path, tmp_path:
     """A script hides git init from the classifier; the watch still moves the repository aside."""
     marker = tmp_path / "fsmonitor-ran"
     (repo / "mk.sh").write_text(
-        f"git init -q nested && git -C nested config core.fsmonitor \"{_plant(marker)}\"\n"
+        f'git init -q nested && git -C nested config core.fsmonitor "{_plant(marker)}"\n'
     )
     runtime, recorder = _runtime(repo, [("bash", {"command": "sh mk.sh"})], "auto")
     await runtime.agent.submit("go")
@@ -227,7 +259,9 @@ async def test_a_rewritten_submodule_pointer_is_restored(repo: Path, tmp_path: P
     sub.mkdir()
     pointer_dir = repo / ".git" / "modules" / "sub"
     pointer_dir.parent.mkdir()
-    assert _git(repo, "init", "-q", "--separate-git-dir", str(pointer_dir), str(sub)).returncode == 0
+    assert (
+        _git(repo, "init", "-q", "--separate-git-dir", str(pointer_dir), str(sub)).returncode == 0
+    )
     pointer = (sub / ".git").read_text()
     # A repository the attacker built earlier (not named .git, so no scan finds it) ...
     assert _git(repo, "init", "-q", "--bare", "evilgit").returncode == 0
@@ -250,10 +284,12 @@ async def test_a_rewritten_submodule_pointer_is_restored(repo: Path, tmp_path: P
         "env -i git init -q nested",
         "true && {git,init,-q,nested}",
         "echo nested | xargs git init -q",
-        "sh -c \"timeout 5 git -C . init -q nested\"",
+        'sh -c "timeout 5 git -C . init -q nested"',
     ],
 )
-async def test_creating_a_repository_asks_in_every_mode(repo: Path, mode: str, command: str) -> None:
+async def test_creating_a_repository_asks_in_every_mode(
+    repo: Path, mode: str, command: str
+) -> None:
     decider = ScriptedDecider(approvals=[ApprovalDecision(ApprovalChoice.DENY, "no")])
     runtime, _ = _runtime(repo, [("bash", {"command": command})], mode, decider)
     await runtime.agent.submit("go")
@@ -272,7 +308,9 @@ async def test_an_approved_git_init_keeps_its_repository(repo: Path) -> None:
 
 
 async def test_headless_denies_git_clone_and_says_why(repo: Path) -> None:
-    runtime, _ = _runtime(repo, [("bash", {"command": "git clone ../x y"})], "auto", HeadlessDecider())
+    runtime, _ = _runtime(
+        repo, [("bash", {"command": "git clone ../x y"})], "auto", HeadlessDecider()
+    )
     await runtime.agent.submit("go")
     result = _results(runtime)[0]
     assert result.startswith("Not run:") and "creates a git repository" in result
@@ -285,7 +323,7 @@ async def test_planshell_settings_changed_by_bash_are_restored(repo: Path) -> No
     (repo / ".planshell/plans").mkdir()
     command = (
         "bash -c \"echo '' > .planshell/config.toml; echo x > .planshell/extra.toml; "
-        "echo plan > .planshell/plans/p.md\""
+        'echo plan > .planshell/plans/p.md"'
     )
     # Outside the sandbox (which binds .planshell read-only): the watch undoes it.
     runtime, _ = _runtime(repo, [("bash", {"command": command, "sandbox": False})], "auto")
@@ -339,7 +377,9 @@ async def test_in_the_sandbox_a_nested_repository_cannot_be_changed(repo: Path) 
     nested.mkdir(parents=True)
     assert _git(nested, "init", "-q").returncode == 0
     config = (nested / ".git/config").read_text()
-    runtime, _ = _runtime(repo, [("bash", {"command": "git -C vendor/x config core.fsmonitor 'touch m'"})], "auto")
+    runtime, _ = _runtime(
+        repo, [("bash", {"command": "git -C vendor/x config core.fsmonitor 'touch m'"})], "auto"
+    )
     await runtime.agent.submit("go")
     result = _results(runtime)[0]
     assert "exit code 0" not in result, result

@@ -183,10 +183,18 @@ async def test_mistral_typed_content_parts(sse_server: SSEServer) -> None:
                         ]
                     }
                 ),
-                chunk({"content": [{"type": "thinking", "thinking": [{"type": "text", "text": " 4."}]}]}),
+                chunk(
+                    {
+                        "content": [
+                            {"type": "thinking", "thinking": [{"type": "text", "text": " 4."}]}
+                        ]
+                    }
+                ),
                 chunk({"content": [{"type": "text", "text": "The answer "}]}),
                 chunk({"content": [{"type": "text", "text": "is 4."}]}),
-                chunk({"content": ""}, "stop", usage={"prompt_tokens": 10, "completion_tokens": 30}),
+                chunk(
+                    {"content": ""}, "stop", usage={"prompt_tokens": 10, "completion_tokens": 30}
+                ),
                 DONE,
             ]
         )
@@ -220,7 +228,13 @@ async def test_openai_tool_call_cut_by_length_is_incomplete(sse_server: SSEServe
                         ]
                     }
                 ),
-                chunk({"tool_calls": [{"index": 0, "function": {"arguments": '{"path": "a.py", "con'}}]}),
+                chunk(
+                    {
+                        "tool_calls": [
+                            {"index": 0, "function": {"arguments": '{"path": "a.py", "con'}}
+                        ]
+                    }
+                ),
                 chunk({}, "length"),
                 DONE,
             ]
@@ -241,7 +255,12 @@ async def test_anthropic_tool_use_cut_by_max_tokens_is_incomplete(sse_server: SS
                 ant(
                     "content_block_start",
                     index=0,
-                    content_block={"type": "tool_use", "id": "toolu_1", "name": "write", "input": {}},
+                    content_block={
+                        "type": "tool_use",
+                        "id": "toolu_1",
+                        "name": "write",
+                        "input": {},
+                    },
                 ),
                 ant(
                     "content_block_delta",
@@ -315,7 +334,13 @@ async def test_anthropic_second_message_start_drops_abandoned_thinking(
     ]
     sse_server.add(
         Response.sse(
-            [message_start("msg_a"), *thinking, message_start("msg_b"), *fresh, *message_end("end_turn")]
+            [
+                message_start("msg_a"),
+                *thinking,
+                message_start("msg_b"),
+                *fresh,
+                *message_end("end_turn"),
+            ]
         )
     )
     events = await collect(anthropic(sse_server))
@@ -342,8 +367,13 @@ async def test_vllm_flat_error_object_then_done_is_an_error(sse_server: SSEServe
 
 
 async def test_vllm_flat_error_other_kind(sse_server: SSEServer) -> None:
-    flat = {"object": "error", "message": "guided decoding failed", "type": "BadRequestError",
-            "param": None, "code": 400}
+    flat = {
+        "object": "error",
+        "message": "guided decoding failed",
+        "type": "BadRequestError",
+        "param": None,
+        "code": 400,
+    }
     sse_server.add(Response.sse([chunk({"content": ""}), sse_event(flat), DONE]))
     _, error = await failure(openai(sse_server))
     assert "reported an error mid-stream" in error.message
@@ -449,8 +479,15 @@ async def test_openai_insufficient_quota_is_not_retried(sse_server: SSEServer) -
 
 
 async def test_gemini_rate_limit_is_still_retried(sse_server: SSEServer) -> None:
-    body = [{"error": {"code": 429, "message": "Resource exhausted. Please try again later.",
-                       "status": "RESOURCE_EXHAUSTED"}}]
+    body = [
+        {
+            "error": {
+                "code": 429,
+                "message": "Resource exhausted. Please try again later.",
+                "status": "RESOURCE_EXHAUSTED",
+            }
+        }
+    ]
     sse_server.add(Response.json(429, body), Response.sse([chunk({"content": "ok"}, "stop"), DONE]))
     events = await collect(openai(sse_server))
     assert text_of(events) == "ok"
@@ -504,8 +541,10 @@ async def test_server_error_text_whole_in_log_and_long_on_screen(
 ) -> None:
     # llama-cpp-python's 500 carries a Python traceback whose useful end is far in.
     trace = "Traceback (most recent call last):\n" + "  File x.py, line 1\n" * 40
-    message = trace + "TypeError: can only concatenate str (not \"NoneType\") to str"
-    sse_server.add(Response.json(500, {"error": {"message": message, "type": "internal_server_error"}}))
+    message = trace + 'TypeError: can only concatenate str (not "NoneType") to str'
+    sse_server.add(
+        Response.json(500, {"error": {"message": message, "type": "internal_server_error"}})
+    )
     with caplog.at_level(logging.WARNING, logger="planshell.llm.http"):
         _, error = await failure(openai(sse_server, max_attempts=1))
     assert json.dumps(message)[1:-1] in caplog.text  # the whole body, as the server sent it

@@ -23,7 +23,9 @@ needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not i
 
 
 def git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=True).stdout
+    return subprocess.run(
+        ["git", *args], cwd=repo, capture_output=True, text=True, check=True
+    ).stdout
 
 
 @pytest.fixture
@@ -131,7 +133,9 @@ def test_walk_changes(project):
 
 def test_walk_cap_is_reported(project):
     snap = rc.take_snapshot(project, max_files=3)
-    assert snap.capped and len(snap.entries) == 3 and snap.last == ("pyproject.toml",)  # sorted: Makefile, README.md, pyproject.toml, src
+    assert (
+        snap.capped and len(snap.entries) == 3 and snap.last == ("pyproject.toml",)
+    )  # sorted: Makefile, README.md, pyproject.toml, src
     receipt = rc.compare(snap, max_files=3)
     assert receipt.clean and receipt.capped
     assert "capped" in receipt.summary
@@ -160,7 +164,8 @@ def test_many_changes_are_summarised(project):
 
 async def test_review_carries_a_clean_receipt_and_logs_it(project):
     runtime, _, decider, _ = make(
-        project, [*write_and_review(), Reply(text="ok")],
+        project,
+        [*write_and_review(), Reply(text="ok")],
         [lambda r: Review(Decision.APPROVE, reviewed_text=r.text)],
     )
     runtime.plan.enter_plan()
@@ -179,7 +184,8 @@ async def test_review_carries_a_clean_receipt_and_logs_it(project):
 
 async def test_changes_before_review_are_shown_then_approval_proceeds(project):
     runtime, _, decider, _ = make(
-        project, [*write_and_review(), Reply(text="ok")],
+        project,
+        [*write_and_review(), Reply(text="ok")],
         [lambda r: Review(Decision.APPROVE, reviewed_text=r.text)],
     )
     runtime.plan.enter_plan()
@@ -200,7 +206,8 @@ async def test_new_changes_during_review_show_the_review_again(project):
         return Review(Decision.APPROVE, reviewed_text=request.text)
 
     runtime, _, decider, rec = make(
-        project, [*write_and_review(), Reply(text="ok")],
+        project,
+        [*write_and_review(), Reply(text="ok")],
         [change_then_approve, lambda r: Review(Decision.APPROVE, reviewed_text=r.text)],
     )
     runtime.plan.enter_plan()
@@ -214,7 +221,9 @@ async def test_new_changes_during_review_show_the_review_again(project):
 
 
 async def test_plan_file_writes_are_not_changes(project):
-    runtime, _, decider, _ = make(project, [*write_and_review(), Reply(text="ok")], [Review(Decision.KEEP)])
+    runtime, _, decider, _ = make(
+        project, [*write_and_review(), Reply(text="ok")], [Review(Decision.KEEP)]
+    )
     runtime.plan.enter_plan()
     await runtime.agent.submit("plan")
     assert decider.requests[0].receipt.clean
@@ -452,7 +461,10 @@ def test_ignored_dir_over_the_cap_is_not_covered_and_says_so(ignored_tree, monke
     receipt = rc.compare(snap)
     assert receipt.clean and receipt.capped
     assert receipt.not_covered == ("1 ignored dir over the cap (node_modules/)",)
-    assert receipt.summary == "no changes seen · not covered: 1 ignored dir over the cap (node_modules/)"
+    assert (
+        receipt.summary
+        == "no changes seen · not covered: 1 ignored dir over the cap (node_modules/)"
+    )
     assert receipt.to_entry()["not_covered"] == list(receipt.not_covered)
     (ignored_tree / "node_modules" / "f0").write_text("not compared")
     (ignored_tree / "build" / "f0").write_text("compared")
@@ -505,7 +517,8 @@ async def test_controller_in_git_ignores_plans_but_not_planshell_config(repo):
         return Review(Decision.APPROVE, reviewed_text=request.text)
 
     runtime, _, decider, _ = make(
-        repo, [*write_and_review(), Reply(text="ok")],
+        repo,
+        [*write_and_review(), Reply(text="ok")],
         [write_config_then_approve, lambda r: Review(Decision.APPROVE, reviewed_text=r.text)],
     )
     runtime.plan.enter_plan()
@@ -524,7 +537,9 @@ def test_protected_paths_are_named_first(repo):
     (repo / "src" / "a.py").write_text("a = 2\n")
     receipt = rc.compare(before)
     assert receipt.protected == (".git/config",)
-    assert receipt.summary.startswith("protected paths changed (git config, hooks, .git, .planshell")
+    assert receipt.summary.startswith(
+        "protected paths changed (git config, hooks, .git, .planshell"
+    )
     assert receipt.to_entry()["protected"] == [".git/config"]
     ordinary = rc.take_snapshot(repo)
     (repo / "src" / "a.py").write_text("a = 3\n")

@@ -54,9 +54,7 @@ def test_untrusted_project_cannot_set_request_options(tmp_path: Path) -> None:
         "request.tool_choice",
         "request.stream_options.include_usage",
         "request.extra_body.store",
-    } <= set(
-        untrusted.key_names
-    )
+    } <= set(untrusted.key_names)
     # Once the user trusts the file, it applies as written.
     trust(read_config_file(project_config_path(project)))
     trusted = load_settings(project, user_file=tmp_path / "no-user.toml")

@@ -127,12 +127,18 @@ async def test_comment_save_then_approve_in_chromium(project: Path, tmp_path: Pa
         lines = path.read_text().split("\n")
         steps = lines.index("## Steps")
         assert lines[steps + 2 : steps + 7] == [
-            "- [ ] add the cache", "- [x] measure", "", f"{REVIEW_PREFIX} {COMMENT}", "",
+            "- [ ] add the cache",
+            "- [x] measure",
+            "",
+            f"{REVIEW_PREFIX} {COMMENT}",
+            "",
         ]
         assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
         # Round 2: the model revised the plan; approve it through the confirmation.
-        revised = PLAN.replace("- [x] measure", "- [x] measure\n- [ ] test the cache (tests/test_cache.py)")
+        revised = PLAN.replace(
+            "- [x] measure", "- [x] measure\n- [ ] test the cache (tests/test_cache.py)"
+        )
         runtime.store.write(path, revised)
         second = asyncio.create_task(runtime.plan.review(str(path)))
         url = await asyncio.wait_for(decider.urls.get(), WAIT)
@@ -143,5 +149,7 @@ async def test_comment_save_then_approve_in_chromium(project: Path, tmp_path: Pa
     assert runtime.plan.plan_path == path
     assert "approved" in result.lower()
     assert [item.content for item in runtime.todos.items][:3] == [
-        "add the cache", "measure", "test the cache (tests/test_cache.py)",
+        "add the cache",
+        "measure",
+        "test the cache (tests/test_cache.py)",
     ]

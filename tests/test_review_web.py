@@ -75,7 +75,11 @@ def test_missing_or_wrong_token_is_403(served: Served, path: str) -> None:
 
 
 def test_right_token_serves_page_and_assets(served: Served) -> None:
-    for route, kind in [("", "text/html"), ("app.js", "text/javascript"), ("style.css", "text/css")]:
+    for route, kind in [
+        ("", "text/html"),
+        ("app.js", "text/javascript"),
+        ("style.css", "text/css"),
+    ]:
         status, headers, body = served.request("GET", served.base + route)
         assert status == 200, route
         assert headers["content-type"].startswith(kind)
@@ -86,8 +90,16 @@ def test_right_token_serves_page_and_assets(served: Served) -> None:
 
 @pytest.mark.parametrize(
     "host",
-    [None, "evil.example", "evil.example:{port}", "127.0.0.1", "127.0.0.1:{port}.evil.example",
-     "localhost", "[::1]:{port}", "127.0.0.1:{other}"],
+    [
+        None,
+        "evil.example",
+        "evil.example:{port}",
+        "127.0.0.1",
+        "127.0.0.1:{port}.evil.example",
+        "localhost",
+        "[::1]:{port}",
+        "127.0.0.1:{other}",
+    ],
 )
 def test_foreign_or_missing_host_is_refused(served: Served, host: str | None) -> None:
     port = served.review.port
@@ -113,9 +125,14 @@ def test_other_methods_are_405(served: Served, method: str) -> None:
 def test_body_over_the_cap_is_413(served: Served) -> None:
     body = b"x" * (MAX_BODY_BYTES + 1)
     status, _, _ = served.request(
-        "POST", served.base + "api/save", body=body,
-        headers={"Origin": f"http://{served.host}", "X-Planshell-CSRF": served.review.csrf,
-                 "Content-Type": "application/json"},
+        "POST",
+        served.base + "api/save",
+        body=body,
+        headers={
+            "Origin": f"http://{served.host}",
+            "X-Planshell-CSRF": served.review.csrf,
+            "Content-Type": "application/json",
+        },
     )
     assert status == 413
     assert served.path.read_text() == PLAN
@@ -150,7 +167,8 @@ def test_posts_need_same_origin_and_csrf_token(served: Served, overrides: dict[s
     version = served.page_version()
     start, end = block_after(PLAN, "Steps")
     status, _ = served.post(
-        "api/save", {"version": version, "comments": [{"start": start, "end": end, "text": "x"}]},
+        "api/save",
+        {"version": version, "comments": [{"start": start, "end": end, "text": "x"}]},
         **overrides,
     )
     assert status == 403
@@ -160,8 +178,13 @@ def test_posts_need_same_origin_and_csrf_token(served: Served, overrides: dict[s
 def test_cross_site_form_post_is_refused(served: Served) -> None:
     """What an HTML form on another site can send: a form type, no CSRF header."""
     status, _, _ = served.request(
-        "POST", served.base + "api/approve", body=b"version=x",
-        headers={"Origin": "http://evil.example", "Content-Type": "application/x-www-form-urlencoded"},
+        "POST",
+        served.base + "api/approve",
+        body=b"version=x",
+        headers={
+            "Origin": "http://evil.example",
+            "Content-Type": "application/x-www-form-urlencoded",
+        },
     )
     assert status == 403
     status, _ = served.post("api/approve", {"version": "x"}, **{"Content-Type": "text/plain"})
@@ -176,8 +199,10 @@ def test_save_writes_review_line_after_the_block_and_refines(served: Served) -> 
     start, end = block_after(PLAN, "Steps")
     status, reply = served.post(
         "api/save",
-        {"version": served.page_version(),
-         "comments": [{"start": start, "end": end, "text": "Say which tests cover the cache."}]},
+        {
+            "version": served.page_version(),
+            "comments": [{"start": start, "end": end, "text": "Say which tests cover the cache."}],
+        },
     )
     assert status == 200, reply
     lines = served.path.read_text().split("\n")
@@ -213,7 +238,9 @@ def test_save_refuses_anchor_that_is_not_a_block(served: Served) -> None:
     assert served.path.read_text() == PLAN
 
 
-def test_failed_save_leaves_the_plan_intact(served: Served, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_failed_save_leaves_the_plan_intact(
+    served: Served, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Atomic: the write goes to a temp file renamed over the plan; a failed rename changes nothing."""
     import planshell.fsutil as fsutil
 
@@ -265,9 +292,7 @@ def test_second_decision_is_refused(served: Served) -> None:
 def test_closed_when_the_event_stream_drops(tmp_path: Path) -> None:
     for served in running(serve(tmp_path, grace=0.2, heartbeat=0.05)):
         sock = socket.create_connection(("127.0.0.1", served.review.port), timeout=WAIT)
-        sock.sendall(
-            f"GET {served.base}events HTTP/1.1\r\nHost: {served.host}\r\n\r\n".encode()
-        )
+        sock.sendall(f"GET {served.base}events HTTP/1.1\r\nHost: {served.host}\r\n\r\n".encode())
         assert b"text/event-stream" in sock.recv(4096)
         sock.close()  # the tab goes away
         assert served.review.wait_closed(WAIT)
@@ -358,7 +383,9 @@ def test_hostile_plan_renders_inert(tmp_path: Path) -> None:
                 assert name != "style", tag
                 if name in {"href", "src"}:
                     assert value is not None
-                    assert value.startswith(("http://", "https://", "#", "app.js", "style.css")), value
+                    assert value.startswith(("http://", "https://", "#", "app.js", "style.css")), (
+                        value
+                    )
         ids = [attrs["id"] for _, attrs in tags if "id" in attrs]
         assert all(i and (i.startswith("b-") or i in _PAGE_IDS) for i in ids)
         # The text is shown, escaped.
@@ -368,16 +395,32 @@ def test_hostile_plan_renders_inert(tmp_path: Path) -> None:
 
 
 _PAGE_IDS = {
-    "status", "save", "approve", "close", "banner", "banner-text", "reload", "plan", "confirm",
-    "confirm-cancel", "confirm-ok",
+    "status",
+    "save",
+    "approve",
+    "close",
+    "banner",
+    "banner-text",
+    "reload",
+    "plan",
+    "confirm",
+    "confirm-cancel",
+    "confirm-ok",
 }
 
 
 def test_page_script_builds_no_html_from_strings() -> None:
     source = resources.files("planshell.review_web").joinpath("assets", "app.js").read_text()
     script = "\n".join(line for line in source.splitlines() if not line.lstrip().startswith("//"))
-    for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(",
-                 "Function(", "srcdoc"):
+    for sink in (
+        "innerHTML",
+        "outerHTML",
+        "insertAdjacentHTML",
+        "document.write",
+        "eval(",
+        "Function(",
+        "srcdoc",
+    ):
         assert sink not in script, sink
 
 
@@ -425,10 +468,26 @@ def test_comment_text_is_one_review_line_per_line_without_controls() -> None:
     assert f"{REVIEW_PREFIX} a red\n{REVIEW_PREFIX} b\n" in written
 
 
-_LINE = st.sampled_from([
-    "# Title", "## Section", "text", "more text", "", "- item", "- [ ] task", "1. one",
-    "```", "~~~", "    code", "> quote", "| a |", "|---|", "---", "> [!REVIEW] old",
-])
+_LINE = st.sampled_from(
+    [
+        "# Title",
+        "## Section",
+        "text",
+        "more text",
+        "",
+        "- item",
+        "- [ ] task",
+        "1. one",
+        "```",
+        "~~~",
+        "    code",
+        "> quote",
+        "| a |",
+        "|---|",
+        "---",
+        "> [!REVIEW] old",
+    ]
+)
 
 
 @given(st.lists(_LINE, max_size=30), st.data())
@@ -439,7 +498,9 @@ def test_any_plan_round_trips(lines: list[str], data: st.DataObject) -> None:
     if not blocks:
         return
     chosen = data.draw(st.lists(st.sampled_from(blocks), unique_by=lambda b: b.start, max_size=4))
-    comments = sorted((Comment(b.start, b.end, f"c{b.start}") for b in chosen), key=lambda c: c.start)
+    comments = sorted(
+        (Comment(b.start, b.end, f"c{b.start}") for b in chosen), key=lambda c: c.start
+    )
     try:
         written = apply_reviews(text, comments, ANY)
     except FeedbackError:
@@ -448,14 +509,17 @@ def test_any_plan_round_trips(lines: list[str], data: st.DataObject) -> None:
     assert apply_reviews(written, comments, ANY) == written
 
 
-
 def test_outline_marks_sections_changed_since_the_last_review(tmp_path: Path) -> None:
     previous = PLAN.replace("- [ ] add the cache", "- [ ] add a cache")
     for served in running(serve(tmp_path, previous=previous)):
         _, _, body = served.request("GET", served.base)
         parser = _Tags()
         parser.feed(body.decode())
-        marked = [attrs.get("class") for tag, attrs in parser.tags if tag == "li" and "lvl-" in (attrs.get("class") or "")]
+        marked = [
+            attrs.get("class")
+            for tag, attrs in parser.tags
+            if tag == "li" and "lvl-" in (attrs.get("class") or "")
+        ]
         assert marked == ["lvl-1", "lvl-2", "lvl-2 changed", "lvl-2"]
         assert b"1/2 steps done" in body
 

@@ -32,7 +32,12 @@ def _limited(code: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     return subprocess.run(
         [sys.executable, "-c", prelude + textwrap.dedent(code)],
-        cwd=cwd, env=env, capture_output=True, text=True, timeout=50, check=False,
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=50,
+        check=False,
     )
 
 
@@ -283,8 +288,10 @@ async def test_the_tui_shows_the_notice(tmp_path, monkeypatch):
         await ready(pilot)
         await until(
             pilot,
-            lambda: any("AGENTS.md is a symlink to /dev/zero; not read" in str(n.message)
-                        for n in app._notifications),
+            lambda: any(
+                "AGENTS.md is a symlink to /dev/zero; not read" in str(n.message)
+                for n in app._notifications
+            ),
         )
         assert app.runtime is not None and SECRET not in app.runtime.agent.base_prompt
 
@@ -299,8 +306,12 @@ async def test_a_sub_agent_re_reading_agents_md_warns(tmp_path):
     runtime, router = router_runtime(
         tmp_path,
         {
-            "go": [Reply(calls=[("task", {"agent": "explore", "prompt": "look",
-                                          "description": "look"})]), Reply(text="done")],
+            "go": [
+                Reply(
+                    calls=[("task", {"agent": "explore", "prompt": "look", "description": "look"})]
+                ),
+                Reply(text="done"),
+            ],
             "look": [Reply(text="looked")],
         },
     )

@@ -42,7 +42,11 @@ needs_git = pytest.mark.skipif(git_shim_dir() is None, reason="git (and bash) ar
 
 def git(repo: Path, *args: str, env: dict[str, str] | None = None) -> str:
     done = subprocess.run(
-        ["git", *args], cwd=repo, capture_output=True, text=True, check=True,
+        ["git", *args],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=True,
         env={**os.environ, **(env or {})},
     )
     return done.stdout
@@ -111,7 +115,9 @@ async def test_writes_fail_read_only(repo, command):
 @pytest.mark.bwrap
 async def test_tmp_is_private_and_vanishes(repo):
     name = f"planshell-sandbox-{os.getpid()}"
-    result = await run(sandboxed(repo), repo, f"echo inside > /tmp/{name} && cat /tmp/{name} && echo $TMPDIR")
+    result = await run(
+        sandboxed(repo), repo, f"echo inside > /tmp/{name} && cat /tmp/{name} && echo $TMPDIR"
+    )
     assert not result.is_error, result.content
     assert result.content.splitlines()[:2] == ["inside", "/tmp"]
     assert not Path("/tmp", name).exists()
@@ -206,8 +212,8 @@ def hostile(repo: Path, tmp_path: Path) -> tuple[Path, Path]:
     script = evil / "run.sh"
     script.write_text(
         "#!/bin/sh\n"
-        f"echo \"$0 $*\" >> {repo}/MARKER-inside\n"
-        f"echo \"$0 $*\" >> {outside}/MARKER-outside\n"
+        f'echo "$0 $*" >> {repo}/MARKER-inside\n'
+        f'echo "$0 $*" >> {outside}/MARKER-outside\n'
         "cat\n"
     )
     script.chmod(0o755)
@@ -235,7 +241,13 @@ def markers(repo: Path, outside: Path) -> list[Path]:
 )
 async def test_hostile_repo_runs_nothing(hostile, mode):
     repo, outside = hostile
-    commands = ["git status", "git diff", "git --no-pager -C . diff b.dat", "git log -p -1", "git blame b.dat"]
+    commands = [
+        "git status",
+        "git diff",
+        "git --no-pager -C . diff b.dat",
+        "git log -p -1",
+        "git blame b.dat",
+    ]
     runtime, *_ = make(
         repo,
         [Reply(calls=[("bash", {"command": c}) for c in commands]), Reply(text="ok")],
@@ -264,13 +276,26 @@ def test_shim_inserts_the_flags(tmp_path, repo):
     shim = git_shim_dir()
     assert shim is not None
     text = (shim / "git").read_text()
-    real = subprocess.run(["bash", "-c", "command -v git"], capture_output=True, text=True,
-                          env={**os.environ, **plan_git_env()}, check=True).stdout.strip()
+    real = subprocess.run(
+        ["bash", "-c", "command -v git"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **plan_git_env()},
+        check=True,
+    ).stdout.strip()
     assert real == str(shim / "git")
-    assert 'diff|log|show|whatchanged|diff-tree|diff-files|diff-index) set -- "$sub" --no-ext-diff --no-textconv' in text
+    assert (
+        'diff|log|show|whatchanged|diff-tree|diff-files|diff-index) set -- "$sub" --no-ext-diff --no-textconv'
+        in text
+    )
     # The shim passes the global options through: -C selects the repository.
-    out = subprocess.run([str(shim / "git"), "--no-pager", "-C", str(repo), "log", "--oneline"],
-                         cwd=tmp_path, capture_output=True, text=True, env={**os.environ, **plan_git_env()})
+    out = subprocess.run(
+        [str(shim / "git"), "--no-pager", "-C", str(repo), "log", "--oneline"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **plan_git_env()},
+    )
     assert out.returncode == 0 and "init" in out.stdout
 
 
@@ -325,7 +350,9 @@ def test_probe_is_lazy_and_once(project, monkeypatch):
     runtime.plan.enter_plan()
     assert calls == [1] and runtime.plan.mode is Mode.PLAN
     runtime.plan.leave()
-    assert runtime.agent.ctx.exec_policy.wrap == [] and runtime.agent.ctx.exec_policy.extra_env == {}
+    assert (
+        runtime.agent.ctx.exec_policy.wrap == [] and runtime.agent.ctx.exec_policy.extra_env == {}
+    )
     runtime.plan.enter_plan()
     assert calls == [1]
 
@@ -335,7 +362,11 @@ def test_probe_is_lazy_and_once(project, monkeypatch):
 def test_sandbox_binds_project_under_tmp(repo):
     policy = sandboxed(repo)
     wrap = policy.wrap
-    assert wrap[:3] == [wrap[0], "--ro-bind", "/"] and wrap[-3:] == ["--chdir", str(repo.resolve()), "--"]
+    assert wrap[:3] == [wrap[0], "--ro-bind", "/"] and wrap[-3:] == [
+        "--chdir",
+        str(repo.resolve()),
+        "--",
+    ]
     binds = [wrap[i + 1] for i, a in enumerate(wrap) if a == "--ro-bind" and wrap[i + 1] != "/"]
     if repo.resolve().is_relative_to("/tmp"):
         assert str(repo.resolve()) in binds
@@ -351,5 +382,8 @@ def test_bwrap_that_cannot_start(tmp_path, monkeypatch, mode, state):
     monkeypatch.setattr(bwrap, "find_bwrap", lambda: str(fake))
     policy = bwrap.plan_exec_policy(PlanSettings(sandbox=mode), tmp_path)
     assert policy.label == state and policy.wrap == []
-    assert policy.status is not None and "setting up uid map: Permission denied" in policy.status.reason
+    assert (
+        policy.status is not None
+        and "setting up uid map: Permission denied" in policy.status.reason
+    )
     assert (policy.refusal is not None) is (mode == "required")

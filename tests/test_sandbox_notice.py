@@ -55,7 +55,9 @@ def test_one_notice_per_session(project, no_bwrap):
     ["off", pytest.param("auto", marks=[needs_bwrap, pytest.mark.bwrap], id="auto-with-bwrap")],
 )
 def test_no_notice_when_the_sandbox_runs_or_was_switched_off(project, mode):
-    runtime, _, _, recorder = make(project, settings=Settings.model_validate({"plan": {"sandbox": mode}}))
+    runtime, _, _, recorder = make(
+        project, settings=Settings.model_validate({"plan": {"sandbox": mode}})
+    )
     runtime.plan.enter_plan()
     assert warnings(recorder) == []
     runtime.close()
@@ -63,8 +65,9 @@ def test_no_notice_when_the_sandbox_runs_or_was_switched_off(project, mode):
 
 async def _headless(project, *, plan: bool, replies: list) -> str:
     decider = HeadlessDecider()
-    runtime = build_runtime(auto(), project, decider, provider=ScriptedProvider(replies),
-                            persist=False, plan=plan)
+    runtime = build_runtime(
+        auto(), project, decider, provider=ScriptedProvider(replies), persist=False, plan=plan
+    )
     out, err = io.StringIO(), io.StringIO()
     await run_print(runtime, decider, "look around", out=out, err=err)
     return err.getvalue()
@@ -78,8 +81,9 @@ async def test_headless_prints_the_notice_on_stderr(project, no_bwrap):
 
 async def test_headless_prints_a_notice_emitted_during_the_run(project, no_bwrap):
     decider = HeadlessDecider()
-    runtime = build_runtime(auto(), project, decider, provider=ScriptedProvider([Reply(text="ok")]),
-                            persist=False)
+    runtime = build_runtime(
+        auto(), project, decider, provider=ScriptedProvider([Reply(text="ok")]), persist=False
+    )
     err = io.StringIO()
     runtime.agent.prompt_parts.append(lambda: runtime.plan.enter_plan())  # enters mid-run
     await run_print(runtime, decider, "look", out=io.StringIO(), err=err)
@@ -99,5 +103,7 @@ async def test_marker_says_guard_only_and_the_notice_shows_once(project, no_bwra
         await pilot.press("f2")  # leave
         await until(pilot, lambda: not marker.display)
         await pilot.press("f2")  # and enter again: the marker is back, the notice is not
-        await until(pilot, lambda: marker.display and str(marker.render()) == "⚠ guard only — no sandbox")
+        await until(
+            pilot, lambda: marker.display and str(marker.render()) == "⚠ guard only — no sandbox"
+        )
         assert sum(GUARD_ONLY in t for t in toasts(app)) == 1

@@ -142,7 +142,9 @@ async def test_grep_include_flags_bring_files_back(ctx: ToolContext, engine: str
     assert set(paths(everything)) == set(TREE)
     assert not any(p.startswith(".git/") for p in paths(everything))
     ignored = await call(tool, ctx, pattern="server", include_ignored=True)
-    assert set(paths(ignored)) == {rel for rel in TREE if not rel.startswith((".planshell", ".hy", ".github"))}
+    assert set(paths(ignored)) == {
+        rel for rel in TREE if not rel.startswith((".planshell", ".hy", ".github"))
+    }
     hidden = await call(tool, ctx, pattern="server", include_hidden=True)
     assert ".planshell/plans/x.md" in paths(hidden) and "build/server.js" not in paths(hidden)
     # plans rank with lock files, after docs
@@ -169,7 +171,9 @@ async def test_project_below_the_repository_top(repo: Path, engine: str) -> None
     assert paths(result) == ["widgets/__init__.py", "widgets/server.py"]
 
 
-async def test_engines_agree_on_the_repository(ctx: ToolContext, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_engines_agree_on_the_repository(
+    ctx: ToolContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
     assert grep.find_rg() is not None
     queries: list[dict[str, Any]] = [
         {"pattern": "server"},
@@ -198,7 +202,7 @@ async def test_find_skips_ignored_and_hidden_unless_asked(ctx: ToolContext) -> N
     assert "src/widgets/server.py" in default
     assert not {"build/server.js", "old.bak", ".planshell/plans/x.md"} & set(default)
     assert ".serverrc" in default and ".gitignore" in default  # hidden files stay
-    every = (await call(tool, ctx, pattern="**/*", include_ignored=True, include_hidden=True))
+    every = await call(tool, ctx, pattern="**/*", include_ignored=True, include_hidden=True)
     assert set(TREE) <= set(every.content.splitlines())
     assert not any(p.startswith(".git/") for p in every.content.splitlines())
     named = await call(tool, ctx, pattern="*", path="build")

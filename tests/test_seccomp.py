@@ -46,8 +46,12 @@ def test_filter_shape():
 
 PY = "python3 -c"
 SOCKET_UNIX = f"{PY} \"import socket; socket.socket(socket.AF_UNIX); print('made a unix socket')\""
-SOCKET_NETLINK = f"{PY} \"import socket; socket.socket(socket.AF_NETLINK, socket.SOCK_RAW); print('netlink')\""
-SOCKETPAIR = f"{PY} \"import socket; a, b = socket.socketpair(); a.send(b'x'); print('pair', b.recv(1))\""
+SOCKET_NETLINK = (
+    f"{PY} \"import socket; socket.socket(socket.AF_NETLINK, socket.SOCK_RAW); print('netlink')\""
+)
+SOCKETPAIR = (
+    f"{PY} \"import socket; a, b = socket.socketpair(); a.send(b'x'); print('pair', b.recv(1))\""
+)
 
 
 def _syscall(name: str, *args: int) -> str:
@@ -55,12 +59,14 @@ def _syscall(name: str, *args: int) -> str:
     number = ARCH.syscalls[name]
     call = ", ".join([str(number), *(f"ctypes.c_long({a})" for a in args)])
     return (
-        f"{PY} \"import ctypes; libc = ctypes.CDLL(None, use_errno=True); "
+        f'{PY} "import ctypes; libc = ctypes.CDLL(None, use_errno=True); '
         f"r = libc.syscall({call}); print('result', r, 'errno', ctypes.get_errno())\""
     )
 
 
-needs_seccomp = pytest.mark.skipif(ARCH is None, reason=f"no seccomp table for {platform.machine()}")
+needs_seccomp = pytest.mark.skipif(
+    ARCH is None, reason=f"no seccomp table for {platform.machine()}"
+)
 
 
 @needs_bwrap
@@ -91,14 +97,26 @@ async def test_filter_is_loaded(repo):
         (_syscall("personality", 0x0040000) if ARCH else "", "errno 0"),  # ADDR_NO_RANDOMIZE
         (_syscall("userfaultfd", 0) if ARCH else "", "errno"),
     ],
-    ids=["socket-unix", "socket-netlink", "keyctl", "add_key", "ptrace", "io_uring", "unshare",
-         "bpf", "personality", "userfaultfd"],
+    ids=[
+        "socket-unix",
+        "socket-netlink",
+        "keyctl",
+        "add_key",
+        "ptrace",
+        "io_uring",
+        "unshare",
+        "bpf",
+        "personality",
+        "userfaultfd",
+    ],
 )
 async def test_denied_with_eperm(repo, command, outside):
     plain = await run(ExecPolicy(), repo, command)
     assert outside in plain.content  # the command does run outside the filter
     result = await run(sandboxed(repo), repo, command)
-    assert "Operation not permitted" in result.content or "errno 1\n" in result.content, result.content
+    assert "Operation not permitted" in result.content or "errno 1\n" in result.content, (
+        result.content
+    )
 
 
 @needs_bwrap
@@ -111,7 +129,7 @@ async def test_host_unix_socket_is_unreachable(repo):
         listener.listen()
         listener.settimeout(5)
         probe = (
-            f"{PY} \"import socket; s = socket.socket(socket.AF_UNIX); "
+            f'{PY} "import socket; s = socket.socket(socket.AF_UNIX); '
             f"s.connect('{path}'); print('connected')\""
         )
         plain = await run(ExecPolicy(), repo, probe)

@@ -14,7 +14,9 @@ from planshell.llm.types import Message, ToolCall
 def test_append_and_load_round_trip(tmp_path):
     log = SessionLog.create(tmp_path)
     log.append_message(Message("user", "hello"))
-    log.append_message(Message("assistant", "", tool_calls=[ToolCall("c1", "read", '{"path":"a"}')]))
+    log.append_message(
+        Message("assistant", "", tool_calls=[ToolCall("c1", "read", '{"path":"a"}')])
+    )
     log.append_message(Message("tool", "data", tool_call_id="c1", tool_name="read"))
     log.append({"type": "mode", "mode": "plan", "plan_path": "/x.md", "saved_tools": ["read"]})
     # Flushed per entry: readable before close.
@@ -48,7 +50,9 @@ def test_corrupt_middle_line_is_reported(tmp_path):
     log.close()
     with log.path.open("a") as fh:
         fh.write("not json at all}\n")
-        fh.write(json.dumps({"type": "message", "message": {"role": "user", "content": "b"}}) + "\n")
+        fh.write(
+            json.dumps({"type": "message", "message": {"role": "user", "content": "b"}}) + "\n"
+        )
     loaded = SessionLog.load(log.path)
     assert [m.content for m in loaded.messages] == ["a", "b"]
     assert len(loaded.problems) == 1 and "line 3: unreadable entry skipped" in loaded.problems[0]

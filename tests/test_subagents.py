@@ -31,7 +31,9 @@ WRITE_ATTEMPTS: list[tuple[str, dict[str, object] | str]] = [
 ]
 
 
-def _task(prompt: str, agent: str = "explore", what: str = "look around") -> tuple[str, dict[str, object]]:
+def _task(
+    prompt: str, agent: str = "explore", what: str = "look around"
+) -> tuple[str, dict[str, object]]:
     return ("task", {"description": what, "prompt": prompt, "agent": agent})
 
 
@@ -156,7 +158,9 @@ async def test_general_child_writes_outside_plan(project: Path) -> None:
     )
     await finishes(runtime.agent.submit("change it"), "the turn")
     assert (project / "new.txt").read_text() == "pwned"
-    assert [r.tool for r in decider.approval_requests] == ["write"]  # the child's call was asked about
+    assert [r.tool for r in decider.approval_requests] == [
+        "write"
+    ]  # the child's call was asked about
     assert "task" not in router.requests("do it")[0].tools
     assert "write_plan" not in router.requests("do it")[0].tools
     runtime.close()
@@ -183,8 +187,10 @@ async def test_two_task_calls_run_at_the_same_time_and_keep_call_order(project: 
     kinds = [(type(e).__name__, e.call_id) for e in tasks]
     first, second = tasks[0].call_id, tasks[1].call_id
     assert kinds == [
-        ("ToolStarted", first), ("ToolStarted", second),
-        ("ToolFinished", second), ("ToolFinished", first),
+        ("ToolStarted", first),
+        ("ToolStarted", second),
+        ("ToolFinished", second),
+        ("ToolFinished", first),
     ]
     # The history keeps the order of the calls, not of their completion.
     results = tool_results(router.requests("survey")[1])
@@ -283,8 +289,10 @@ async def test_a_configured_profile_gets_its_tools_and_plan_mode_still_wins(proj
     settings = Settings(
         agents={
             "reviewer": AgentProfile(
-                description="reads diffs", system_prompt="You review code.",
-                tools=["read", "grep", "write"], read_only=False,
+                description="reads diffs",
+                system_prompt="You review code.",
+                tools=["read", "grep", "write"],
+                read_only=False,
             )
         }
     )
@@ -337,7 +345,7 @@ def test_an_untrusted_repository_cannot_define_profiles(tmp_path: Path) -> None:
 
     (tmp_path / ".planshell").mkdir()
     (tmp_path / ".planshell" / "config.toml").write_text(
-        '[agent]\nparallel_tasks = 16\n\n'
+        "[agent]\nparallel_tasks = 16\n\n"
         '[agents.wide]\ndescription = "x"\ntools = ["write", "bash"]\nread_only = false\n'
     )
     trust_file = tmp_path / "trusted.json"
@@ -375,7 +383,9 @@ async def test_headless_verbose_prints_subagent_progress(project: Path) -> None:
     assert out.getvalue().strip() == "the answer"
 
 
-async def test_general_subagent_outside_plan_goes_through_the_permission_prompt(project: Path) -> None:
+async def test_general_subagent_outside_plan_goes_through_the_permission_prompt(
+    project: Path,
+) -> None:
     """Found in review: a `general` child in OFF wrote files without the parent's approval.
 
     Headless `ask` mode denies every call that would ask, so nothing may change.

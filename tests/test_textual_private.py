@@ -188,7 +188,9 @@ def test_the_shadowing_check_catches_method_and_attribute_clashes(
 
 # --------------------------------------------------------------------- imports
 
-_PRIVATE_IMPORT = re.compile(r"^\s*(from\s+textual(\.\w+)*\._\w*|import\s+textual(\.\w+)*\._\w*)", re.M)
+_PRIVATE_IMPORT = re.compile(
+    r"^\s*(from\s+textual(\.\w+)*\._\w*|import\s+textual(\.\w+)*\._\w*)", re.M
+)
 
 
 def _planshell_sources() -> list[Path]:

@@ -53,10 +53,9 @@ def test_plan_review_approve_execute(project: Path, tmp_path: Path) -> None:
                 if not seen or seen[-1] != state:
                     seen.append(state)
             # The demo's last words (not the "Plan complete: permissions back to ask." toast).
-            return (
-                "Plan complete: 4 steps ticked" in screen
-                and status_line(screen).lstrip().startswith("OFF")
-            )
+            return "Plan complete: 4 steps ticked" in screen and status_line(
+                screen
+            ).lstrip().startswith("OFF")
 
         screen = pane.wait_until(progress, what="the plan to complete")
         # The checklist was shown and only ever moved forward; it is gone at OFF.
@@ -70,12 +69,11 @@ def test_plan_review_approve_execute(project: Path, tmp_path: Path) -> None:
         assert (project / ".planshell" / "plans").is_dir()
         plan = next((project / ".planshell" / "plans").glob("*.md")).read_text()
         assert plan.count("- [x]") == 4
+
         # The toggle in a real terminal: kitty-protocol bytes for Ctrl+Shift+L (CSI 108;6u),
         # tmux's own encoding of C-S-l (extended keys), and F2.
         def chip(word: str) -> None:
-            pane.wait_until(
-                lambda s: status_line(s).lstrip().startswith(word), what=word
-            )
+            pane.wait_until(lambda s: status_line(s).lstrip().startswith(word), what=word)
 
         pane.hex("1b", "5b", "31", "30", "38", "3b", "36", "75")
         chip("PLAN")

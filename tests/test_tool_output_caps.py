@@ -42,7 +42,9 @@ def assert_capped(result: ToolResult, *hints: str) -> str:
 async def test_read_stops_at_the_budget_and_names_the_next_offset(tmp_path: Path) -> None:
     (tmp_path / "big.txt").write_text("".join(f"line {i} " + "x" * 60 + "\n" for i in range(1000)))
     tool = ReadTool()
-    result = tool.capped(await tool.run(ReadArgs(path="big.txt"), ctx_for(tmp_path)), ctx_for(tmp_path))
+    result = tool.capped(
+        await tool.run(ReadArgs(path="big.txt"), ctx_for(tmp_path)), ctx_for(tmp_path)
+    )
     tail = assert_capped(result, "of 1000", "read more with offset=")
     offset = int(tail.rsplit("offset=", 1)[1].rstrip("]"))
     # Following the note continues exactly where the first read stopped.
@@ -77,7 +79,9 @@ async def test_find_is_capped(tmp_path: Path) -> None:
     for n in range(200):
         (deep / f"file_{n:04}_{'z' * 40}.txt").write_text("")
     tool = FindTool()
-    result = tool.capped(await tool.run(FindArgs(pattern="**/*.txt"), ctx_for(tmp_path)), ctx_for(tmp_path))
+    result = tool.capped(
+        await tool.run(FindArgs(pattern="**/*.txt"), ctx_for(tmp_path)), ctx_for(tmp_path)
+    )
     assert_capped(result, "output truncated", "narrower pattern or path")
 
 
@@ -102,7 +106,9 @@ async def test_bash_keeps_head_and_tail_within_the_budget(tmp_path: Path) -> Non
 async def test_edit_diff_is_capped(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("start\n")
     tool = EditTool()
-    args = EditArgs(path="a.txt", old_string="start\n", new_string="".join(f"{i}\n" for i in range(5000)))
+    args = EditArgs(
+        path="a.txt", old_string="start\n", new_string="".join(f"{i}\n" for i in range(5000))
+    )
     result = tool.capped(await tool.run(args, ctx_for(tmp_path)), ctx_for(tmp_path))
     assert_capped(result, "output truncated")
 

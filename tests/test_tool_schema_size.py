@@ -33,7 +33,9 @@ def test_normal_mode_tool_schema_is_under_the_goal(tmp_path: Path, wire) -> None
     try:
         specs = runtime.registry.specs()
         names = [s.name for s in specs]
-        assert "write_plan" not in names and "exit_plan_mode" not in names  # plan tools only in PLAN
+        assert (
+            "write_plan" not in names and "exit_plan_mode" not in names
+        )  # plan tools only in PLAN
         tokens = len(json.dumps([wire(s) for s in specs], ensure_ascii=False)) // CHARS_PER_TOKEN
         assert tokens < GOAL_TOKENS, f"{tokens} tokens for {names}"
     finally:
@@ -66,8 +68,12 @@ def test_lean_schema_drops_titles_not_properties_named_title() -> None:
         "type": "object",
         "properties": {
             "title": {"title": "Title", "type": "string", "description": "Short plan title."},
-            "path": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None,
-                     "title": "Path", "description": "Existing plan."},
+            "path": {
+                "anyOf": [{"type": "string"}, {"type": "null"}],
+                "default": None,
+                "title": "Path",
+                "description": "Existing plan.",
+            },
         },
         "required": ["title"],
     }

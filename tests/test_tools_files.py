@@ -143,8 +143,14 @@ async def test_read_refuses_paths_outside_root(ctx: ToolContext, raw: str) -> No
 
 
 @pytest.mark.parametrize(
-    "raw", ["/proc/self/environ", "/proc/self/cmdline", "/proc/thread-self/environ",
-            "/proc/self/task/../environ", "/proc//self/./mem"]
+    "raw",
+    [
+        "/proc/self/environ",
+        "/proc/self/cmdline",
+        "/proc/thread-self/environ",
+        "/proc/self/task/../environ",
+        "/proc//self/./mem",
+    ],
 )
 async def test_read_refuses_process_secrets_even_outside_root_allowed(
     ctx: ToolContext, raw: str

@@ -107,7 +107,10 @@ async def test_output_truncation_keeps_head_and_tail(ctx: ToolContext) -> None:
     )
     head, note, tail = result.content.split("\n")[:3]
     assert head == "H" * 50
-    assert note == "[... 1020 characters truncated; to see them, send the output to a file and read or grep parts of it ...]"
+    assert (
+        note
+        == "[... 1020 characters truncated; to see them, send the output to a file and read or grep parts of it ...]"
+    )
     assert tail == "T" * 50
     assert result.data["truncated"] is True
 
@@ -118,7 +121,10 @@ def test_head_tail_is_exact_under_the_limit() -> None:
         sink.add(piece)
     assert sink.render() == "abcdefghij"
     sink.add("K")
-    assert sink.render() == "abcde\n[... 1 characters truncated; to see them, send the output to a file and read or grep parts of it ...]\nghijK"
+    assert (
+        sink.render()
+        == "abcde\n[... 1 characters truncated; to see them, send the output to a file and read or grep parts of it ...]\nghijK"
+    )
 
 
 async def test_timeout_kills_the_whole_group(ctx: ToolContext) -> None:

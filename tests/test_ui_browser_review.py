@@ -25,7 +25,9 @@ WAIT = 30.0
 class Host(App[None]):
     """A review screen over a real plan store, like the chat's (runtime.store)."""
 
-    def __init__(self, root: Path, *, from_plan_review: bool = False, browser: bool = False) -> None:
+    def __init__(
+        self, root: Path, *, from_plan_review: bool = False, browser: bool = False
+    ) -> None:
         super().__init__()
         store = PlanStore(root)
         store.ensure_dir()
@@ -55,7 +57,9 @@ def line_text(app: Host) -> str:
     return str(app.review_screen.query_one("#browser-line", Static).render())
 
 
-async def test_w_opens_the_browser_and_shows_the_url(tmp_path: Path, browser_opened: list[str]) -> None:
+async def test_w_opens_the_browser_and_shows_the_url(
+    tmp_path: Path, browser_opened: list[str]
+) -> None:
     app = Host(tmp_path)
     async with app.run_test(size=(110, 30)) as pilot:
         await pilot.press("w")
@@ -74,13 +78,17 @@ async def test_approve_in_the_page_takes_the_a_path(tmp_path: Path) -> None:
     async with app.run_test(size=(110, 30)) as pilot:
         await pilot.press("w")
         page = served(app)
-        status, _ = await asyncio.to_thread(page.post, "api/approve", {"version": page.page_version()})
+        status, _ = await asyncio.to_thread(
+            page.post, "api/approve", {"version": page.page_version()}
+        )
         assert status == 200
         for _ in range(200):
             if app.results:
                 break
             await pilot.pause(0.02)
-        assert app.results == [Review(Decision.APPROVE, reviewed_text=PLAN, permission_mode="accept-edits")]
+        assert app.results == [
+            Review(Decision.APPROVE, reviewed_text=PLAN, permission_mode="accept-edits")
+        ]
         assert await asyncio.to_thread(page.review.wait_closed, WAIT)
 
 
@@ -123,7 +131,9 @@ async def test_terminal_decision_closes_the_browser_review(tmp_path: Path) -> No
         await pilot.press("w")
         page = served(app)
         await pilot.press("a")
-        assert app.results == [Review(Decision.APPROVE, reviewed_text=PLAN, permission_mode="accept-edits")]
+        assert app.results == [
+            Review(Decision.APPROVE, reviewed_text=PLAN, permission_mode="accept-edits")
+        ]
         assert await asyncio.to_thread(page.review.wait_closed, WAIT)
 
 
@@ -138,7 +148,9 @@ async def test_plan_review_browser_opens_at_once_without_approval(
         assert link.active and not link.allow_approve
         assert browser_opened and browser_opened[0] == link.review.url  # type: ignore[union-attr]
         page = served(app)
-        status, _ = await asyncio.to_thread(page.post, "api/approve", {"version": page.page_version()})
+        status, _ = await asyncio.to_thread(
+            page.post, "api/approve", {"version": page.page_version()}
+        )
         assert status == 403
         assert not app.results
 

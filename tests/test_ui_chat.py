@@ -154,7 +154,10 @@ async def test_escape_cancels_running_turn(project: Path) -> None:
         await until(pilot, lambda: bool(screen.transcript.entries_of(AssistantMessage)))
         assert runtime.agent.busy
         await pilot.press("escape")
-        await until(pilot, lambda: any("Interrupted" in n.message for n in screen.transcript.entries_of(NoteRow)))
+        await until(
+            pilot,
+            lambda: any("Interrupted" in n.message for n in screen.transcript.entries_of(NoteRow)),
+        )
         await idle(pilot, screen)
         assert not runtime.agent.busy
         # A second Esc with an empty prompt is harmless.
@@ -221,7 +224,9 @@ async def test_enter_on_partial_command_runs_the_highlighted_one(project: Path) 
         # Typed faster than the Changed messages arrive: Enter must use the final text.
         await pilot.press("/", "t", "h", "e", "m", "e", "enter")
         await pilot.pause()
-        await until(pilot, lambda: any("Current theme" in str(n.message) for n in app._notifications))
+        await until(
+            pilot, lambda: any("Current theme" in str(n.message) for n in app._notifications)
+        )
 
 
 async def test_argument_completion_for_theme(project: Path) -> None:
@@ -267,7 +272,10 @@ async def test_steering_while_busy_is_queued_then_delivered(project: Path) -> No
         await send(pilot, "do the thing")
         await until(pilot, lambda: bool(screen.transcript.entries_of(AssistantMessage)))
         await send(pilot, "also check the tests")
-        await until(pilot, lambda: any(u.state == "queued" for u in screen.transcript.entries_of(UserMessage)))
+        await until(
+            pilot,
+            lambda: any(u.state == "queued" for u in screen.transcript.entries_of(UserMessage)),
+        )
         queued = next(u for u in screen.transcript.entries_of(UserMessage) if u.state == "queued")
         assert queued.text == "also check the tests"
         assert "⧗ queued" in shown(screen)
@@ -430,7 +438,9 @@ async def test_model_command_shows_and_switches(project: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         screen = await ready(pilot)
         await send(pilot, "/model")
-        await until(pilot, lambda: any("scripted · script" in n.message for n in app._notifications))
+        await until(
+            pilot, lambda: any("scripted · script" in n.message for n in app._notifications)
+        )
         await send(pilot, "/provider demo")
         runtime = app.runtime
         assert runtime is not None
@@ -492,7 +502,9 @@ async def test_confirm_enter_plan_uses_the_modal(project: Path) -> None:
         assert await asyncio.wait_for(task, HANG_GUARD) is False
 
 
-async def test_model_asking_to_leave_plan_mode_gets_a_dialog_that_defaults_to_keep(project: Path) -> None:
+async def test_model_asking_to_leave_plan_mode_gets_a_dialog_that_defaults_to_keep(
+    project: Path,
+) -> None:
     app = make_app(project, [])
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
@@ -525,14 +537,26 @@ async def test_help_lists_keys_and_commands(project: Path) -> None:
         commands = console.export_text()
         for key in ("esc", "ctrl+o", "ctrl+q", "f1", "enter", "ctrl+j"):
             assert key in keys
-        for name in ("/help", "/clear", "/model", "/provider", "/theme", "/resume", "/retry", "/quit"):
+        for name in (
+            "/help",
+            "/clear",
+            "/model",
+            "/provider",
+            "/theme",
+            "/resume",
+            "/retry",
+            "/quit",
+        ):
             assert name in commands
 
 
 @pytest.mark.parametrize("width", [40, 120])
 async def test_project_path_truncates_from_the_left(project: Path, width: int) -> None:
     app = PlanshellApp(
-        Settings(), project, provider=ScriptedProvider([]), persist=False,
+        Settings(),
+        project,
+        provider=ScriptedProvider([]),
+        persist=False,
         project_label="~/a/very/long/path/to/some/deeply/nested/project",
     )
     async with app.run_test(size=(width, 20)) as pilot:
@@ -543,7 +567,9 @@ async def test_project_path_truncates_from_the_left(project: Path, width: int) -
             assert shown.startswith("…")
 
 
-async def test_deferred_settings_load_after_the_first_frame(project: Path, isolated_env: Path) -> None:
+async def test_deferred_settings_load_after_the_first_frame(
+    project: Path, isolated_env: Path
+) -> None:
     settings = Settings.model_validate({"ui": {"theme": "planshell-light"}})
     calls: list[str] = []
 
@@ -580,7 +606,9 @@ async def test_deferred_settings_error_exits_with_the_message(project: Path) -> 
     assert app.return_code == 1
 
 
-def test_peek_configured_theme(project: Path, isolated_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_peek_configured_theme(
+    project: Path, isolated_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from planshell.ui.themes import peek_configured_theme
 
     assert peek_configured_theme(project) is None
@@ -608,7 +636,11 @@ async def test_thinking_is_shown_dimmed_then_collapsed(project: Path) -> None:
         assert block.collapsed and block.finished
         assert "consider the options" not in shown(screen)
         transcript = screen.transcript
-        row = next(r for r in range(transcript.virtual_size.height) if "▸ thinking" in transcript.rendered_line(r))
+        row = next(
+            r
+            for r in range(transcript.virtual_size.height)
+            if "▸ thinking" in transcript.rendered_line(r)
+        )
         await pilot.click(transcript, offset=(4, row - round(transcript.scroll_y)))
         await pilot.pause()
         assert not block.collapsed
@@ -700,10 +732,15 @@ async def test_resume_picker_loads_an_earlier_conversation(project: Path) -> Non
         picker = app.screen
         await until(pilot, lambda: picker.query_one("#sessions", OptionList).option_count == 1)
         await pilot.press("enter")
-        await until(pilot, lambda: [u.text for u in screen.transcript.entries_of(UserMessage)] == ["old question"])
+        await until(
+            pilot,
+            lambda: [u.text for u in screen.transcript.entries_of(UserMessage)] == ["old question"],
+        )
         assert app.runtime is not None
         assert [m.content for m in app.runtime.agent.messages] == ["old question", "old answer"]
-        assert any("Resumed conversation" in n.message for n in screen.transcript.entries_of(NoteRow))
+        assert any(
+            "Resumed conversation" in n.message for n in screen.transcript.entries_of(NoteRow)
+        )
 
 
 async def test_mode_chip_follows_mode_changes(project: Path) -> None:
@@ -725,9 +762,20 @@ async def test_mode_chip_follows_mode_changes(project: Path) -> None:
 async def test_mode_chip_custom_colour_from_settings(project: Path) -> None:
     from planshell.ui.widgets.mode_chip import ModeChip
 
-    settings = Settings.model_validate({"plan": {"labels": {"off": {
-        "notify": "off", "widget": "NORMAL", "widget_with_title": "NORMAL", "widget_color": "#112233",
-    }}}})
+    settings = Settings.model_validate(
+        {
+            "plan": {
+                "labels": {
+                    "off": {
+                        "notify": "off",
+                        "widget": "NORMAL",
+                        "widget_with_title": "NORMAL",
+                        "widget_color": "#112233",
+                    }
+                }
+            }
+        }
+    )
     app = PlanshellApp(settings, project, provider=ScriptedProvider([]), persist=False)
     async with app.run_test(size=SIZE) as pilot:
         screen = await ready(pilot)
@@ -754,8 +802,21 @@ async def test_palette_lists_slash_commands_and_actions(project: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         screen = await ready(pilot)
         titles = [c.title for c in app.get_system_commands(screen)]
-        for title in ("/help", "/clear", "/model", "/theme", "/resume", "/retry", "/quit",
-                      "Stop", "Tool output", "Clear prompt", "Help", "Theme", "Quit"):
+        for title in (
+            "/help",
+            "/clear",
+            "/model",
+            "/theme",
+            "/resume",
+            "/retry",
+            "/quit",
+            "Stop",
+            "Tool output",
+            "Clear prompt",
+            "Help",
+            "Theme",
+            "Quit",
+        ):
             assert title in titles
         assert titles.count("Quit") == 1
         # A command that takes an argument prefills the prompt instead of running.

@@ -42,10 +42,12 @@ async def test_compact_shows_a_collapsed_summary_row(project):
         screen = await ready(pilot)
         history = []
         for i in range(6):
-            history += [Message("user", f"q{i} " + "u" * 3000),
-                        Message("assistant", "", tool_calls=[ToolCall(f"c{i}", "read", "{}")]),
-                        Message("tool", "r" * 3000, tool_call_id=f"c{i}", tool_name="read"),
-                        Message("assistant", f"a{i}")]
+            history += [
+                Message("user", f"q{i} " + "u" * 3000),
+                Message("assistant", "", tool_calls=[ToolCall(f"c{i}", "read", "{}")]),
+                Message("tool", "r" * 3000, tool_call_id=f"c{i}", tool_name="read"),
+                Message("assistant", f"a{i}"),
+            ]
         screen.runtime.agent.load_history(history)
         await send(pilot, "/compact the file names")
         await until(pilot, lambda: bool(screen.transcript.entries_of(SummaryRow)))
@@ -77,8 +79,13 @@ async def test_an_answer_stopped_by_a_full_window_says_so(project):
     from planshell.ui.widgets.messages import NoteRow
 
     full = Reply(text="It is possible", usage=Usage(3400, 690), stop_reason="max_tokens")
-    app = PlanshellApp(Settings(context_window=4096), project, provider=ScriptedProvider([full]),
-                       project_label="~/proj", persist=False)
+    app = PlanshellApp(
+        Settings(context_window=4096),
+        project,
+        provider=ScriptedProvider([full]),
+        project_label="~/proj",
+        persist=False,
+    )
     async with app.run_test(size=SIZE) as pilot:
         screen = await ready(pilot)
         await send(pilot, "hello")

@@ -232,14 +232,25 @@ async def test_a_paste_never_decides() -> None:
     [
         (lambda: ReviewScreen(plan_request()), "escape", Review(Decision.KEEP)),
         (lambda: ConfirmScreen(LEAVE_PLAN_QUESTION, yes="Allow", no="Keep planning"), "n", False),
-        (lambda: ConfirmScreen(LEAVE_PLAN_QUESTION, yes="Allow", no="Keep planning"), "enter", False),
+        (
+            lambda: ConfirmScreen(LEAVE_PLAN_QUESTION, yes="Allow", no="Keep planning"),
+            "enter",
+            False,
+        ),
         (lambda: ApprovalScreen(APPROVAL), "escape", ApprovalDecision(ApprovalChoice.DENY)),
         (lambda: HandoffScreen({}, "compact"), "k", "keep"),
         (lambda: PlanActionScreen(Path("/tmp/p.md"), make_plan(40)), "escape", None),
         (lambda: QuestionsScreen(["Which port?"]), "escape", None),
     ],
-    ids=["review esc", "confirm n", "confirm enter on no", "approval esc", "handoff k",
-         "plan actions esc", "questions esc"],
+    ids=[
+        "review esc",
+        "confirm n",
+        "confirm enter on no",
+        "approval esc",
+        "handoff k",
+        "plan actions esc",
+        "questions esc",
+    ],
 )
 @pytest.mark.usefixtures("long_grace")
 async def test_the_safe_answers_act_at_once(

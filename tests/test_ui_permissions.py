@@ -90,8 +90,13 @@ async def test_a_protected_path_asks_in_accept_edits_with_a_red_warning(project:
 
 
 async def test_write_of_a_new_file_shows_its_content(project: Path) -> None:
-    app = _app(project, [Reply(calls=[("write", {"path": "notes.md", "content": "hello\nworld\n"})]),
-                         Reply("done")])
+    app = _app(
+        project,
+        [
+            Reply(calls=[("write", {"path": "notes.md", "content": "hello\nworld\n"})]),
+            Reply("done"),
+        ],
+    )
     async with app.run_test(size=(100, 30)) as pilot:
         chat = await _send(pilot)
         approval = await _approval(pilot)
@@ -127,8 +132,14 @@ async def test_escape_denies(project: Path) -> None:
 
 
 async def test_s_allows_the_same_prefix_for_the_session(project: Path) -> None:
-    app = _app(project, [Reply(calls=[("bash", {"command": "touch one"})]),
-                         Reply(calls=[("bash", {"command": "touch two"})]), Reply("ok")])
+    app = _app(
+        project,
+        [
+            Reply(calls=[("bash", {"command": "touch one"})]),
+            Reply(calls=[("bash", {"command": "touch two"})]),
+            Reply("ok"),
+        ],
+    )
     async with app.run_test(size=(100, 30)) as pilot:
         chat = await _send(pilot)
         approval = await _approval(pilot)
@@ -142,8 +153,14 @@ async def test_always_writes_the_project_config_and_the_next_call_does_not_ask(
     project: Path,
 ) -> None:
     asked: list[ApprovalScreen] = []
-    app = _app(project, [Reply(calls=[("bash", {"command": "touch one"})]),
-                         Reply(calls=[("bash", {"command": "touch two"})]), Reply("ok")])
+    app = _app(
+        project,
+        [
+            Reply(calls=[("bash", {"command": "touch one"})]),
+            Reply(calls=[("bash", {"command": "touch two"})]),
+            Reply("ok"),
+        ],
+    )
     async with app.run_test(size=(100, 30)) as pilot:
         chat = await _send(pilot)
         approval = await _approval(pilot)
@@ -203,7 +220,9 @@ async def test_status_bar_mode_command_and_shift_tab_cycle(project: Path) -> Non
         await until(pilot, lambda: str(marker.render()) == "accept edits")
         assert app.runtime.permissions.mode.value == "accept-edits"
         await pilot.press("shift+tab")
-        await until(pilot, lambda: app.runtime is not None and app.runtime.plan.mode.value == "plan")
+        await until(
+            pilot, lambda: app.runtime is not None and app.runtime.plan.mode.value == "plan"
+        )
         await until(pilot, lambda: not marker.display)
         await pilot.press("shift+tab")
         await until(pilot, lambda: app.runtime is not None and app.runtime.plan.mode.value == "off")
@@ -252,8 +271,9 @@ async def test_approving_a_plan_sets_the_permission_mode(project: Path) -> None:
     decider = ScriptedDecider(
         [lambda r: Review(Decision.APPROVE, reviewed_text=r.text, permission_mode="accept-edits")]
     )
-    runtime = build_runtime(Settings(), project, decider, provider=DemoProvider(chunk_delay=0),
-                            persist=False, plan=True)
+    runtime = build_runtime(
+        Settings(), project, decider, provider=DemoProvider(chunk_delay=0), persist=False, plan=True
+    )
     assert runtime.permissions is not None and runtime.permissions.mode.value == "ask"
     recorder = Recorder()
     runtime.agent.subscribe(recorder)

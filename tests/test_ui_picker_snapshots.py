@@ -38,7 +38,9 @@ async def settle(pilot: Pilot[None], *keys: str) -> None:
         widget.cursor_blink = False
     if keys:
         await pilot.press(*keys)
-    for view in pilot.app.screen.query(PlanView):  # until done: 200 pauses was not enough under load
+    for view in pilot.app.screen.query(
+        PlanView
+    ):  # until done: 200 pauses was not enough under load
         await until(pilot, lambda view=view: view.layout_complete)
     await pilot.pause()
 

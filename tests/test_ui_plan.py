@@ -282,7 +282,9 @@ async def test_bare_plan_with_plans_opens_the_picker_and_executes(project: Path)
         await back_to_chat(pilot)
         await until(pilot, lambda: mode(app) == "execute")
         await idle(pilot, screen)
-        assert users(screen) == ["Execute the approved plan .planshell/plans/2026-01-01-1200-caching.md."]
+        assert users(screen) == [
+            "Execute the approved plan .planshell/plans/2026-01-01-1200-caching.md."
+        ]
         assert runtime(app).plan.plan_path == path
 
 
@@ -438,7 +440,9 @@ async def test_busy_plan_guards_the_next_tool_call_and_steers(project: Path) -> 
     release = asyncio.Event()  # the turn streams until plan mode is on
     replies = [
         Reply(
-            text="working " * 50, chunk=8, hold=release,
+            text="working " * 50,
+            chunk=8,
+            hold=release,
             calls=[("write", {"path": "hack.txt", "content": "x"})],
         ),
         Reply(text="Understood: planning now."),
@@ -456,7 +460,11 @@ async def test_busy_plan_guards_the_next_tool_call_and_steers(project: Path) -> 
         assert not (project / "hack.txt").exists()
         (row,) = screen.transcript.entries_of(ToolRow)
         assert row.status == "error"
-        queued = [u for u in screen.transcript.entries_of(UserMessage) if u.text == "also think about caching"]
+        queued = [
+            u
+            for u in screen.transcript.entries_of(UserMessage)
+            if u.text == "also think about caching"
+        ]
         assert queued and queued[0].state == "delivered"
         assert len(provider(app).requests) == 2
         assert PLAN_MARKER in provider(app).requests[1].system
@@ -763,8 +771,10 @@ async def test_checklist_follows_execution_and_goes_away(project: Path) -> None:
         panel = screen.query_one("#checklist", ChecklistPanel)
         assert panel.display
         assert panel.items == (
-            ("Read the server", "pending"), ("Add the cache", "pending"),
-            ("Test it", "pending"), ("Verification: make test", "pending"),
+            ("Read the server", "pending"),
+            ("Add the cache", "pending"),
+            ("Test it", "pending"),
+            ("Verification: make test", "pending"),
         )
         assert chip_text(app) == "EXECUTE · Add caching · 0/3"
         # Live: the tick shows while the turn is still running.
@@ -780,7 +790,9 @@ async def test_checklist_follows_execution_and_goes_away(project: Path) -> None:
         assert chip_text(app) == "EXECUTE · Add caching · 2/3"
         await idle(pilot, screen)
         assert panel.items[:3] == (
-            ("Read the server", "completed"), ("Add the cache", "completed"), ("Test it", "pending"),
+            ("Read the server", "completed"),
+            ("Add the cache", "completed"),
+            ("Test it", "pending"),
         )
         # ctrl+t and /todos hide and show it.
         await pilot.press("ctrl+t")
@@ -808,7 +820,9 @@ async def test_chip_titles_and_marker(project: Path) -> None:
         screen = await ready(pilot)
         assert chip_text(app) == "PLAN"
         marker = screen.status.marker
-        await until(pilot, lambda: marker.display and str(marker.render()) == "⚠ guard only — no sandbox")
+        await until(
+            pilot, lambda: marker.display and str(marker.render()) == "⚠ guard only — no sandbox"
+        )
         await send(pilot, "plan caching")
         await idle(pilot, screen)
         assert chip_text(app) == "PLAN · Add caching"
@@ -833,12 +847,22 @@ async def test_marker_refused_when_the_sandbox_is_required_but_missing(
 
 
 async def test_custom_labels_colour_and_notify(project: Path) -> None:
-    settings = Settings.model_validate({"plan": {"labels": {
-        "plan": {"widget": "THINKING", "widget_with_title": "THINKING {title}",
-                 "widget_color": "#123456", "notify": "Planning {title} now",
-                 "notify_type": "warning"},
-        "execute": {"widget_with_title": "DOING {title} ({done} of {total})"},
-    }}})
+    settings = Settings.model_validate(
+        {
+            "plan": {
+                "labels": {
+                    "plan": {
+                        "widget": "THINKING",
+                        "widget_with_title": "THINKING {title}",
+                        "widget_color": "#123456",
+                        "notify": "Planning {title} now",
+                        "notify_type": "warning",
+                    },
+                    "execute": {"widget_with_title": "DOING {title} ({done} of {total})"},
+                }
+            }
+        }
+    )
     path = save_plan(project)
     app = make_app(project, [], settings)
     async with app.run_test(size=SIZE) as pilot:
@@ -878,8 +902,15 @@ async def test_resumed_execute_shows_chip_and_checklist(project: Path) -> None:
     log = SessionLog.create(project)
     log.append_message(Message("user", "earlier"))
     approval = ApprovalRecord(path, path.read_text()).to_entry()  # as an approval records it
-    log.append({"type": "mode", "mode": "execute", "plan_path": str(path), "saved_tools": None,
-                "approval": approval})
+    log.append(
+        {
+            "type": "mode",
+            "mode": "execute",
+            "plan_path": str(path),
+            "saved_tools": None,
+            "approval": approval,
+        }
+    )
     log.close()
     app = make_app(project, [], resume=SessionLog.load(log.path))
     async with app.run_test(size=SIZE) as pilot:

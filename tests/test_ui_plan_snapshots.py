@@ -24,7 +24,10 @@ from tests.ui_helpers import (
     until,
 )
 
-TICK = ("set_plan_steps", {"updates": [{"step": 1, "status": "done", "expected": "Read the server"}]})
+TICK = (
+    "set_plan_steps",
+    {"updates": [{"step": 1, "status": "done", "expected": "Read the server"}]},
+)
 
 
 def execute_app(project: Path) -> PlanshellApp:

@@ -315,9 +315,7 @@ async def run_keys(
 async def test_approve_returns_the_exact_text_shown() -> None:
     text = SHORT + "tricky \x1b[31mred\x1b[0m\n"
     _, results = await run_keys(text, "a")
-    assert results == [
-        Review(Decision.APPROVE, reviewed_text=text, permission_mode="accept-edits")
-    ]
+    assert results == [Review(Decision.APPROVE, reviewed_text=text, permission_mode="accept-edits")]
 
 
 async def test_escape_keeps_planning() -> None:
@@ -595,7 +593,9 @@ async def test_without_editor_set_a_fallback_editor_is_used_and_named(
         assert any("editing with vi" in m for m in messages), messages
 
 
-async def test_edit_without_any_editor_warns(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+async def test_edit_without_any_editor_warns(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     monkeypatch.delenv("VISUAL", raising=False)
     monkeypatch.delenv("EDITOR", raising=False)
     monkeypatch.setenv("PATH", str(tmp_path))  # neither nano nor vi
@@ -696,7 +696,10 @@ async def test_mouse_selection_and_ctrl_c_copy_the_selected_plan_text() -> None:
         await pilot.press("ctrl+c")
         await pilot.pause()
         expected = "\n".join(
-            [rows[first][start_col:].rstrip(), *(r[2:].rstrip() for r in rows[first + 1 : last + 1])]
+            [
+                rows[first][start_col:].rstrip(),
+                *(r[2:].rstrip() for r in rows[first + 1 : last + 1]),
+            ]
         )
         assert app.clipboard == expected
         assert expected.startswith("generated plan for the review screen tests.")

@@ -130,6 +130,8 @@ async def run_transcript(pilot: Pilot) -> None:
 
 @pytest.mark.parametrize("theme", ["planshell-dark", "planshell-light"])
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
-def test_transcript_snapshot(snap_compare, project: Path, theme: str, size: tuple[int, int]) -> None:  # type: ignore[no-untyped-def]
+def test_transcript_snapshot(
+    snap_compare, project: Path, theme: str, size: tuple[int, int]
+) -> None:  # type: ignore[no-untyped-def]
     app = transcript_app(project, theme)
     assert snap_compare(app, terminal_size=size, run_before=run_transcript)

@@ -89,7 +89,9 @@ async def test_questions_dialog_answers_and_skips(tmp_path: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await _ready(pilot)
         asked = asyncio.ensure_future(
-            app.decider.ask_questions(["What is it \x1b]52;c;aGk=\x07for?", "How to verify?", "Rules?"])
+            app.decider.ask_questions(
+                ["What is it \x1b]52;c;aGk=\x07for?", "How to verify?", "Rules?"]
+            )
         )
         dialog = await _questions(pilot)
         shown = [str(s.content) for s in dialog.query(".question").results(Static)]
@@ -120,9 +122,7 @@ async def test_init_command_asks_in_one_dialog_then_shows_the_plan(tmp_path: Pat
     from planshell.ui.screens.review import ReviewScreen
 
     (tmp_path / "Makefile").write_text("test:\n\tpytest\n")
-    app = PlanshellApp(
-        Settings(), tmp_path, provider=DemoProvider(chunk_delay=0), persist=False
-    )
+    app = PlanshellApp(Settings(), tmp_path, provider=DemoProvider(chunk_delay=0), persist=False)
     async with app.run_test(size=SIZE) as pilot:
         screen = await _ready(pilot)
         screen.prompt.set_text("/init")

@@ -38,7 +38,9 @@ def test_shipped_theme_contrast(name: str) -> None:
     assert themes.contrast_ratio(foreground, background) >= 7
     variables = theme.variables  # type: ignore[attr-defined]
     for chip in ("off-chip", "plan-chip", "execute-chip"):
-        ratio = themes.contrast_ratio(Color.parse(variables[chip]), Color.parse(variables[f"{chip}-text"]))
+        ratio = themes.contrast_ratio(
+            Color.parse(variables[chip]), Color.parse(variables[f"{chip}-text"])
+        )
         assert ratio >= 4.5, f"{name}: {chip} text contrast {ratio:.2f}"
     # Coloured text on the background (errors, links, the demo label) stays readable.
     for key in ("primary", "error", "success", "warning"):
@@ -105,7 +107,10 @@ def test_missing_theme_folder_is_a_warning(tmp_path: Path) -> None:
 
 async def test_app_skips_bad_theme_files_and_still_starts(tmp_path: Path, project: Path) -> None:
     app = PlanshellApp(
-        Settings(), project, provider=ScriptedProvider([]), persist=False,
+        Settings(),
+        project,
+        provider=ScriptedProvider([]),
+        persist=False,
         theme_dirs=[write_theme_dir(tmp_path)],
     )
     async with app.run_test(size=(100, 30)) as pilot:
@@ -146,7 +151,9 @@ async def test_builtin_theme_gets_readable_chip_defaults(project: Path) -> None:
     app.theme = "textual-light"
     variables = app.get_css_variables()
     for chip in ("off-chip", "plan-chip", "execute-chip"):
-        ratio = themes.contrast_ratio(Color.parse(variables[chip]), Color.parse(variables[f"{chip}-text"]))
+        ratio = themes.contrast_ratio(
+            Color.parse(variables[chip]), Color.parse(variables[f"{chip}-text"])
+        )
         assert ratio >= 4.5
 
 

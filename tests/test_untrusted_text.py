@@ -51,7 +51,10 @@ async def test_write_plan_creates_files_only_under_slug_names(project: Path, raw
         project,
         HeadlessDecider(),
         provider=ScriptedProvider(
-            [Reply(calls=[("write_plan", {"title": "t", "content": PLAN, "plan_path": raw})]), Reply(text="ok")]
+            [
+                Reply(calls=[("write_plan", {"title": "t", "content": PLAN, "plan_path": raw})]),
+                Reply(text="ok"),
+            ]
         ),
         plan=True,
     )
@@ -71,7 +74,18 @@ async def test_write_plan_may_refine_an_existing_plan_a_person_named(project: Pa
         HeadlessDecider(),
         provider=ScriptedProvider(
             [
-                Reply(calls=[("write_plan", {"title": "t", "content": PLAN + "- [ ] two\n", "plan_path": "My Plan.md"})]),
+                Reply(
+                    calls=[
+                        (
+                            "write_plan",
+                            {
+                                "title": "t",
+                                "content": PLAN + "- [ ] two\n",
+                                "plan_path": "My Plan.md",
+                            },
+                        )
+                    ]
+                ),
                 Reply(text="ok"),
             ]
         ),
@@ -89,7 +103,9 @@ async def test_headless_output_carries_no_escape_sequences(project: Path) -> Non
 
     def review(request):
         saved = next(
-            m.content.split()[2] for m in reversed(request.messages) if m.content.startswith("Plan saved")
+            m.content.split()[2]
+            for m in reversed(request.messages)
+            if m.content.startswith("Plan saved")
         )
         return Reply(text=f"Done {OSC52}\x1b[2J", calls=[("exit_plan_mode", {"plan_path": saved})])
 
@@ -99,7 +115,13 @@ async def test_headless_output_carries_no_escape_sequences(project: Path) -> Non
         project,
         decider,
         provider=ScriptedProvider(
-            [Reply(calls=[("write_plan", {"title": title, "content": "## Steps\n\n- [ ] one\n"})]), review, Reply(text="bye\x1b]0;x\x07")]
+            [
+                Reply(
+                    calls=[("write_plan", {"title": title, "content": "## Steps\n\n- [ ] one\n"})]
+                ),
+                review,
+                Reply(text="bye\x1b]0;x\x07"),
+            ]
         ),
         plan=True,
     )

@@ -204,7 +204,9 @@ def test_untrusted_repo_cannot_turn_the_sandbox_off_or_the_network_on(project: P
 OUTSIDE = "touch .git/made-outside"
 
 
-def _rerun(repo: Path, mode: str, allow: list[str] | None = None) -> tuple[Runtime, ScriptedDecider]:
+def _rerun(
+    repo: Path, mode: str, allow: list[str] | None = None
+) -> tuple[Runtime, ScriptedDecider]:
     settings = Settings()
     settings.permissions.mode = mode  # type: ignore[assignment]
     settings.permissions.allow = allow or []
@@ -256,7 +258,6 @@ def test_sub_agents_get_no_way_out(repo: Path) -> None:
     assert type(policy.outside()) is ExecPolicy
     sealed = policy.sealed()
     assert sealed.outside() is sealed and sealed.on_notice is None
-
 
 
 # --- the status bar ----------------------------------------------------------------------

@@ -102,8 +102,17 @@ class TmuxPane:
         )
         pane.started_at = time.monotonic()
         pane._tmux(
-            "new-session", "-d", "-s", "main", "-x", str(width), "-y", str(height),
-            *(["-c", str(cwd)] if cwd else []), *env_args, shell_command,
+            "new-session",
+            "-d",
+            "-s",
+            "main",
+            "-x",
+            str(width),
+            "-y",
+            str(height),
+            *(["-c", str(cwd)] if cwd else []),
+            *env_args,
+            shell_command,
         )
         return pane
 
@@ -174,7 +183,9 @@ class TmuxPane:
         return self.wait_until(lambda screen: text in screen, timeout=timeout, what=repr(text))
 
     def wait_gone(self, text: str, *, timeout: float = TIMEOUT) -> str:
-        return self.wait_until(lambda screen: text not in screen, timeout=timeout, what=f"{text!r} to go")
+        return self.wait_until(
+            lambda screen: text not in screen, timeout=timeout, what=f"{text!r} to go"
+        )
 
     def pane_dead(self) -> bool:
         out = self._tmux("display-message", "-p", "-t", "main", "#{pane_dead}")
@@ -192,7 +203,9 @@ class TmuxPane:
         deadline = time.monotonic() + timeout
         while (status := self.exit_status()) is None:
             if time.monotonic() > deadline:
-                raise TmuxError(f"the program did not exit within {timeout}s; screen:\n{self.capture()}")
+                raise TmuxError(
+                    f"the program did not exit within {timeout}s; screen:\n{self.capture()}"
+                )
             time.sleep(POLL)
         return status
 

@@ -106,7 +106,9 @@ def chromium(profile: Path) -> Iterator[Browser]:
     port = _free_port()
     driver = subprocess.Popen(
         [CHROMEDRIVER, f"--port={port}"],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     base = f"http://127.0.0.1:{port}"
     client = httpx.Client(timeout=60.0, trust_env=False)

@@ -64,7 +64,9 @@ def messages_tokens(messages: Sequence[Message]) -> int:
 def tools_tokens(tools: Sequence[ToolSpec]) -> int:
     if not tools:
         return 0
-    schema = [{"name": t.name, "description": t.description, "parameters": t.parameters} for t in tools]
+    schema = [
+        {"name": t.name, "description": t.description, "parameters": t.parameters} for t in tools
+    ]
     return estimate_tokens(json.dumps(schema, separators=(",", ":")))
 
 
@@ -258,7 +260,9 @@ def render_for_summary(messages: Sequence[Message]) -> str:
         else:
             content = message.content
             if len(content) > RESULT_CHARS_FOR_SUMMARY:
-                content = content[:RESULT_CHARS_FOR_SUMMARY] + f"\n[... {len(content)} chars in all]"
+                content = (
+                    content[:RESULT_CHARS_FOR_SUMMARY] + f"\n[... {len(content)} chars in all]"
+                )
             status = " (error)" if message.is_error else ""
             lines.append(f"RESULT OF {message.tool_name or 'tool'}{status}:\n{content}")
     return "\n\n".join(lines)

@@ -284,5 +284,8 @@ def _log_shown(event: Event) -> None:
     if isinstance(event, ErrorEvent):
         log.error("shown to the user: %s", event.message)
     elif isinstance(event, Notice) and event.level in ("warning", "error"):
-        log.log(logging.ERROR if event.level == "error" else logging.WARNING,
-                "notice shown to the user: %s", event.message)
+        log.log(
+            logging.ERROR if event.level == "error" else logging.WARNING,
+            "notice shown to the user: %s",
+            event.message,
+        )

@@ -353,7 +353,9 @@ class Agent:
                         self.emit(ev.AssistantDone(reply.text))
                         continue
                 self._record(
-                    Message("assistant", reply.text, tool_calls=reply.calls, thinking=reply.thinking)
+                    Message(
+                        "assistant", reply.text, tool_calls=reply.calls, thinking=reply.thinking
+                    )
                 )
                 self._after_reply(reply)
                 if stop == "max_tokens" and self._window_was_full(reply):
@@ -529,10 +531,17 @@ class Agent:
         handoff, self._pending_handoff = self._pending_handoff, None
         if handoff == "fresh":
             self._replace_history(
-                [cp.compacted_block("(Started fresh after the plan was approved.)", self._pins(),
-                                    cp.latest_request(self.messages),
-                                    self.compaction.request_chars(self.meter.window))],
-                "", "handoff", replaced=len(self.messages),
+                [
+                    cp.compacted_block(
+                        "(Started fresh after the plan was approved.)",
+                        self._pins(),
+                        cp.latest_request(self.messages),
+                        self.compaction.request_chars(self.meter.window),
+                    )
+                ],
+                "",
+                "handoff",
+                replaced=len(self.messages),
             )
             return
         if handoff == "compact":
@@ -557,7 +566,9 @@ class Agent:
             cp.latest_request(self.messages),
             self.compaction.request_chars(self.meter.window),
         )
-        return self.meter.scaled(cp.request_tokens(self._last_system, [pins], self.registry.specs()))
+        return self.meter.scaled(
+            cp.request_tokens(self._last_system, [pins], self.registry.specs())
+        )
 
     def _keep_estimate(self, fixed: int) -> int:
         """The verbatim recent part's budget in estimated tokens (what split and shrink count)."""
@@ -568,12 +579,14 @@ class Agent:
         """Says what fills the context, so the user knows what could make room."""
         scaled = self.meter.scaled
         base = scaled(cp.request_tokens(self._last_system, [], self.registry.specs()))
-        head = self.messages[:1] if self.messages and cp.is_compacted_block(self.messages[0]) else []
+        head = (
+            self.messages[:1] if self.messages and cp.is_compacted_block(self.messages[0]) else []
+        )
         return ev.Notice(
             f"The context is still nearly full after compacting ({self.context_used():,} of "
             f"{window:,} tokens: system prompt and tools {base:,}, summary and pinned state "
             f"{scaled(cp.messages_tokens(head)):,}, recent messages "
-            f"{scaled(cp.messages_tokens(self.messages[len(head):])):,}).",
+            f"{scaled(cp.messages_tokens(self.messages[len(head) :])):,}).",
             "warning",
         )
 
@@ -612,12 +625,16 @@ class Agent:
                 )
                 summary = written.text
                 if written.cut:
-                    notes.append(f"The summary reached its length limit ({budget:,} tokens) and was cut.")
+                    notes.append(
+                        f"The summary reached its length limit ({budget:,} tokens) and was cut."
+                    )
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
                 text = exc.message if isinstance(exc, ProviderError) else repr(exc)
-                notes.append(f"The model could not write a summary ({text}); older messages were dropped.")
+                notes.append(
+                    f"The model could not write a summary ({text}); older messages were dropped."
+                )
         recent, elided = cp.shrink(recent, keep)
         if elided:
             notes.append(f"{elided} long message(s) in the recent part were shortened.")

@@ -20,8 +20,6 @@ from planshell.llm.types import Message
 __all__ = ["data_dir"]  # re-exported: callers find the data dir beside the sessions
 
 
-
-
 def project_key(root: Path) -> str:
     """A readable, collision-safe folder name for a project root."""
     resolved = str(root.resolve())

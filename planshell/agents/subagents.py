@@ -251,7 +251,11 @@ class TaskTool(Tool[TaskArgs]):
             # The parent's turn was cancelled (the child swallowed it to end cleanly).
             raise asyncio.CancelledError
         answer = _final_answer(child)
-        data: ToolData = {"agent": profile.name, "read_only": read_only, "tool_calls": outcome.tool_calls}
+        data: ToolData = {
+            "agent": profile.name,
+            "read_only": read_only,
+            "tool_calls": outcome.tool_calls,
+        }
         if outcome.errors:
             last = f"\n\nIts last reply:\n{answer}" if answer else ""
             return ToolResult(
@@ -287,9 +291,7 @@ class TaskTool(Tool[TaskArgs]):
         return watch
 
 
-def _plan_gate(
-    policy: PlanPolicy, registry: ToolRegistry, follow: PlanController | None
-) -> Gate:
+def _plan_gate(policy: PlanPolicy, registry: ToolRegistry, follow: PlanController | None) -> Gate:
     """Plan mode's gate over the child's registry: always, or (``follow``) while it is in PLAN."""
 
     def gate(tool: Tool, args: ToolArgs) -> str | None:
@@ -302,7 +304,11 @@ def _plan_gate(
 
 def _final_answer(child: Agent) -> str:
     return next(
-        (m.content.strip() for m in reversed(child.messages) if m.role == "assistant" and m.content.strip()),
+        (
+            m.content.strip()
+            for m in reversed(child.messages)
+            if m.role == "assistant" and m.content.strip()
+        ),
         "",
     )
 

@@ -77,7 +77,9 @@ def read_config_file(path: Path, project_root: Path | None = None) -> ConfigFile
     except ReadRefused as exc:
         raise ConfigError(f"config error in {path}: {_refusal(exc)}.") from None
     except OSError as exc:
-        raise ConfigError(f"config error in {path}: cannot read the file ({exc.strerror}).") from None
+        raise ConfigError(
+            f"config error in {path}: cannot read the file ({exc.strerror})."
+        ) from None
     try:
         data = tomllib.loads(raw.decode("utf-8"))
     except UnicodeDecodeError:

@@ -64,9 +64,13 @@ class _Section(BaseModel):
 
 
 class ToolsSettings(_Section):
-    allow_outside_root: bool = Field(False, description="Let tools read/write outside the project root.")
+    allow_outside_root: bool = Field(
+        False, description="Let tools read/write outside the project root."
+    )
     read_max_bytes: int = Field(256 * 1024, gt=0, description="Largest file `read` returns whole.")
-    bash_timeout: float = Field(120.0, gt=0, le=3600, description="Default `bash` timeout in seconds.")
+    bash_timeout: float = Field(
+        120.0, gt=0, le=3600, description="Default `bash` timeout in seconds."
+    )
     bash_max_output: int = Field(30_000, gt=0, description="Characters of `bash` output kept.")
     result_max_chars: int = Field(
         40_000, ge=1000, description="Characters of any one tool result sent to the model."
@@ -211,7 +215,9 @@ class PermissionsSettings(_Section):
             "read-only (off, with a notice, when bubblewrap is missing)."
         ),
     )
-    network: bool = Field(False, description="Let sandboxed bash outside plan mode use the network.")
+    network: bool = Field(
+        False, description="Let sandboxed bash outside plan mode use the network."
+    )
 
 
 class UISettings(_Section):
@@ -303,7 +309,6 @@ class RequestSettings(_Section):
         default_factory=lambda: {"include_usage": True},
         description="OpenAI-compatible stream_options; an empty table {} leaves the field out.",
     )
-
 
 
 def _provider_name(text: str) -> str:

@@ -33,7 +33,9 @@ def is_security_relevant(path: tuple[str, ...]) -> bool:
     return tuple(path) not in HARMLESS_PROJECT_KEYS
 
 
-def settings_keys(model: type[BaseModel] = Settings, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+def settings_keys(
+    model: type[BaseModel] = Settings, prefix: tuple[str, ...] = ()
+) -> list[tuple[str, ...]]:
     """Every leaf key of the settings model, e.g. ``("plan", "bash", "safe_patterns")``."""
     keys: list[tuple[str, ...]] = []
     for name, info in model.model_fields.items():

@@ -30,7 +30,9 @@ def remember_user_setting(section: str, key: str, value: str, path: Path | None 
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
-        raise ConfigError(f"config error in {path}: the file is not UTF-8 text; not changed.") from None
+        raise ConfigError(
+            f"config error in {path}: the file is not UTF-8 text; not changed."
+        ) from None
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(path, toml_with_value(text, section, key, value, where=path))
     return path

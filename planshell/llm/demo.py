@@ -368,7 +368,12 @@ def _execute(system: str, done: list[_Done]) -> Decision:
             text = match.group(2).strip()
             return (
                 f"Step {index}: {text}. (Demo: recording it as done; I do not edit code.)\n",
-                [("set_plan_steps", {"updates": [{"step": index, "status": "done", "expected": text}]})],
+                [
+                    (
+                        "set_plan_steps",
+                        {"updates": [{"step": index, "status": "done", "expected": text}]},
+                    )
+                ],
             )
     last = done[-1] if done else None
     if last is not None and last.name == "set_plan_steps" and last.is_error:
@@ -535,7 +540,9 @@ def _agents_content(evidence: _Evidence, answers: list[str] | None) -> str:
         if evidence.tests:
             folder, files = evidence.tests
             sample = ", ".join(f"`{f}`" for f in files[:3])
-            lines.append(f"- Tests live in `{folder}` ({len(files)} files{': ' + sample if sample else ''}).")
+            lines.append(
+                f"- Tests live in `{folder}` ({len(files)} files{': ' + sample if sample else ''})."
+            )
     lines += ["", "## Verifying a change", ""]
     if verify:
         lines.append(verify)
@@ -551,7 +558,11 @@ def _agents_content(evidence: _Evidence, answers: list[str] | None) -> str:
 
 
 def _fenced(content: str) -> list[str]:
-    return ["    ````markdown", *[f"    {ln}" if ln else "" for ln in content.splitlines()], "    ````"]
+    return [
+        "    ````markdown",
+        *[f"    {ln}" if ln else "" for ln in content.splitlines()],
+        "    ````",
+    ]
 
 
 def _init_plan(request: str, done: list[_Done], feedback: str | None) -> tuple[str, str]:
@@ -560,7 +571,9 @@ def _init_plan(request: str, done: list[_Done], feedback: str | None) -> tuple[s
     sources = sorted({s.split(" ")[0].strip("`") for _, s in evidence.commands})
     context = [
         f"- Evidence read: {', '.join(f'`{n}`' for n in _reads(done)) or 'nothing (an empty repository)'}.",
-        f"- Test command found: `{evidence.test}`." if evidence.test else "- No test command found.",
+        f"- Test command found: `{evidence.test}`."
+        if evidence.test
+        else "- No test command found.",
     ]
     if sources:
         context.append(f"- Commands come only from: {', '.join(sources)}.")
@@ -571,13 +584,17 @@ def _init_plan(request: str, done: list[_Done], feedback: str | None) -> tuple[s
             "off-limits files are recorded."
         )
     else:
-        context.append("- The user's answers are used for purpose, verification, rules and off-limits files.")
+        context.append(
+            "- The user's answers are used for purpose, verification, rules and off-limits files."
+        )
     if evidence.existing is not None:
         wrong = [c for c in _claims(evidence.existing) if not _backed(c, evidence)]
         missing = evidence.test is not None and evidence.test not in evidence.existing
         if not wrong and not missing and feedback is None:
             title = f"{AGENTS}: {NO_CHANGES.lower()}"
-            steps = [f"Leave `{AGENTS}` as it is ({NO_CHANGES}: every command it names is backed by the repository)"]
+            steps = [
+                f"Leave `{AGENTS}` as it is ({NO_CHANGES}: every command it names is backed by the repository)"
+            ]
             body: list[str] = []
         else:
             kept = [ln for ln in evidence.existing.splitlines() if not any(w in ln for w in wrong)]
@@ -596,11 +613,23 @@ def _init_plan(request: str, done: list[_Done], feedback: str | None) -> tuple[s
         steps = [f"Write `{AGENTS}` with exactly this content:"]
         body = _fenced(_agents_content(evidence, answers))
     lines = [
-        f"# Plan: {title}", "", "## Goal", "",
-        f"Give agents working here accurate project instructions in `{AGENTS}`.", "",
-        f"> {DEMO_BANNER} Every command below was found in a file it read.", "",
-        "## Context", "", *context, "", "## Steps", "",
-        f"- [ ] {steps[0]}", *(["", *body] if body else []), "",
+        f"# Plan: {title}",
+        "",
+        "## Goal",
+        "",
+        f"Give agents working here accurate project instructions in `{AGENTS}`.",
+        "",
+        f"> {DEMO_BANNER} Every command below was found in a file it read.",
+        "",
+        "## Context",
+        "",
+        *context,
+        "",
+        "## Steps",
+        "",
+        f"- [ ] {steps[0]}",
+        *(["", *body] if body else []),
+        "",
     ]
     if feedback:
         lines += ["## Feedback addressed", "", f"- {feedback}", ""]
@@ -611,7 +640,9 @@ def _init_plan(request: str, done: list[_Done], feedback: str | None) -> tuple[s
 
 
 def _reads(done: list[_Done]) -> list[str]:
-    return list(dict.fromkeys(str(d.args.get("path")) for d in done if d.name == "read" and not d.is_error))
+    return list(
+        dict.fromkeys(str(d.args.get("path")) for d in done if d.name == "read" and not d.is_error)
+    )
 
 
 def _init(request: str, done: list[_Done], tools: set[str]) -> Decision:
@@ -648,8 +679,12 @@ def _init(request: str, done: list[_Done], tools: set[str]) -> Decision:
         if calls:
             return "Reading what the repository says about itself.\n", calls
     workflows = _found(done, ".github/workflows/*")[:3]
-    unread = [w for w in workflows if _read_text(done, w) is None and not any(
-        d.name == "read" and d.args.get("path") == w for d in done)]
+    unread = [
+        w
+        for w in workflows
+        if _read_text(done, w) is None
+        and not any(d.name == "read" and d.args.get("path") == w for d in done)
+    ]
     if unread:
         return "", [("read", {"path": w, "limit": 200}) for w in unread]
     if "ask_questions" in tools and "ask_questions" not in names:

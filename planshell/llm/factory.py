@@ -53,9 +53,7 @@ class ProviderSpec:
 
 PROVIDERS: dict[str, ProviderSpec] = {
     "demo": ProviderSpec(_demo),
-    "openai": ProviderSpec(
-        _openai, "OPENAI_API_KEY", "gpt-4.1-mini", "https://api.openai.com/v1"
-    ),
+    "openai": ProviderSpec(_openai, "OPENAI_API_KEY", "gpt-4.1-mini", "https://api.openai.com/v1"),
     "anthropic": ProviderSpec(
         _anthropic, "ANTHROPIC_API_KEY", "claude-sonnet-4-5", "https://api.anthropic.com"
     ),
@@ -128,7 +126,9 @@ def provider_spec(name: str) -> ProviderSpec:
     """
     spec = PROVIDERS.get(name)
     if spec is None:
-        raise ConfigError(f"unknown provider {name!r}: choose one of {', '.join(PROVIDER_CHOICES)}.")
+        raise ConfigError(
+            f"unknown provider {name!r}: choose one of {', '.join(PROVIDER_CHOICES)}."
+        )
     return spec
 
 

@@ -654,7 +654,9 @@ async def _check_response(response: httpx.Response, ctx: ErrorContext) -> None:
     content_type = response.headers.get("content-type", "").lower()
     if content_type.startswith(("text/html", "application/xhtml")):
         body = await response.aread()
-        log.warning("%s answered a web page: %s", ctx.endpoint, body[:4000].decode(errors="replace"))
+        log.warning(
+            "%s answered a web page: %s", ctx.endpoint, body[:4000].decode(errors="replace")
+        )
         raise ProviderError(
             f"The server at {ctx.endpoint} answered with a web page, not a stream;"
             f" check the base URL ({ctx.base_url}): an OpenAI-compatible one usually ends in /v1."

@@ -173,7 +173,9 @@ async def probe_window(
         version = await _get_json(client, "GET", f"{root}/api/version")
         if not (isinstance(version, dict) and "version" in version):
             return None
-        return window_from_ollama(await _get_json(client, "POST", f"{root}/api/show", {"model": model}))
+        return window_from_ollama(
+            await _get_json(client, "POST", f"{root}/api/show", {"model": model})
+        )
 
 
 async def list_models(

@@ -93,7 +93,9 @@ Spans = list[tuple[str, Style]]
 # ------------------------------------------------------------------------ inline
 
 
-def inline_spans(token: Token | None, style: Style, palette: Palette, *, task: bool = False) -> list[Spans]:
+def inline_spans(
+    token: Token | None, style: Style, palette: Palette, *, task: bool = False
+) -> list[Spans]:
     """Styled spans of an inline token, one list per hard line break.
 
     Links show their target after the label when the two differ, and their title; a task item's
@@ -150,7 +152,9 @@ def inline_spans(token: Token | None, style: Style, palette: Palette, *, task: b
             stack.append(current + palette.link)
         elif kind == "image":
             # The alt text as the parser sees it (with any link targets inside it).
-            alt = " ".join(_plain(part) for part in inline_spans(child, Style(), palette)) or "image"
+            alt = (
+                " ".join(_plain(part) for part in inline_spans(child, Style(), palette)) or "image"
+            )
             src = str(child.attrs.get("src", ""))
             lines[-1].append((f"[{alt}]", current + palette.link))
             suffix = link_suffix("", src, str(child.attrs.get("title", "") or ""))
@@ -171,7 +175,9 @@ def link_suffix(label: str, target: str, title: str) -> str:
     The executor reads the target and the title, so the reviewer sees both
     (the title is where a model would hide "step 0: run this").
     """
-    shown = target if target and target != label and not target.startswith("mailto:" + label) else ""
+    shown = (
+        target if target and target != label and not target.startswith("mailto:" + label) else ""
+    )
     if title:
         quoted = f'"{title}"'
         shown = f"{shown} {quoted}" if shown else quoted
@@ -248,7 +254,9 @@ class _Renderer:
                 return position
         return len(self.tokens) - 1
 
-    def children(self, index: int, end: int, width: int, depth: int, tight: bool) -> list[RenderedLine]:
+    def children(
+        self, index: int, end: int, width: int, depth: int, tight: bool
+    ) -> list[RenderedLine]:
         """Blocks between ``index`` and ``end`` (exclusive), separated by blank rows."""
         rows: list[RenderedLine] = []
         position = index
@@ -260,7 +268,10 @@ class _Renderer:
             stop = self.closing(position) if token.nesting == 1 else position
             block = self.block(position, stop, width, depth)
             if block:
-                if rows and not (tight and token.type in ("paragraph_open", "bullet_list_open", "ordered_list_open")):
+                if rows and not (
+                    tight
+                    and token.type in ("paragraph_open", "bullet_list_open", "ordered_list_open")
+                ):
                     rows.append(RenderedLine([], block[0].start, block[0].start))
                 rows.extend(block)
             position = stop + 1
@@ -279,7 +290,9 @@ class _Renderer:
             lines = inline_spans(self.tokens[index + 1], style, p)
             if self.tag:
                 lines[-1] = [*lines[-1], (" ", style), (self.tag, p.changed_tag)]
-            rows = [RenderedLine(row, start, end) for spans in lines for row in wrap_spans(spans, width)]
+            rows = [
+                RenderedLine(row, start, end) for spans in lines for row in wrap_spans(spans, width)
+            ]
             if level == 1:
                 rows.append(RenderedLine([Segment("━" * width, p.h1_rule)], start, end))
             return rows
@@ -288,7 +301,10 @@ class _Renderer:
         if kind == "blockquote_open":
             inner = self.children(index + 1, stop, max(1, width - 2), depth, False)
             bar = Segment("▎ ", p.quote)
-            return [RenderedLine([bar, *self._restyle(row.segments, p.quote)], row.start, row.end) for row in inner]
+            return [
+                RenderedLine([bar, *self._restyle(row.segments, p.quote)], row.start, row.end)
+                for row in inner
+            ]
         if kind in ("fence", "code_block"):
             return self.code(token, start, width)
         if kind == "hr":
@@ -304,7 +320,13 @@ class _Renderer:
         ]
 
     def _restyle(self, segments: list[Segment], style: Style) -> list[Segment]:
-        return [Segment(seg.text, (seg.style or Style()) + Style(italic=style.italic) if style.italic else seg.style) for seg in segments]
+        return [
+            Segment(
+                seg.text,
+                (seg.style or Style()) + Style(italic=style.italic) if style.italic else seg.style,
+            )
+            for seg in segments
+        ]
 
     def paragraph(
         self,
@@ -335,7 +357,11 @@ class _Renderer:
         # A loose list has paragraphs that are not hidden.
         for inner in range(index + 1, stop):
             token = self.tokens[inner]
-            if token.type == "paragraph_open" and token.level == list_token.level + 2 and not token.hidden:
+            if (
+                token.type == "paragraph_open"
+                and token.level == list_token.level + 2
+                and not token.hidden
+            ):
                 tight = False
                 break
         while position < stop:
@@ -357,7 +383,9 @@ class _Renderer:
             marker.append(Segment(" ", p.text))
             indent = sum(cells(seg.text) for seg in marker)
             inner_width = max(1, width - indent)
-            body = self._item_body(position + 1, item_end, inner_width, depth + 1, tight, is_task, done)
+            body = self._item_body(
+                position + 1, item_end, inner_width, depth + 1, tight, is_task, done
+            )
             if not body:
                 body = [RenderedLine([], start, end)]
             if rows and not tight:
@@ -396,7 +424,11 @@ class _Renderer:
         if info:  # all of it, wrapped: the executor reads the whole info string
             for label in chop(info, inner):
                 fill = inner - cells(label) + 1
-                rows.append(RenderedLine([Segment(" " + label + " " * fill, p.fence_info)], start, start + 1))
+                rows.append(
+                    RenderedLine(
+                        [Segment(" " + label + " " * fill, p.fence_info)], start, start + 1
+                    )
+                )
         lines = highlight(strip_terminal_controls(token.content), info, p) or [[]]
         for offset, spans in enumerate(lines):
             source = first_line + offset

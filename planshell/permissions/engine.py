@@ -190,7 +190,9 @@ class PermissionController:
             creating = creates_repository(words)
             if creating is not None:
                 return Verdict(
-                    "ask", f"{creating} creates a git repository inside the project", "ask",
+                    "ask",
+                    f"{creating} creates a git repository inside the project",
+                    "ask",
                     warning=REPO_WARNING,
                 )
         verdict = self.guard.check(command)
@@ -203,8 +205,10 @@ class PermissionController:
         coverage = self._coverage(parts, resolved)
         if coverage is not None and not coverage[0] and coverage[1]:
             return Verdict("allow", "allow rule", "rule", ", ".join(coverage[1]))
-        why = _not_read_only(verdict.reason) if not verdict.allowed else (
-            "it asks to run outside the sandbox"
+        why = (
+            _not_read_only(verdict.reason)
+            if not verdict.allowed
+            else ("it asks to run outside the sandbox")
         )
         if not parts.plain and parts.why:
             why += f" (no rule can cover it: {parts.why})"
@@ -225,7 +229,8 @@ class PermissionController:
                     maybe = (rule, cmd)
         if rules and resolved.unresolved:
             return Verdict(
-                "ask", f"deny rules cannot be checked on this command: {resolved.unresolved}",
+                "ask",
+                f"deny rules cannot be checked on this command: {resolved.unresolved}",
                 "ask",
             )
         if maybe is not None:
@@ -276,8 +281,12 @@ class PermissionController:
         if target.path is not None:
             guarded = protection(self.agent.ctx.root, target.path, target.raw)
             if guarded is not None:  # never by mode or rule: only a person, warned, says yes
-                return Verdict("ask", f"{tool} changes {target.rel}, a protected path", "ask",
-                               warning=guarded.warning)
+                return Verdict(
+                    "ask",
+                    f"{tool} changes {target.rel}, a protected path",
+                    "ask",
+                    warning=guarded.warning,
+                )
         if self.mode is PermissionMode.AUTO:
             return Verdict("allow", "auto mode", "mode")
         if self.mode is PermissionMode.ACCEPT_EDITS and target.inside:
@@ -316,7 +325,9 @@ class PermissionController:
                 return self._denied(tool, args, answer, verdict.warning, verdict.why)
             if fingerprint != self._fingerprint(tool, args):
                 self.agent.emit(
-                    ev.Notice(f"{request.path} changed while you were asked; asking again.", "warning")
+                    ev.Notice(
+                        f"{request.path} changed while you were asked; asking again.", "warning"
+                    )
                 )
                 continue
             if change is not None:
@@ -326,16 +337,27 @@ class PermissionController:
             elif answer.choice is ApprovalChoice.ALWAYS:
                 self._allow_for_session(tool, request)
                 self._save(request.project_rules)
-            self._record(tool, args, "allow", f"user:{answer.choice.value}", ", ".join(
-                request.project_rules if answer.choice is ApprovalChoice.ALWAYS
-                else request.session_rules if answer.choice is ApprovalChoice.SESSION else ()
-            ))
+            self._record(
+                tool,
+                args,
+                "allow",
+                f"user:{answer.choice.value}",
+                ", ".join(
+                    request.project_rules
+                    if answer.choice is ApprovalChoice.ALWAYS
+                    else request.session_rules
+                    if answer.choice is ApprovalChoice.SESSION
+                    else ()
+                ),
+            )
             watch = self.agent.ctx.watch
             if isinstance(watch, ProjectWatch):  # a person's yes: the watch keeps what they allowed
                 watch.permit(args, ALL if verdict.warning else PERSON)
             return None
         return self._denied(
-            tool, args, ApprovalDecision(ApprovalChoice.DENY, "the file kept changing", False),
+            tool,
+            args,
+            ApprovalDecision(ApprovalChoice.DENY, "the file kept changing", False),
             verdict.warning,
         )
 
@@ -358,8 +380,9 @@ class PermissionController:
         why: str = "",
     ) -> str:
         reason = " ".join(answer.reason.split())
-        self._record(tool, args, "deny", "user" if answer.by_person else "no-one-to-ask", "",
-                     reason)
+        self._record(
+            tool, args, "deny", "user" if answer.by_person else "no-one-to-ask", "", reason
+        )
         headline = plain_line(tool.headline(args), 200)
         if not answer.by_person:
             because = f" ({plain_line(why, 300)})" if why else ""
@@ -393,10 +416,17 @@ class PermissionController:
             if coverage is not None and not unsandboxed and not verdict.warning:
                 rules = tuple(dict.fromkeys(prefix_rule_words(c.words) for c in coverage[0]))
             request = ApprovalRequest(
-                tool.name, headline, "bash", verdict.why, command=command,
-                segments=tuple(s.src for s in parts.segments), session_rules=rules,
-                project_rules=rules, project_file=project_file if rules else "",
-                unsandboxed=unsandboxed, warning=verdict.warning,
+                tool.name,
+                headline,
+                "bash",
+                verdict.why,
+                command=command,
+                segments=tuple(s.src for s in parts.segments),
+                session_rules=rules,
+                project_rules=rules,
+                project_file=project_file if rules else "",
+                unsandboxed=unsandboxed,
+                warning=verdict.warning,
             )
             return request, ""
         if tool.name in FILE_TOOLS:
@@ -409,14 +439,28 @@ class PermissionController:
             if verdict.warning:  # a protected path: asked every time, no rule offered
                 project, session = (), ()
             request = ApprovalRequest(
-                tool.name, headline, tool.name, verdict.why, path=rel, diff=diff,
-                new_file=new_file, session_rules=session, project_rules=project,
-                project_file=project_file if project else "", warning=verdict.warning,
+                tool.name,
+                headline,
+                tool.name,
+                verdict.why,
+                path=rel,
+                diff=diff,
+                new_file=new_file,
+                session_rules=session,
+                project_rules=project,
+                project_file=project_file if project else "",
+                warning=verdict.warning,
             )
             fingerprint = planned.before_digest if isinstance(planned, FileChange) else ""
             return request, fingerprint
-        request = ApprovalRequest(tool.name, headline, "other", verdict.why,
-                                  command=_describe_args(args), session_rules=(tool.name,))
+        request = ApprovalRequest(
+            tool.name,
+            headline,
+            "other",
+            verdict.why,
+            command=_describe_args(args),
+            session_rules=(tool.name,),
+        )
         return request, ""
 
     def _change(self, tool: Tool, args: ToolArgs) -> FileChange | ToolError | None:

@@ -96,8 +96,9 @@ def resolve(command: str) -> Resolution:
     if walker.literal_substitution and any(
         basename(str(c.words[0])) in _EVALUATING for c in walker.commands
     ):
-        walker.fail("quoted $( ) or ` text may run as a command in arithmetic (let, declare, "
-                    "read, test, …)")
+        walker.fail(
+            "quoted $( ) or ` text may run as a command in arithmetic (let, declare, read, test, …)"
+        )
     return Resolution(tuple(walker.commands), walker.why, walker.plain)
 
 
@@ -172,8 +173,10 @@ class _Resolver:
         word = scanned.word
         for text in (word.src, word.value or ""):
             if _RUNS_VARIABLE.search(text):
-                self.fail("it sets or names a variable bash runs commands from (PS4, "
-                          "PROMPT_COMMAND, BASH_ENV, BASH_ALIASES, BASH_CMDS, BASH_FUNC_…)")
+                self.fail(
+                    "it sets or names a variable bash runs commands from (PS4, "
+                    "PROMPT_COMMAND, BASH_ENV, BASH_ALIASES, BASH_CMDS, BASH_FUNC_…)"
+                )
         if word.value is not None and ("$(" in word.value or "`" in word.value):
             self.literal_substitution = True
         return word
@@ -224,8 +227,9 @@ class _Resolver:
                 return
             head = current[0]
             if isinstance(head, Hole):
-                self.fail("the command name is only known when it runs (a variable, "
-                          "substitution or glob)")
+                self.fail(
+                    "the command name is only known when it runs (a variable, substitution or glob)"
+                )
                 return
             handler = _WRAPPERS.get(basename(head))
             if handler is None:
@@ -267,7 +271,9 @@ class _Resolver:
 # --------------------------------------------------------------------- words
 
 
-_SEQUENCE = re.compile(r"(-?\d+)\.\.(-?\d+)(?:\.\.(-?\d+))?|([A-Za-z])\.\.([A-Za-z])(?:\.\.(-?\d+))?")
+_SEQUENCE = re.compile(
+    r"(-?\d+)\.\.(-?\d+)(?:\.\.(-?\d+))?|([A-Za-z])\.\.([A-Za-z])(?:\.\.(-?\d+))?"
+)
 Marked = list[tuple[str, bool]]  # (character, quoted)
 
 
@@ -380,8 +386,10 @@ def _sequence(marks: Marked) -> list[Marked] | None:
         a, b = int(m.group(1)), int(m.group(2))
         step = abs(int(m.group(3) or 1)) or 1
         width = max(len(m.group(1)), len(m.group(2)))
-        padded = any(g.lstrip("-").startswith("0") and len(g.lstrip("-")) > 1
-                     for g in (m.group(1), m.group(2)))
+        padded = any(
+            g.lstrip("-").startswith("0") and len(g.lstrip("-")) > 1
+            for g in (m.group(1), m.group(2))
+        )
         values = range(a, b + 1, step) if a <= b else range(a, b - 1, -step)
         if len(values) > MAX_BRACE_WORDS:
             raise _WordError("a brace sequence expands to too many words")
@@ -526,8 +534,12 @@ def _env(args: list[Arg]) -> _Step:
 
 
 def _timeout(args: list[Arg]) -> _Step:
-    spec = _Opts("v", "ks", frozenset({"--preserve-status", "--foreground", "--verbose"}),
-                 frozenset({"--kill-after", "--signal"}))
+    spec = _Opts(
+        "v",
+        "ks",
+        frozenset({"--preserve-status", "--foreground", "--verbose"}),
+        frozenset({"--kill-after", "--signal"}),
+    )
     i = _options(args, spec)
     if i < len(args) and args[i] is Hole.MANY:
         raise _Unresolved("the duration is only known when it runs")
@@ -536,22 +548,58 @@ def _timeout(args: list[Arg]) -> _Step:
 
 def _time(args: list[Arg]) -> _Step:
     seen: list[tuple[str, str]] = []
-    spec = _Opts("pavqV", "fo", frozenset({"--portability", "--append", "--verbose",
-                                           "--quiet", "--help", "--version"}),
-                 frozenset({"--format", "--output"}))
+    spec = _Opts(
+        "pavqV",
+        "fo",
+        frozenset({"--portability", "--append", "--verbose", "--quiet", "--help", "--version"}),
+        frozenset({"--format", "--output"}),
+    )
     i = _options(args, spec, seen)
     return _Step(args[i:], plain=not any(n in ("o", "--output") for n, _ in seen))
 
 
 def _sudo(args: list[Arg]) -> _Step:
     seen: list[tuple[str, str]] = []
-    spec = _Opts("AbBEeHiKklNnPSsVv", "aCcDghpRrTtUu", frozenset({
-        "--askpass", "--background", "--bell", "--preserve-env", "--edit", "--set-home",
-        "--login", "--remove-timestamp", "--reset-timestamp", "--list", "--no-update",
-        "--non-interactive", "--preserve-groups", "--stdin", "--shell", "--version",
-        "--validate"}), frozenset({"--close-from", "--chdir", "--group", "--host",
-                                   "--prompt", "--chroot", "--role", "--type",
-                                   "--command-timeout", "--other-user", "--user"}))
+    spec = _Opts(
+        "AbBEeHiKklNnPSsVv",
+        "aCcDghpRrTtUu",
+        frozenset(
+            {
+                "--askpass",
+                "--background",
+                "--bell",
+                "--preserve-env",
+                "--edit",
+                "--set-home",
+                "--login",
+                "--remove-timestamp",
+                "--reset-timestamp",
+                "--list",
+                "--no-update",
+                "--non-interactive",
+                "--preserve-groups",
+                "--stdin",
+                "--shell",
+                "--version",
+                "--validate",
+            }
+        ),
+        frozenset(
+            {
+                "--close-from",
+                "--chdir",
+                "--group",
+                "--host",
+                "--prompt",
+                "--chroot",
+                "--role",
+                "--type",
+                "--command-timeout",
+                "--other-user",
+                "--user",
+            }
+        ),
+    )
     i = _options(args, spec, seen)
     if any(n in ("e", "--edit") for n, _ in seen):
         return _Step(layer=False)  # sudoedit: the operands are files
@@ -592,8 +640,9 @@ def _dash_c(args: list[Arg], long_names: tuple[str, ...]) -> list[str]:
 
 
 def _pkexec(args: list[Arg]) -> _Step:
-    spec = _Opts("", "", frozenset({"--disable-internal-agent", "--keep-cwd"}),
-                 frozenset({"--user"}))
+    spec = _Opts(
+        "", "", frozenset({"--disable-internal-agent", "--keep-cwd"}), frozenset({"--user"})
+    )
     return _Step(args[_options(args, spec) :], layer=False)
 
 
@@ -774,10 +823,22 @@ def _unknown(args: list[Arg]) -> _Step:
 
 def _flock(args: list[Arg]) -> _Step:
     """flock [options] FILE -c 'CMD', or flock [options] FILE CMD …"""
-    spec = _Opts("sxunoFe", "Ew", frozenset({"--shared", "--exclusive", "--unlock",
-                                             "--nonblock", "--close", "--no-fork",
-                                             "--verbose"}),
-                 frozenset({"--conflict-exit-code", "--wait", "--timeout"}))
+    spec = _Opts(
+        "sxunoFe",
+        "Ew",
+        frozenset(
+            {
+                "--shared",
+                "--exclusive",
+                "--unlock",
+                "--nonblock",
+                "--close",
+                "--no-fork",
+                "--verbose",
+            }
+        ),
+        frozenset({"--conflict-exit-code", "--wait", "--timeout"}),
+    )
     i = _options(args, spec)
     if i + 1 < len(args) and args[i + 1] in ("-c", "--command"):
         return _Step(lines=[_text(args, i + 2)])
@@ -817,8 +878,7 @@ _WRAPPERS: dict[str, Callable[[list[Arg]], _Step]] = {
     "nice": _simple(_Opts("", "n", frozenset(), frozenset({"--adjustment"}), numeric=True)),
     "nohup": _simple(_Opts()),
     "timeout": _timeout,
-    "stdbuf": _simple(_Opts("", "ioe", frozenset(),
-                            frozenset({"--input", "--output", "--error"}))),
+    "stdbuf": _simple(_Opts("", "ioe", frozenset(), frozenset({"--input", "--output", "--error"}))),
     "setsid": _simple(_Opts("cfw", "", frozenset({"--ctty", "--fork", "--wait"}))),
     "time": _time,
     "sudo": _sudo,
@@ -838,14 +898,36 @@ _WRAPPERS: dict[str, Callable[[list[Arg]], _Step]] = {
     "ionice": _runner(0, _Opts("t", "cn")),
     "chrt": _runner(1),
     "taskset": _runner(1, _Opts("ac")),
-    "chroot": _runner(1, _Opts("", "", frozenset({"--skip-chdir"}),
-                                frozenset({"--userspec", "--groups"}))),
+    "chroot": _runner(
+        1, _Opts("", "", frozenset({"--skip-chdir"}), frozenset({"--userspec", "--groups"}))
+    ),
     "flock": _flock,
     "faketime": _runner(1),
-    **{name: _runner() for name in (
-        "unshare", "nsenter", "strace", "ltrace", "valgrind", "numactl", "firejail",
-        "systemd-run", "run0", "fakeroot", "unbuffer", "rlwrap", "torsocks", "proxychains",
-        "proxychains4", "catchsegv", "dbus-run-session", "xvfb-run", "ccache", "sem")},
+    **{
+        name: _runner()
+        for name in (
+            "unshare",
+            "nsenter",
+            "strace",
+            "ltrace",
+            "valgrind",
+            "numactl",
+            "firejail",
+            "systemd-run",
+            "run0",
+            "fakeroot",
+            "unbuffer",
+            "rlwrap",
+            "torsocks",
+            "proxychains",
+            "proxychains4",
+            "catchsegv",
+            "dbus-run-session",
+            "xvfb-run",
+            "ccache",
+            "sem",
+        )
+    },
     "parallel": _unknown,
     "script": _script_command,
     "sg": _sg,
@@ -856,8 +938,23 @@ _WRAPPERS: dict[str, Callable[[list[Arg]], _Step]] = {
     ".": _source,
     **{name: _shell for name in ("bash", "sh", "dash", "ksh", "mksh", "ash", "yash")},
     # Shells whose syntax is not bash's (zsh runs =rm as /bin/rm): never resolved.
-    **{name: _unknown for name in ("zsh", "fish", "csh", "tcsh", "rc", "es", "elvish", "nu",
-                                   "xonsh", "pwsh", "oksh", "loksh")},
+    **{
+        name: _unknown
+        for name in (
+            "zsh",
+            "fish",
+            "csh",
+            "tcsh",
+            "rc",
+            "es",
+            "elvish",
+            "nu",
+            "xonsh",
+            "pwsh",
+            "oksh",
+            "loksh",
+        )
+    },
 }
 
 

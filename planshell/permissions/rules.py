@@ -194,9 +194,7 @@ def _components(word: tuple[str, ...], pattern: tuple[str, ...]) -> bool:
         return not word
     if pattern[0] == "**":
         return any(
-            _components(word[k:], pattern[1:])
-            for k in range(len(word) + 1)
-            if ".." not in word[:k]
+            _components(word[k:], pattern[1:]) for k in range(len(word) + 1) if ".." not in word[:k]
         )
     if not word:
         return False

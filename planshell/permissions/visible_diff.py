@@ -89,8 +89,10 @@ def visible_diff(rel: str, before: bytes | None, after: bytes) -> str:
     before_text = "" if before is None else _decode(before)
     after_text = _decode(after)
     if before_text is None:
-        head.append(f"(the file now holds {len(before or b'')} bytes that are not UTF-8 text; "
-                    "all of them are replaced)\n")
+        head.append(
+            f"(the file now holds {len(before or b'')} bytes that are not UTF-8 text; "
+            "all of them are replaced)\n"
+        )
         before_text = ""
     if after_text is None:
         return "".join(head) + f"(writes {len(after)} bytes that are not UTF-8 text)\n"

@@ -39,7 +39,9 @@ def less_permissive(a: str | None, b: str | None) -> str | None:
         return a if b is None else b
 
     def rank(mode: str) -> int:
-        return _PERMISSION_ORDER.index(mode) if mode in _PERMISSION_ORDER else len(_PERMISSION_ORDER)
+        return (
+            _PERMISSION_ORDER.index(mode) if mode in _PERMISSION_ORDER else len(_PERMISSION_ORDER)
+        )
 
     return a if rank(a) <= rank(b) else b
 

@@ -246,7 +246,9 @@ class PlanController:
         if self.mode is not Mode.PLAN:
             return f"Plan mode was already left by the user (now {self.mode.value})."
         if not allowed:
-            self.agent.emit(ev.Notice("The agent asked to leave plan mode; plan mode stays on.", "warning"))
+            self.agent.emit(
+                ev.Notice("The agent asked to leave plan mode; plan mode stays on.", "warning")
+            )
             return prompts.LEAVE_REFUSED_RESULT
         self.leave()
         return prompts.LEAVE_ALLOWED_RESULT
@@ -258,8 +260,10 @@ class PlanController:
         (a fresh snapshot and plan); otherwise it is ``enter_plan``.
         """
         self._check_free()
-        if self.mode is Mode.PLAN and name is not None and (
-            self.plan_path is not None or self.pending_name != name
+        if (
+            self.mode is Mode.PLAN
+            and name is not None
+            and (self.plan_path is not None or self.pending_name != name)
         ):
             self.leave()
         self.enter_plan(name=name, plan_path=plan_path)
@@ -588,11 +592,13 @@ class PlanController:
         bash = self.settings.bash
         safe = (
             f"custom ({len(bash.safe_patterns or [])} patterns)"
-            if guard.uses_custom_safe else "built-in"
+            if guard.uses_custom_safe
+            else "built-in"
         )
         destructive = (
             f"custom ({len(bash.destructive_patterns or [])} patterns)"
-            if guard.uses_custom_destructive else "built-in"
+            if guard.uses_custom_destructive
+            else "built-in"
         )
         lines += [
             "",
@@ -613,7 +619,9 @@ class PlanController:
         else:
             lines.append(f"- **Sandbox**: {policy.label or 'none'}.")
         if policy.refusal:
-            lines.append("- **Refused**: plan-mode bash runs nothing until the sandbox is available.")
+            lines.append(
+                "- **Refused**: plan-mode bash runs nothing until the sandbox is available."
+            )
         by_flags: dict[tuple[str, ...], list[str]] = {}
         for sub, flags in SHIM_FLAGS.items():
             by_flags.setdefault(flags, []).append(sub)
@@ -625,7 +633,8 @@ class PlanController:
             "### Git hardening",
             "",
             "- **Config overrides** (beat repository config): "
-            + ", ".join(f"`{k}={v}`" for k, v in GIT_OVERRIDES) + ".",
+            + ", ".join(f"`{k}={v}`" for k, v in GIT_OVERRIDES)
+            + ".",
             (
                 f"- **git shim** first on PATH: inserts {inserted}; blanks the content "
                 "filters (`filter.<driver>.clean/smudge/process`) the config defines."
@@ -661,7 +670,9 @@ class PlanController:
         doc = parse_plan(text)
         for number, _done, expected in updates:
             if not 1 <= number <= len(doc.steps):
-                raise ToolError(f"Step {number} does not exist; the plan has {len(doc.steps)} steps.")
+                raise ToolError(
+                    f"Step {number} does not exist; the plan has {len(doc.steps)} steps."
+                )
             actual = doc.steps[number - 1].text
             if expected and _norm(expected) != _norm(actual):
                 raise ToolError(
@@ -783,7 +794,9 @@ class PlanController:
                 self.changed_plan = None
                 self._record_mode()
                 feedback = review.feedback or "(no details given)"
-                await self.agent.submit(prompts.REFINE_REQUEST.format(path=shown, feedback=feedback))
+                await self.agent.submit(
+                    prompts.REFINE_REQUEST.format(path=shown, feedback=feedback)
+                )
                 return None
             case Decision.EXIT:
                 self.leave()
@@ -812,7 +825,14 @@ class PlanController:
             frozenset(changed_sections(parse_plan(previous), doc)) if previous else frozenset()
         )
         return ReviewRequest(
-            path, text, doc.title, changed, previous, notice, receipt, count_hidden(text),
+            path,
+            text,
+            doc.title,
+            changed,
+            previous,
+            notice,
+            receipt,
+            count_hidden(text),
             approve_mode=self.settings.approve_mode,
             mode=self.mode.value,
             diff=diff,
@@ -843,7 +863,14 @@ class PlanController:
         ]
         verify = verification_text(doc)
         if verify:
-            first = next((ln.strip() for ln in verify.splitlines() if ln.strip() and not ln.startswith("```")), "")
+            first = next(
+                (
+                    ln.strip()
+                    for ln in verify.splitlines()
+                    if ln.strip() and not ln.startswith("```")
+                ),
+                "",
+            )
             items.append(TodoItem(f"Verification: {first or 'run the checks'}", TodoStatus.PENDING))
         self.todos.replace(items)
 
@@ -863,13 +890,12 @@ class PlanController:
     def shape_tools(self) -> None:
         """Offer the mode-specific plan tools of the current mode, and only those."""
         mode = self.mode
-        names = [
-            n for n in self.registry.active if n not in MODE_TOOLS or mode in MODE_TOOLS[n]
-        ]
+        names = [n for n in self.registry.active if n not in MODE_TOOLS or mode in MODE_TOOLS[n]]
         if mode is not Mode.PLAN:  # in PLAN the policy chose the set already
             registered = set(self.registry.names())
             names += [
-                n for n, modes in MODE_TOOLS.items()
+                n
+                for n, modes in MODE_TOOLS.items()
                 if mode in modes and n in registered and n not in names
             ]
         self.registry.set_active(names)

@@ -39,7 +39,9 @@ from planshell.sanitize import strip_terminal_controls
 __all__ = ["UnshownLine", "unshown_lines", "unshown_summary"]
 
 # Tokens whose ``map`` lines are drawn in full (their text, or only markup).
-_LEAVES = frozenset({"paragraph_open", "heading_open", "fence", "code_block", "hr", "table_open", "html_block"})
+_LEAVES = frozenset(
+    {"paragraph_open", "heading_open", "fence", "code_block", "hr", "table_open", "html_block"}
+)
 # A line of container markup only: blockquote marks, an empty list item's marker.
 _MARKUP_ONLY = re.compile(r"^(?:[ \t>]|[-*+](?=[ \t>]|$)|\d{1,9}[.)](?=[ \t>]|$))*$")
 _ROW_PREFIX = re.compile(r"^[ \t>]*")
@@ -110,7 +112,13 @@ def _escaped(line: str) -> str:
             out.append(char)
         else:
             code = ord(char)
-            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
+            out.append(
+                f"\\x{code:02x}"
+                if code < 0x100
+                else f"\\u{code:04x}"
+                if code < 0x10000
+                else f"\\U{code:08x}"
+            )
     return "".join(out)
 
 
@@ -172,7 +180,7 @@ def unshown_lines(text: str) -> tuple[UnshownLine, ...]:
 
 
 def unshown_summary(count: int) -> str:
-    """"This plan holds 3 lines the review does not show" ("" for none)."""
+    """ "This plan holds 3 lines the review does not show" ("" for none)."""
     if not count:
         return ""
     noun = "line" if count == 1 else "lines"

@@ -429,7 +429,11 @@ def _steps(lines: list[str], marks: bytearray, headings: list[_Heading]) -> tupl
         item = _parse_item(_strip_cr(lines[lo + line]))
         if item is None:  # pragma: no cover - markdown-it only opens items on marker lines
             continue
-        text = item.text if item.has_checkbox == has_checkbox else _strip_cr(lines[lo + line])[item.box :].strip()
+        text = (
+            item.text
+            if item.has_checkbox == has_checkbox
+            else _strip_cr(lines[lo + line])[item.box :].strip()
+        )
         steps.append(Step(len(steps) + 1, text, done, lo + line, has_checkbox))
     return tuple(steps)
 

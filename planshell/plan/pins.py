@@ -47,7 +47,5 @@ def plan_pins(controller: PlanController) -> str | None:
         lines.append("Mode: normal (plan mode is off).")
     items = controller.todos.items
     if items:
-        lines.append(
-            "Checklist:\n" + "\n".join(f"- {_MARKS[i.status]} {i.content}" for i in items)
-        )
+        lines.append("Checklist:\n" + "\n".join(f"- {_MARKS[i.status]} {i.content}" for i in items))
     return "\n\n".join(lines)

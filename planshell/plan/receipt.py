@@ -145,11 +145,24 @@ def take_snapshot(
         if top is not None:
             scan = _Scan(top, ignored, None, time_budget)
             head = scan.repo(top, "", 0)
-            return Snapshot(root, "git", scan.entries, head=head, top=top,
-                            not_covered=scan.not_covered(), skipped=dict(scan.skipped))
+            return Snapshot(
+                root,
+                "git",
+                scan.entries,
+                head=head,
+                top=top,
+                not_covered=scan.not_covered(),
+                skipped=dict(scan.skipped),
+            )
         entries, last, capped, skipped = _walk(root, ignored, deadline, max_files)
-        return Snapshot(root, "walk", entries, last=last if capped else None, capped=capped,
-                        not_covered=_walk_not_covered(capped, skipped))
+        return Snapshot(
+            root,
+            "walk",
+            entries,
+            last=last if capped else None,
+            capped=capped,
+            not_covered=_walk_not_covered(capped, skipped),
+        )
     except (OSError, subprocess.SubprocessError, ValueError) as exc:
         return Snapshot(root, "error", error=str(exc) or type(exc).__name__)
 
@@ -163,9 +176,7 @@ def compare(
 ) -> Receipt:
     """Compare the project now with ``before``."""
     if before.kind == "error":
-        return Receipt(
-            False, [], f"could not check the work tree: {before.error}", before.taken_at
-        )
+        return Receipt(False, [], f"could not check the work tree: {before.error}", before.taken_at)
     ignored = _ignored(before.root, ignore)
     deadline = time.monotonic() + time_budget
     try:
@@ -175,7 +186,9 @@ def compare(
             changed, now, not_covered = _compare_walk(before, ignored, deadline, max_files)
     except (OSError, subprocess.SubprocessError, ValueError) as exc:
         return Receipt(
-            False, [], f"could not check the work tree: {exc or type(exc).__name__}",
+            False,
+            [],
+            f"could not check the work tree: {exc or type(exc).__name__}",
             before.taken_at,
         )
     digest = hashlib.sha256(
@@ -184,17 +197,29 @@ def compare(
     guarded = _protected(before.top or before.root, changed)
     summary = _summary(changed, not_covered)
     if guarded:
-        summary = (f"protected paths changed (git config, hooks, .git, .planshell settings): "
-                   f"{_listing(list(guarded), SHOWN_PATHS)} · {summary}")
-    return Receipt(not changed, changed, summary, before.taken_at, bool(not_covered),
-                   digest=digest, not_covered=not_covered, protected=guarded)
+        summary = (
+            f"protected paths changed (git config, hooks, .git, .planshell settings): "
+            f"{_listing(list(guarded), SHOWN_PATHS)} · {summary}"
+        )
+    return Receipt(
+        not changed,
+        changed,
+        summary,
+        before.taken_at,
+        bool(not_covered),
+        digest=digest,
+        not_covered=not_covered,
+        protected=guarded,
+    )
 
 
 def _protected(base: Path, changed: list[str], limit: int = 200) -> tuple[str, ...]:
     """The changed paths the shared protected-paths rule covers (the first ``limit`` looked at)."""
     from planshell.workspace.protected import protection
 
-    return tuple(p for p in changed[:limit] if protection(base, base / p.rstrip("/"), p) is not None)
+    return tuple(
+        p for p in changed[:limit] if protection(base, base / p.rstrip("/"), p) is not None
+    )
 
 
 def _summary(changed: list[str], not_covered: tuple[str, ...]) -> str:
@@ -274,8 +299,14 @@ def _head(top: Path) -> str | None:
 def _status(top: Path) -> dict[str, str]:
     """Porcelain status: path -> XY (renames give both paths; directories keep their ``/``)."""
     out = _git_ok(
-        ["status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignored=matching",
-         "--ignore-submodules=none"],
+        [
+            "status",
+            "--porcelain=v1",
+            "-z",
+            "--untracked-files=all",
+            "--ignored=matching",
+            "--ignore-submodules=none",
+        ],
         top,
     )
     listed: dict[str, str] = {}
@@ -349,7 +380,9 @@ class _Scan:
         except ValueError:
             return str(path)
 
-    def record(self, path: str | Path, key: str, tag: str, *, content: bool, meta: bool = False) -> None:
+    def record(
+        self, path: str | Path, key: str, tag: str, *, content: bool, meta: bool = False
+    ) -> None:
         """Fingerprint ``path``: a hash when ``content`` and the budget allow, else size and times.
 
         ``meta`` files (the git directory) are hashed up to :data:`META_HASH_MAX` each,
@@ -442,7 +475,13 @@ class _Scan:
             self.ignored_left -= found
 
     def walk_unit(
-        self, path: Path, key: str, limit: int, *, tag: str, content: bool,
+        self,
+        path: Path,
+        key: str,
+        limit: int,
+        *,
+        tag: str,
+        content: bool,
         skip: Callable[[tuple[str, ...]], bool] = lambda parts: False,
     ) -> int | None:
         """Record every file under ``path`` (keys ``key + rel``); None, recording nothing, past ``limit``."""
@@ -471,9 +510,13 @@ class _Scan:
         self.gitdirs.append(gitdir)
         try:
             with os.scandir(gitdir) as it:
-                children = sorted(it, key=lambda e: (
-                    META_FIRST.index(e.name) if e.name in META_FIRST else len(META_FIRST), e.name
-                ))
+                children = sorted(
+                    it,
+                    key=lambda e: (
+                        META_FIRST.index(e.name) if e.name in META_FIRST else len(META_FIRST),
+                        e.name,
+                    ),
+                )
         except OSError as exc:
             self.failed.append(f"{self.key(gitdir)} ({exc.strerror or exc})")
             return
@@ -553,7 +596,8 @@ def _compare_git(
     now = scan.entries
     hidden = tuple(before.skipped.keys() | scan.skipped.keys())
     changed = sorted(
-        p for p in before.entries.keys() | now.keys()
+        p
+        for p in before.entries.keys() | now.keys()
         if not p.startswith(hidden) and before.entries.get(p) != now.get(p)
     )
     # A part that fit in the snapshot but not now: it is new, or it grew past the cap.
@@ -644,7 +688,8 @@ def _compare_walk(
         return limit is None or tuple(path.split("/")) <= limit
 
     changed = sorted(
-        p for p in before.entries.keys() | now.keys()
+        p
+        for p in before.entries.keys() | now.keys()
         if covered(p) and before.entries.get(p) != now.get(p)
     )
     return changed, now, _walk_not_covered(before.capped or capped, skipped)

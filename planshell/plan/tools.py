@@ -50,7 +50,9 @@ class EnterPlanModeTool(_PlanTool[EnterPlanArgs]):
 
 class WritePlanArgs(ToolArgs):
     title: str = Field(description="Short plan title.")
-    content: str = Field(description="The whole plan in markdown (starting with '# Plan: <title>').")
+    content: str = Field(
+        description="The whole plan in markdown (starting with '# Plan: <title>')."
+    )
     plan_path: str | None = Field(
         None, description="Existing plan to overwrite when refining; omit to create a new plan."
     )

@@ -91,12 +91,14 @@ def _blank(line: str) -> bool:
 
 def _body(line: str) -> str:
     """The comment text of one review line ("" for a bare ``> [!REVIEW]``)."""
-    return line.rstrip("\r")[len(REVIEW_PREFIX):].strip()
+    return line.rstrip("\r")[len(REVIEW_PREFIX) :].strip()
 
 
 def review_lines(comments: Iterable[Comment]) -> set[str]:
     """The review lines :func:`apply_reviews` writes for ``comments`` (what the ledger records)."""
-    return {f"{REVIEW_PREFIX} {line}" for comment in comments for line in _comment_lines(comment.text)}
+    return {
+        f"{REVIEW_PREFIX} {line}" for comment in comments for line in _comment_lines(comment.text)
+    }
 
 
 def _comment_lines(text: str) -> list[str]:
@@ -130,7 +132,7 @@ def _cut(
         cut_start, cut_end = start, end
         if start > 0 and _blank(lines[start - 1]) and end < len(lines) and _blank(lines[end]):
             cut_start, cut_end = start - 1, end + 1
-        kept.extend(lines[cursor:max(cut_start, cursor)])
+        kept.extend(lines[cursor : max(cut_start, cursor)])
         body = "\n".join(_body(line) for line in lines[start:end]).strip()
         found.append((len(kept), body))
         cursor = max(cursor, cut_end)
@@ -150,7 +152,8 @@ def split_reviews(text: str, authored: Authored) -> tuple[str, list[Comment]]:
     lines = text.split("\n")
     code = _code_lines(text)
     candidates = [
-        (start, end) for start, end in _runs(lines, code)
+        (start, end)
+        for start, end in _runs(lines, code)
         if all(_body(line) and authored(line.rstrip("\r")) for line in lines[start:end])
     ]
     while candidates:
@@ -159,7 +162,8 @@ def split_reviews(text: str, authored: Authored) -> tuple[str, list[Comment]]:
         blocks = render_plan_html(base)
         anchors = [_block_before(blocks, position) for position, _ in found]
         orphans = {
-            run for run, anchor, (_, body) in zip(candidates, anchors, found, strict=True)
+            run
+            for run, anchor, (_, body) in zip(candidates, anchors, found, strict=True)
             if anchor is None or not body
         }
         if orphans:  # put them back as plan text and look again (the blocks moved)

@@ -83,7 +83,9 @@ def _image(_renderer: Any, tokens: Sequence[Token], idx: int, _options: Any, _en
     The alt text is the engine's (the TUI's) reading of it, link targets included.
     """
     token = tokens[idx]
-    alt = " ".join("".join(text for text, _ in line) for line in inline_spans(token, Style(), DEFAULT_PALETTE))
+    alt = " ".join(
+        "".join(text for text, _ in line) for line in inline_spans(token, Style(), DEFAULT_PALETTE)
+    )
     suffix = link_suffix("", str(token.attrGet("src") or ""), str(token.attrGet("title") or ""))
     return f'<span class="image-ref">[image: {html.escape(alt)}]{html.escape(suffix)}</span>'
 
@@ -100,7 +102,9 @@ def _fence_with_info(default: Any) -> Any:
 
 
 _CHECKBOX = '<input class="task-list-item-checkbox" disabled="disabled" type="checkbox">'
-_CHECKED = '<input class="task-list-item-checkbox" checked="checked" disabled="disabled" type="checkbox">'
+_CHECKED = (
+    '<input class="task-list-item-checkbox" checked="checked" disabled="disabled" type="checkbox">'
+)
 
 
 @cache
@@ -127,7 +131,10 @@ def _tasks(tokens: Sequence[Token]) -> None:
             continue
         token.attrJoin("class", "task-list-item")
         for opener in reversed(tokens[:index]):
-            if opener.type in ("bullet_list_open", "ordered_list_open") and opener.level == token.level - 1:
+            if (
+                opener.type in ("bullet_list_open", "ordered_list_open")
+                and opener.level == token.level - 1
+            ):
                 if "contains-task-list" not in str(opener.attrGet("class") or ""):
                     opener.attrJoin("class", "contains-task-list")
                 break
@@ -157,9 +164,14 @@ def _harden(tokens: Sequence[Token]) -> None:
             if value is not None:
                 token.attrSet(name, strip_terminal_controls(str(value)))
         if token.type == "link_open":  # the target and title as written, for the visible suffix
-            token.meta = {**token.meta, "href": str(token.attrGet("href") or ""),
-                          "title": str(token.attrGet("title") or "")}
-        if token.type == "link_open" and not _SAFE_LINK.match(str(token.attrGet("href") or "").strip()):
+            token.meta = {
+                **token.meta,
+                "href": str(token.attrGet("href") or ""),
+                "title": str(token.attrGet("title") or ""),
+            }
+        if token.type == "link_open" and not _SAFE_LINK.match(
+            str(token.attrGet("href") or "").strip()
+        ):
             token.tag, token.attrs = "span", {"class": "unsafe-link"}
         elif token.type == "link_open":
             token.attrSet("rel", "noopener noreferrer")
@@ -193,7 +205,9 @@ def _show_link_targets(tokens: Sequence[Token]) -> None:
                 child.tag = opener.tag  # an unsafe link is a <span>: close it as one
                 target = str(opener.meta.get("href", opener.attrGet("href") or ""))
                 title = str(opener.meta.get("title", opener.attrGet("title") or ""))
-                label = "".join(c.content for c in out[first:-1] if c.type in ("text", "code_inline"))
+                label = "".join(
+                    c.content for c in out[first:-1] if c.type in ("text", "code_inline")
+                )
                 suffix = link_suffix(label, target, title)
                 if suffix:
                     span = f'<span class="link-target">{html.escape(suffix)}</span>'
@@ -234,7 +248,11 @@ def render_plan_html(text: str) -> list[Block]:
             level, title = 0, ""
             if first.type == "heading_open":
                 level = int(first.tag[1:])
-                title = "".join(c.content for c in (group[1].children or []) if c.type in {"text", "code_inline"})
+                title = "".join(
+                    c.content
+                    for c in (group[1].children or [])
+                    if c.type in {"text", "code_inline"}
+                )
             blocks.append(Block(block.start, end, block.kind, body, level, title))
     return blocks
 

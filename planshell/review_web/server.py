@@ -138,9 +138,7 @@ def feedback_message(blocks: list[Block], lines: list[str], comments: list[Comme
         first = lines[comment.start].strip() if comment.start < len(lines) else ""
         where = f"{block.kind if block else 'block'} starting {first[:80]!r}"
         parts.append(f"- On the {where}: {comment.text}")
-    parts.append(
-        "Revise the plan to address every comment and remove the `> [!REVIEW]` lines."
-    )
+    parts.append("Revise the plan to address every comment and remove the `> [!REVIEW]` lines.")
     return "\n".join(parts)
 
 
@@ -169,7 +167,9 @@ class BrowserReview:
     ) -> None:
         self.request = request
         self.store = store
-        self.ledger = ledger  # which review lines the person wrote (planshell's memory, not the file)
+        self.ledger = (
+            ledger  # which review lines the person wrote (planshell's memory, not the file)
+        )
         self.allow_approve = allow_approve
         self._on_decision = on_decision
         self._on_closed = on_closed
@@ -221,8 +221,10 @@ class BrowserReview:
         _PORTS[key] = self.port
         _OPEN.add(self)
         self._thread = threading.Thread(
-            target=server.serve_forever, kwargs={"poll_interval": 0.2},
-            name=f"planshell-review-{self.port}", daemon=True,
+            target=server.serve_forever,
+            kwargs={"poll_interval": 0.2},
+            name=f"planshell-review-{self.port}",
+            daemon=True,
         )
         self._thread.start()
         return self.url
@@ -352,10 +354,14 @@ class BrowserReview:
             saved = by_range.get((block.start, block.end))
             saved_attr = f' data-comment="{esc(saved)}"' if saved else ""
             # A review line the person did not write: plan text, and said to be.
-            forged = block.start < len(base_lines) and base_lines[block.start].startswith(REVIEW_PREFIX)
+            forged = block.start < len(base_lines) and base_lines[block.start].startswith(
+                REVIEW_PREFIX
+            )
             note = (
                 '<p class="forged-note">Not your comment: the agent wrote this into the plan, '
-                "and it will read it as part of the plan.</p>" if forged else ""
+                "and it will read it as part of the plan.</p>"
+                if forged
+                else ""
             )
             body.append(
                 f'<section class="block kind-{esc(block.kind)}{" forged-review" if forged else ""}" '
@@ -364,16 +370,19 @@ class BrowserReview:
             )
         steps = (
             f'<span class="progress">{doc.done_count}/{doc.total_steps} steps done</span>'
-            if doc.total_steps else ""
+            if doc.total_steps
+            else ""
         )
         approve = (
             '<button type="button" id="approve" class="primary">Approve &amp; run</button>'
-            if self.allow_approve else ""
+            if self.allow_approve
+            else ""
         )
         unshown = unshown_lines(base)
         unshown_warning = (
             f"<p>{unshown_summary(len(unshown))}: the agent will read them too (h shows them).</p>"
-            if unshown else ""
+            if unshown
+            else ""
         )
         page = f"""<!doctype html>
 <html lang="en">
@@ -428,7 +437,9 @@ class BrowserReview:
                 return HTTPStatus.GONE, {"error": "This review was already decided."}
             text = self.current_text()
             if not hmac.compare_digest(data.version, _version(text)):
-                return HTTPStatus.CONFLICT, {"error": "The plan file changed since this page loaded."}
+                return HTTPStatus.CONFLICT, {
+                    "error": "The plan file changed since this page loaded."
+                }
             comments = [Comment(c.start, c.end, c.text) for c in data.comments if c.text.strip()]
             if not comments:
                 return HTTPStatus.BAD_REQUEST, {"error": "Write a comment first."}
@@ -558,7 +569,10 @@ class _Handler(BaseHTTPRequestHandler):
     def _host_ok(self) -> bool:
         port = self.owner.port
         host = self.headers.get("Host", "")
-        if host in (f"{HOST}:{port}", f"localhost:{port}") and len(self.headers.get_all("Host") or []) == 1:
+        if (
+            host in (f"{HOST}:{port}", f"localhost:{port}")
+            and len(self.headers.get_all("Host") or []) == 1
+        ):
             return True
         self._reply(HTTPStatus.MISDIRECTED_REQUEST, {"error": "unknown host"})
         return False
@@ -685,4 +699,3 @@ class _Handler(BaseHTTPRequestHandler):
             pass
         finally:
             owner.stream_closed()
-

@@ -136,7 +136,11 @@ FAILURE_SIGNS: tuple[tuple[str, str, bool], ...] = (
     # (kind, text, only when the network is cut off)
     ("read-only file system", "read-only file system", False),  # EROFS: outside the project, .git
     ("permission denied", "permission denied", False),  # EACCES
-    ("operation not permitted", "operation not permitted", False),  # EPERM: seccomp, no capabilities
+    (
+        "operation not permitted",
+        "operation not permitted",
+        False,
+    ),  # EPERM: seccomp, no capabilities
     ("no network", "network is unreachable", True),
     ("no network", "temporary failure in name resolution", True),
     ("no network", "could not resolve host", True),
@@ -359,7 +363,8 @@ def sandbox_status(mode: str) -> SandboxStatus:
     """The sandbox state for ``plan.sandbox = mode``; probes bwrap (once) unless ``off``."""
     if mode == "off":
         return SandboxStatus(
-            "guarded", 'plan.sandbox = "off": the bash guard and git hardening only',
+            "guarded",
+            'plan.sandbox = "off": the bash guard and git hardening only',
             'set plan.sandbox = "auto"',
         )
     bwrap: str | None = None

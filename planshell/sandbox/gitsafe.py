@@ -204,8 +204,11 @@ def shim_script(real_git: str, shell: str, here: Path) -> str:
     exports = "\n".join(f"export {k}={shlex.quote(v)}" for k, v in env.items())
     shebang = shell if shell and not any(c.isspace() for c in shell) else "/usr/bin/env bash"
     return _SHIM.format(
-        shell=shebang, git=shlex.quote(real_git), here=shlex.quote(str(here)),
-        exports=exports, cases=cases,
+        shell=shebang,
+        git=shlex.quote(real_git),
+        here=shlex.quote(str(here)),
+        exports=exports,
+        cases=cases,
     )
 
 
@@ -213,8 +216,12 @@ def _real_exec_path(real_git: str) -> Path | None:
     env = {k: v for k, v in os.environ.items() if k != "GIT_EXEC_PATH"}
     try:
         done = subprocess.run(
-            [real_git, "--exec-path"], env=env, capture_output=True, text=True,
-            timeout=10, check=False,
+            [real_git, "--exec-path"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
         )
     except (OSError, subprocess.TimeoutExpired):
         return None

@@ -366,9 +366,7 @@ _SORT = Opts(
         "human-numeric-sort ignore-case ignore-nonprinting merge month-sort numeric-sort "
         "random-sort reverse stable unique version-sort zero-terminated help version"
     ),
-    long_arg=_fs(
-        "key buffer-size field-separator temporary-directory parallel random-source sort"
-    ),
+    long_arg=_fs("key buffer-size field-separator temporary-directory parallel random-source sort"),
     long_optarg=_fs("check"),
     blocked_short={"o": "writes its output to a file"},
     blocked_long={
@@ -1319,8 +1317,10 @@ def _git_reflog(words: list[str]) -> None:
 
 
 def _git_worktree(words: list[str]) -> None:
-    if not words or words[0] != "list" or any(
-        w not in ("--porcelain", "-v", "--verbose", "-z") for w in words[1:]
+    if (
+        not words
+        or words[0] != "list"
+        or any(w not in ("--porcelain", "-v", "--verbose", "-z") for w in words[1:])
     ):
         raise Blocked("git worktree is only allowed as git worktree list", "Use git worktree list.")
 
@@ -1400,7 +1400,6 @@ _GIT_LIST_CHECKS: dict[str, Callable[[list[str]], None]] = {
     "cherry": _git_cherry,
     "var": _git_var,
 }
-
 
 
 # ------------------------------------------------------------------------ test and [
@@ -1526,8 +1525,11 @@ def _recursive(name: str, args: list[Word]) -> bool:
             return True  # an expansion could be -r
         if v == "--":
             return False
-        if v.startswith("--") and any(long.startswith(v.partition("=")[0]) for long in
-                                      _RECURSIVE_LONG if len(v.partition("=")[0]) > 2):
+        if v.startswith("--") and any(
+            long.startswith(v.partition("=")[0])
+            for long in _RECURSIVE_LONG
+            if len(v.partition("=")[0]) > 2
+        ):
             return True
         if v.startswith("-") and not v.startswith("--") and any(c in v for c in letters):
             return True
@@ -1632,9 +1634,7 @@ def rule_env(args: list[Word]) -> None:
 def rule_hash(args: list[Word]) -> None:
     """hash: no argument lists the table; `hash NAME`, -p, -d and -r change it."""
     if args:
-        raise Blocked(
-            "hash with arguments changes the shell's command table", "Run plain hash."
-        )
+        raise Blocked("hash with arguments changes the shell's command table", "Run plain hash.")
 
 
 def rule_command(args: list[Word]) -> None:
@@ -1757,8 +1757,15 @@ def rule_xz(args: list[Word]) -> None:
             args = args[i + 1 :]
             break
         if v.startswith("--"):
-            long = {"--decompress": "d", "--uncompress": "d", "--stdout": "c",
-                    "--to-stdout": "c", "--keep": "k", "--quiet": "q", "--verbose": "v"}
+            long = {
+                "--decompress": "d",
+                "--uncompress": "d",
+                "--stdout": "c",
+                "--to-stdout": "c",
+                "--keep": "k",
+                "--quiet": "q",
+                "--verbose": "v",
+            }
             if v not in long:
                 raise Blocked(f"xz {_short(v)} is not allowed", "Use xz -dc FILE.")
             flags.add(long[v])
@@ -1936,9 +1943,7 @@ def rule_version(cmd: str, form: str) -> Callable[[list[Word]], None]:
 
     def rule(args: list[Word]) -> None:
         if len(args) != 1 or not args[0].static or args[0].value != form:
-            raise Blocked(
-                f"{cmd} runs code; only `{cmd} {form}` is allowed", f"Use {cmd} {form}."
-            )
+            raise Blocked(f"{cmd} runs code; only `{cmd} {form}` is allowed", f"Use {cmd} {form}.")
 
     return rule
 
@@ -1975,8 +1980,9 @@ RULES: dict[str, Callable[[list[Word]], None]] = {
     "tar": rule_tar,
     "uptime": rule_no_operands("uptime", "psV", "--pretty --since --version"),
     "tty": rule_no_operands("tty", "s", "--silent --quiet"),
-    "lsb_release": rule_no_operands("lsb_release", "aidrcsv", "--all --id --description "
-                                    "--release --codename --short"),
+    "lsb_release": rule_no_operands(
+        "lsb_release", "aidrcsv", "--all --id --description --release --codename --short"
+    ),
     "jobs": rule_no_operands("jobs", "lnprs"),
     "ulimit": rule_no_operands("ulimit", "HSabcdefiklmnpqrstuvxPRT"),
     "set": rule_set,

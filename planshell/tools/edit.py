@@ -310,7 +310,9 @@ class EditTool(Tool[EditArgs]):
         _check_approved(args, change)
         _write_change(path, change)
         rel, count = change.rel, change.count
-        diff = unified_diff(rel, (change.before or b"").decode("utf-8"), change.after.decode("utf-8"))
+        diff = unified_diff(
+            rel, (change.before or b"").decode("utf-8"), change.after.decode("utf-8")
+        )
         noun = "occurrence" if count == 1 else "occurrences"
         return ToolResult(
             f"Edited {rel}: replaced {count} {noun}.\n\n{diff}",

@@ -100,11 +100,7 @@ class _RgCollector:
             self.pending = []
             self.rank = self.query.rank(path)
             self.wanted = self.query.wants(path)
-        elif (
-            kind == "match"
-            and self.wanted
-            and len(self.pending) < self.ranked.room(self.rank)
-        ):
+        elif kind == "match" and self.wanted and len(self.pending) < self.ranked.room(self.rank):
             self.pending.append(
                 GrepHit(
                     _json_path(data["path"]),

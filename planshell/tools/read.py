@@ -29,7 +29,9 @@ _CHUNK = 1 << 20
 class ReadArgs(ToolArgs):
     path: str = Field(description="File path, relative to the project root.")
     offset: int | None = Field(None, ge=1, description="First line (1-based).")
-    limit: int | None = Field(None, ge=1, description=f"Lines to read (default {READ_DEFAULT_LIMIT}).")
+    limit: int | None = Field(
+        None, ge=1, description=f"Lines to read (default {READ_DEFAULT_LIMIT})."
+    )
 
 
 @dataclass

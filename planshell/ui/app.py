@@ -44,11 +44,18 @@ class PlanshellApp(App[int]):
     CSS_PATH: ClassVar[CSSPathType | None] = ["app.tcss", "screens/chat.tcss"]
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding(
-            "f1", "show_help", "more", id="help",
+            "f1",
+            "show_help",
+            "more",
+            id="help",
             tooltip="Every key of this screen (the footer shows the main ones)",
         ),
         Binding(
-            "ctrl+q", "quit", "Quit", priority=True, id="quit",
+            "ctrl+q",
+            "quit",
+            "Quit",
+            priority=True,
+            id="quit",
             tooltip="Quit (asks first while a turn runs); also /quit",
         ),
     ]
@@ -101,7 +108,11 @@ class PlanshellApp(App[int]):
         if settings is not None:
             wanted = settings.ui.theme
         else:
-            wanted = theme_hint or theme_files.peek_configured_theme(self.root) or theme_files.DEFAULT_THEME
+            wanted = (
+                theme_hint
+                or theme_files.peek_configured_theme(self.root)
+                or theme_files.DEFAULT_THEME
+            )
         self._load_themes(theme_dirs, wanted)
 
     # --- themes -------------------------------------------------------------------
@@ -187,7 +198,9 @@ class PlanshellApp(App[int]):
     def switch_theme(self, name: str | None) -> None:
         if not name:
             names = ", ".join(sorted(self.available_themes))
-            self.notify(f"Current theme: {self.theme}. Available: {names}.", title="Theme", timeout=8)
+            self.notify(
+                f"Current theme: {self.theme}. Available: {names}.", title="Theme", timeout=8
+            )
             return
         if name not in self.available_themes:
             self.notify(f"No theme named {name!r}. /theme lists them.", severity="error")
@@ -301,7 +314,12 @@ class PlanshellApp(App[int]):
         provider = old.agent.provider if old is not None else self._provider_override
         settings = old.settings if old is not None else self.settings
         runtime = build_runtime(
-            settings, self.root, self.decider, provider=provider, resume=resume, persist=self.persist
+            settings,
+            self.root,
+            self.decider,
+            provider=provider,
+            resume=resume,
+            persist=self.persist,
         )
         if old is not None:
             old.close()
@@ -373,8 +391,12 @@ class PlanshellApp(App[int]):
         ``logged``: the engine's event bus already logged it (a ``Notice``).
         """
         if severity != "information" and not logged:
-            log.log(logging.ERROR if severity == "error" else logging.WARNING,
-                    "notified: %s%s", f"{title}: " if title else "", message)
+            log.log(
+                logging.ERROR if severity == "error" else logging.WARNING,
+                "notified: %s%s",
+                f"{title}: " if title else "",
+                message,
+            )
         super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
 
     def close_runtime(self) -> None:
@@ -423,7 +445,9 @@ class PlanshellApp(App[int]):
             if item.title == "Quit":
                 continue  # ours asks first while a turn runs
             yield item
-        yield SystemCommand("Quit", "Quit planshell (asks first while a turn runs)", self.action_quit)
+        yield SystemCommand(
+            "Quit", "Quit planshell (asks first while a turn runs)", self.action_quit
+        )
         chat = self.chat
         if chat is not None:
             yield SystemCommand(
@@ -434,17 +458,24 @@ class PlanshellApp(App[int]):
             yield SystemCommand(
                 "Checklist", "Show or hide the plan checklist (ctrl+t)", chat.action_toggle_todos
             )
-            yield SystemCommand("Stop", "Stop the running turn (esc or ctrl+c)", chat.action_interrupt)
             yield SystemCommand(
-                "Tool output", "Expand or collapse the latest tool output (ctrl+o)",
+                "Stop", "Stop the running turn (esc or ctrl+c)", chat.action_interrupt
+            )
+            yield SystemCommand(
+                "Tool output",
+                "Expand or collapse the latest tool output (ctrl+o)",
                 chat.action_toggle_tool,
             )
             yield SystemCommand(
-                "Clear prompt", "Clear the text in the prompt (ctrl+c when idle)", chat.prompt.clear_prompt
+                "Clear prompt",
+                "Clear the text in the prompt (ctrl+c when idle)",
+                chat.prompt.clear_prompt,
             )
         yield SystemCommand("Help", "Keys and commands (F1)", self.action_show_help)
         for command in REGISTRY:
-            yield SystemCommand(f"/{command.name}", command.summary, partial(self.run_slash, command))
+            yield SystemCommand(
+                f"/{command.name}", command.summary, partial(self.run_slash, command)
+            )
 
 
 def _preload() -> None:

@@ -101,8 +101,9 @@ class BrowserLink:
             return
         store = getattr(getattr(screen.app, "runtime", None), "store", None)
         if store is None:
-            screen.notify("The browser review needs a project; it is not available here.",
-                          severity="warning")
+            screen.notify(
+                "The browser review needs a project; it is not available here.", severity="warning"
+            )
             return
         self.review = BrowserReview(
             screen.request,
@@ -131,9 +132,7 @@ class BrowserLink:
         self.screen.run_worker(run(), group="browser-open", exit_on_error=False)
 
     def _show(self, url: str) -> None:
-        line = Text.assemble(
-            ("reviewing in browser… ", "bold"), url, ("   Esc closes it", "dim")
-        )
+        line = Text.assemble(("reviewing in browser… ", "bold"), url, ("   Esc closes it", "dim"))
         try:
             widget = self.screen.query_one("#browser-line", Static)
             widget.update(line)
@@ -165,4 +164,3 @@ class BrowserLink:
         if self.screen.is_attached:
             self._hide()
             self.screen.notify("The browser review was closed; the review goes on here.")
-

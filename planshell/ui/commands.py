@@ -169,8 +169,12 @@ def _model_names(ctx: CommandContext, arg: str) -> list[str]:
     return names
 
 
-@command("model", "Show the model (and what the server offers), or switch it", argument="[NAME]",
-         complete=_model_names)
+@command(
+    "model",
+    "Show the model (and what the server offers), or switch it",
+    argument="[NAME]",
+    complete=_model_names,
+)
 def _model(ctx: CommandContext, arg: str) -> None:
     ctx.switch_provider(model=arg or None)
 
@@ -181,8 +185,12 @@ def _provider_names(ctx: CommandContext, arg: str) -> list[str]:
     return list(PROVIDER_CHOICES)
 
 
-@command("provider", "Show the provider, or switch it for this session",
-         argument="[NAME]", complete=_provider_names)
+@command(
+    "provider",
+    "Show the provider, or switch it for this session",
+    argument="[NAME]",
+    complete=_provider_names,
+)
 def _provider(ctx: CommandContext, arg: str) -> None:
     ctx.switch_provider(provider=arg or None)
 
@@ -191,8 +199,12 @@ def _theme_names(ctx: CommandContext, arg: str) -> list[str]:
     return ctx.theme_names()
 
 
-@command("theme", "Show the theme, or switch to another (remembered)", argument="[NAME]",
-         complete=_theme_names)
+@command(
+    "theme",
+    "Show the theme, or switch to another (remembered)",
+    argument="[NAME]",
+    complete=_theme_names,
+)
 def _theme(ctx: CommandContext, arg: str) -> None:
     ctx.switch_theme(arg or None)
 
@@ -201,8 +213,12 @@ def _session_ids(ctx: CommandContext, arg: str) -> list[str]:
     return ctx.session_ids()
 
 
-@command("resume", "Pick an earlier conversation of this project to continue",
-         argument="[ID]", complete=_session_ids)
+@command(
+    "resume",
+    "Pick an earlier conversation of this project to continue",
+    argument="[ID]",
+    complete=_session_ids,
+)
 def _resume(ctx: CommandContext, arg: str) -> None:
     ctx.pick_session(arg or None)
 
@@ -212,8 +228,11 @@ def _retry(ctx: CommandContext, arg: str) -> None:
     ctx.retry()
 
 
-@command("compact", "Summarise the older conversation now (the plan and mode are kept)",
-         argument="[WHAT TO KEEP]")
+@command(
+    "compact",
+    "Summarise the older conversation now (the plan and mode are kept)",
+    argument="[WHAT TO KEEP]",
+)
 def _compact(ctx: CommandContext, arg: str) -> None:
     ctx.compact(arg)
 
@@ -227,7 +246,12 @@ def _mode_names(ctx: CommandContext, arg: str) -> list[str]:
     return ["ask", "accept-edits", "auto"]
 
 
-@command("mode", "Show or set the permission mode: ask, accept-edits, auto",
-         argument="[MODE]", complete=_mode_names, key="shift+tab")
+@command(
+    "mode",
+    "Show or set the permission mode: ask, accept-edits, auto",
+    argument="[MODE]",
+    complete=_mode_names,
+    key="shift+tab",
+)
 def _mode(ctx: CommandContext, arg: str) -> None:
     ctx.permission_mode(arg)

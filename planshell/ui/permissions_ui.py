@@ -21,7 +21,7 @@ CYCLE_BINDING_ID = "cycle-mode"
 
 
 def where(runtime: Runtime) -> str:
-    """"plan" in PLAN, else the permission mode."""
+    """ "plan" in PLAN, else the permission mode."""
     if runtime.plan.mode.value == "plan":
         return "plan"
     return runtime.permissions.mode.value if runtime.permissions is not None else "ask"
@@ -57,8 +57,10 @@ def sandbox_line(runtime: Runtime) -> str:
     if not policy.known_active:
         return policy.notice or "Commands run without the workspace sandbox."
     net = "network allowed" if policy.network else "no network"
-    return (f"Commands run in the workspace sandbox: project writable (not .git), the rest "
-            f"read-only, {net}; a re-run outside it asks unless in auto.")
+    return (
+        f"Commands run in the workspace sandbox: project writable (not .git), the rest "
+        f"read-only, {net}; a re-run outside it asks unless in auto."
+    )
 
 
 async def cycle(screen: ChatScreen) -> None:
@@ -91,15 +93,23 @@ def command(screen: ChatScreen, arg: str) -> None:
             f"Permission mode: {runtime.permissions.mode.value} "
             f"(choose with /mode {'|'.join(MODES)}; shift+tab cycles ask, accept-edits, plan). "
             + sandbox_line(runtime),
-            timeout=5, markup=False,
+            timeout=5,
+            markup=False,
         )
         return
     if wanted not in MODES:
-        screen.notify(f"Unknown mode {wanted!r}: use {', '.join(MODES)}.", severity="error",
-                      markup=False, timeout=4)
+        screen.notify(
+            f"Unknown mode {wanted!r}: use {', '.join(MODES)}.",
+            severity="error",
+            markup=False,
+            timeout=4,
+        )
         return
     runtime.permissions.set_mode(wanted)
     if wanted == "auto":
-        screen.notify("Auto mode: nothing asks before it runs (deny rules still apply).",
-                      severity="warning", timeout=5)
+        screen.notify(
+            "Auto mode: nothing asks before it runs (deny rules still apply).",
+            severity="warning",
+            timeout=5,
+        )
     show(screen, runtime)

@@ -268,14 +268,16 @@ class PlanModeUI:
         self._show_marker(mode)
         items = tuple((item.content, item.status.value) for item in runtime.todos.items)
         self.screen.run_worker(
-            self._sync_checklist(items, show=mode == "execute"), group="checklist",
+            self._sync_checklist(items, show=mode == "execute"),
+            group="checklist",
             exit_on_error=False,
         )
         change = controller.changed_plan
         if change is not None and not controller.review_pending:
             # Resumed with a plan changed since its approval: show what changed and review it.
             self.screen.run_worker(
-                self._review(controller, str(change.path)), group="changed-plan",
+                self._review(controller, str(change.path)),
+                group="changed-plan",
                 exit_on_error=False,
             )
 
@@ -359,7 +361,9 @@ class PlanModeUI:
 
         # The title is model-authored: plain text, never Textual markup ([@click=...]).
         text = strip_terminal_controls(text)
-        self.screen.notify(text, severity=label.notify_type, timeout=MODE_TOAST_SECONDS, markup=False)
+        self.screen.notify(
+            text, severity=label.notify_type, timeout=MODE_TOAST_SECONDS, markup=False
+        )
 
     # -- the checklist
 
@@ -510,8 +514,9 @@ class PlanModeUI:
         if controller is None:
             return
         if controller.agent.busy:
-            self.screen.notify("Wait for the current turn to finish (or esc), then /init.",
-                               severity="warning")
+            self.screen.notify(
+                "Wait for the current turn to finish (or esc), then /init.", severity="warning"
+            )
             return
         async with self._lock:
             if not await self._enter(controller, name=INIT_PLAN_NAME):

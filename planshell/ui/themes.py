@@ -168,7 +168,7 @@ def theme_from_dict(data: dict[str, object]) -> Theme:
 
 def _check_color(key: str, value: object) -> None:
     if not isinstance(value, str):
-        raise ThemeFileError(f"{key} must be a colour string like \"#1e1e2e\".")
+        raise ThemeFileError(f'{key} must be a colour string like "#1e1e2e".')
     try:
         Color.parse(value)
     except ColorParseError:
@@ -216,7 +216,9 @@ def rich_markdown_styles(variables: dict[str, str]) -> dict[str, str]:
     for level in range(1, 7):
         words = variables.get(f"markdown-h{level}-text-style", "bold").split()
         text_style = " ".join(w for w in words if w != "none" and w in _TEXT_STYLE_WORDS)
-        styles[f"markdown.h{level}"] = f"{text_style} {colour(f'markdown-h{level}-color')}".strip() or "bold"
+        styles[f"markdown.h{level}"] = (
+            f"{text_style} {colour(f'markdown-h{level}-color')}".strip() or "bold"
+        )
     styles["markdown.code"] = colour("warning") or "bold"
     styles["markdown.item.bullet"] = colour("primary") or "bold"
     styles["markdown.item.number"] = colour("primary") or "bold"
@@ -230,7 +232,9 @@ def rich_markdown_styles(variables: dict[str, str]) -> dict[str, str]:
 def readable_on(background: Color) -> Color:
     """Black or white, whichever contrasts more with ``background``."""
     black, white = Color(0, 0, 0), Color(255, 255, 255)
-    return black if contrast_ratio(black, background) >= contrast_ratio(white, background) else white
+    return (
+        black if contrast_ratio(black, background) >= contrast_ratio(white, background) else white
+    )
 
 
 def relative_luminance(color: Color) -> float:

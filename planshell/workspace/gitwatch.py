@@ -91,7 +91,9 @@ class Entry:
 @dataclass
 class State:
     gits: dict[Path, Entry]
-    files: dict[Path, tuple[str, Entry]]  # guarded file -> (kind, entry); kind: git, gitmodules, planshell
+    files: dict[
+        Path, tuple[str, Entry]
+    ]  # guarded file -> (kind, entry); kind: git, gitmodules, planshell
     gitdirs: tuple[Path, ...]  # git directories whose config and hooks are guarded
     complete: bool
 
@@ -101,7 +103,11 @@ def _entry(path: Path) -> Entry | None:
         st = os.lstat(path)
     except OSError:
         return None
-    ident, stamp, mode = (st.st_dev, st.st_ino), (st.st_size, st.st_mtime_ns), stat.S_IMODE(st.st_mode)
+    ident, stamp, mode = (
+        (st.st_dev, st.st_ino),
+        (st.st_size, st.st_mtime_ns),
+        stat.S_IMODE(st.st_mode),
+    )
     if stat.S_ISDIR(st.st_mode):
         return Entry("dir", ident, None, stamp, mode)
     if stat.S_ISLNK(st.st_mode):
@@ -132,9 +138,11 @@ def _gitdirs_of(git: Path, entry: Entry) -> list[Path]:
         return []
     dirs = [gitdir]
     try:
-        common = read_user_file(gitdir / "commondir", 4096, truncate=True).decode(
-            "utf-8", errors="replace"
-        ).strip()
+        common = (
+            read_user_file(gitdir / "commondir", 4096, truncate=True)
+            .decode("utf-8", errors="replace")
+            .strip()
+        )
     except (OSError, ReadRefused):
         common = ""
     if common:
@@ -199,8 +207,10 @@ class ProjectWatch(RunWatch):
             after = self.state(before.gitdirs)
             lines = self.settle(before, after, str(permit))
         except Exception as exc:
-            return (f"[planshell] Could not check the project for new .git folders after this "
-                    f"call ({type(exc).__name__}: {exc}); check before running git here.")
+            return (
+                f"[planshell] Could not check the project for new .git folders after this "
+                f"call ({type(exc).__name__}: {exc}); check before running git here."
+            )
         notes: list[str] = []
         if not (before.complete and after.complete) and not self._told_incomplete:
             self._told_incomplete = True
@@ -218,7 +228,9 @@ class ProjectWatch(RunWatch):
         shown += [f"and {len(lines) - SHOWN} more"] if len(lines) > SHOWN else []
         body = "\n".join(f"- {line}" for line in shown)
         if not undone:
-            return f"[planshell] This {tool} call changed git or planshell files (approved):\n{body}"
+            return (
+                f"[planshell] This {tool} call changed git or planshell files (approved):\n{body}"
+            )
         return (
             f"[planshell] This {tool} call changed files that nothing may change unasked, so "
             f"planshell undid it ({REPO_WHY}; .planshell/ holds the project's settings):\n{body}\n"
@@ -293,7 +305,9 @@ class ProjectWatch(RunWatch):
                 continue
             rel = self._show(path)
             if permit == ALL:
-                lines.append(f"kept: {rel} {'created' if old is None else 'changed'} (you approved it)")
+                lines.append(
+                    f"kept: {rel} {'created' if old is None else 'changed'} (you approved it)"
+                )
                 continue
             if new is None:
                 assert old is not None
@@ -360,7 +374,9 @@ class ProjectWatch(RunWatch):
 
     def _restore(self, path: Path, old: Entry, label: str) -> str:
         if old.data is None:
-            return f"{label}: could NOT be restored (too large to keep); check it before running git"
+            return (
+                f"{label}: could NOT be restored (too large to keep); check it before running git"
+            )
         try:
             if os.path.lexists(path) and (path.is_dir() and not path.is_symlink()):
                 moved = self._move_aside(path, "")

@@ -250,7 +250,9 @@ def _list(folder: str, st: os.stat_result) -> _Listing:
                     continue
     except OSError:
         pass
-    return _Listing(st.st_dev, st.st_ino, st.st_mtime_ns, tuple(sorted(subdirs)), tuple(sorted(marks)))
+    return _Listing(
+        st.st_dev, st.st_ino, st.st_mtime_ns, tuple(sorted(subdirs)), tuple(sorted(marks))
+    )
 
 
 _scans: dict[str, ProjectScan] = {}
@@ -337,7 +339,11 @@ def _command_words(words: tuple[str, ...]) -> tuple[str, ...]:
     rest = list(words)
     while rest:
         first = rest[0]
-        if "=" in first and not first.startswith(("-", "/", ".")) and first.split("=")[0].isidentifier():
+        if (
+            "=" in first
+            and not first.startswith(("-", "/", "."))
+            and first.split("=")[0].isidentifier()
+        ):
             rest.pop(0)
             continue
         name = os.path.basename(first)

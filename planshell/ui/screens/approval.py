@@ -86,9 +86,7 @@ def diff_text(diff: str) -> Text:
     return out
 
 
-class ApprovalScreen(
-    KeyGrace, AnswersWhenRemoved[ApprovalDecision], ModalScreen[ApprovalDecision]
-):
+class ApprovalScreen(KeyGrace, AnswersWhenRemoved[ApprovalDecision], ModalScreen[ApprovalDecision]):
     DEFAULT_CSS = """
     ApprovalScreen {
         align: center bottom;
@@ -143,8 +141,10 @@ class ApprovalScreen(
             with VerticalScroll(id="approval-body"):
                 yield Static(self._body(), id="approval-content")
             yield Static(self._keys(), id="approval-keys")
-            yield Input(placeholder="Why not? (optional, sent to the model) Enter to deny",
-                        id="approval-reason")
+            yield Input(
+                placeholder="Why not? (optional, sent to the model) Enter to deny",
+                id="approval-reason",
+            )
 
     def _title(self) -> str:
         request = self.request
@@ -165,8 +165,10 @@ class ApprovalScreen(
             out = Text()
             lines = command.count("\n") + 1
             if len(command) > LONG_COMMAND or lines > 1:
-                out.append(f"{lines} line(s), {len(command):,} characters; all of it is shown.\n",
-                           style="bold yellow")
+                out.append(
+                    f"{lines} line(s), {len(command):,} characters; all of it is shown.\n",
+                    style="bold yellow",
+                )
             out.append(visible(command) + "\n", style="bold")
             if len(request.segments) > 1:
                 out.append(f"\nIt runs {len(request.segments)} commands:\n", style="dim")
@@ -197,8 +199,10 @@ class ApprovalScreen(
             keys.append("\n")
             keys.append(self.key_hint("a"), style="bold")
             rules = ", ".join(one_line(r, 80) for r in request.project_rules)
-            keys.append(f" always in this project: adds {rules} to "
-                        f"{one_line(request.project_file, 80)} (permissions.allow)")
+            keys.append(
+                f" always in this project: adds {rules} to "
+                f"{one_line(request.project_file, 80)} (permissions.allow)"
+            )
         return keys
 
     # -- behaviour
@@ -218,7 +222,9 @@ class ApprovalScreen(
             choice = parameters[0]
             if choice == "session" and not self.request.session_rules:
                 return False
-            if choice == "always" and not (self.request.project_rules and self.request.project_file):
+            if choice == "always" and not (
+                self.request.project_rules and self.request.project_file
+            ):
                 return False
         return True
 

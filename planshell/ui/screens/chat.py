@@ -55,19 +55,31 @@ log = logging.getLogger(__name__)
 class ChatScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding(
-            "escape", "interrupt", "Stop", key_display="esc", id="interrupt",
+            "escape",
+            "interrupt",
+            "Stop",
+            key_display="esc",
+            id="interrupt",
             tooltip="Stop the running turn (or close the completion list)",
         ),
         # What Claude Code and Codex users expect: ctrl+c stops a running turn (idle:
         # clears the prompt), twice within QUIT_WINDOW quits. Priority, so it wins over
         # the prompt's TextArea copy; a selection is still copied first.
         Binding(
-            "ctrl+c", "ctrl_c", "Stop/quit", key_display="^c", id="ctrl-c", priority=True,
+            "ctrl+c",
+            "ctrl_c",
+            "Stop/quit",
+            key_display="^c",
+            id="ctrl-c",
+            priority=True,
             tooltip="Copy a selection; else stop the running turn (idle: clear the prompt); "
             "twice quickly: quit",
         ),
         Binding(
-            "ctrl+o", "toggle_tool", "Tool output", id="toggle-tool",
+            "ctrl+o",
+            "toggle_tool",
+            "Tool output",
+            id="toggle-tool",
             tooltip="Expand or collapse the latest tool output",
         ),
         # Plan mode (planshell/ui/plan_ui.py). Ctrl+Shift+L arrives as any of the first
@@ -75,25 +87,45 @@ class ChatScreen(Screen[None]):
         # The id lets settings.plan.shortcuts.toggle_mode remap it (App.update_keymap);
         # priority, so a remapped key wins over the prompt's own (it binds f6, f7, …).
         Binding(
-            DEFAULT_TOGGLE_KEYS, "toggle_plan_mode", "Plan mode",
-            key_display="^⇧L/F2", id=TOGGLE_PLAN_BINDING_ID, priority=True,
+            DEFAULT_TOGGLE_KEYS,
+            "toggle_plan_mode",
+            "Plan mode",
+            key_display="^⇧L/F2",
+            id=TOGGLE_PLAN_BINDING_ID,
+            priority=True,
             tooltip="Toggle plan mode: ctrl+shift+l or F2 (also /plan, /plan on|off)",
         ),
         # Permission modes (ui/permissions_ui.py): ask -> accept-edits -> plan -> ask.
         Binding(
-            "shift+tab", "cycle_mode", "Mode", key_display="⇧tab", id="cycle-mode",
-            priority=True, tooltip="Cycle ask, accept-edits and plan mode (also /mode)",
+            "shift+tab",
+            "cycle_mode",
+            "Mode",
+            key_display="⇧tab",
+            id="cycle-mode",
+            priority=True,
+            tooltip="Cycle ask, accept-edits and plan mode (also /mode)",
         ),
         Binding(
-            "ctrl+t", "toggle_todos", "Checklist", id="toggle-todos",
+            "ctrl+t",
+            "toggle_todos",
+            "Checklist",
+            id="toggle-todos",
             tooltip="Show or hide the plan checklist (also /todos)",
         ),
         Binding(
-            "pageup", "scroll_transcript(-1)", "Scroll up", show=False, priority=True,
+            "pageup",
+            "scroll_transcript(-1)",
+            "Scroll up",
+            show=False,
+            priority=True,
             tooltip="Scroll the transcript up (stops following the stream)",
         ),
         Binding(
-            "pagedown", "scroll_transcript(1)", "Scroll down", show=False, priority=True,
+            "pagedown",
+            "scroll_transcript(1)",
+            "Scroll down",
+            show=False,
+            priority=True,
             tooltip="Scroll down (at the bottom the transcript follows the stream again)",
         ),
     ]
@@ -291,7 +323,9 @@ class ChatScreen(Screen[None]):
                 transcript.add_summary(_compaction_title(event), event.summary)
             case ev.RetryStarted() as event:
                 if event.dropped:
-                    transcript.add_note("↻ Regenerating the last reply (the previous one was dropped).")
+                    transcript.add_note(
+                        "↻ Regenerating the last reply (the previous one was dropped)."
+                    )
                 self._work_started()
             case ev.SubagentUsage() as event:
                 self.status.set_subagent_tokens(event.total)
@@ -314,7 +348,9 @@ class ChatScreen(Screen[None]):
                 # Notices can quote file names and model text: plain text, no markup.
                 # The event bus logged it already (planshell/agent/events.py).
                 self.app.notify(
-                    strip_terminal_controls(event.message), severity=event.level, markup=False,
+                    strip_terminal_controls(event.message),
+                    severity=event.level,
+                    markup=False,
                     logged=True,
                 )
             case _:
@@ -338,9 +374,7 @@ class ChatScreen(Screen[None]):
     def _is_busy(self) -> bool:
         runtime = self.runtime
         engine_busy = runtime is not None and runtime.agent.busy
-        workers = any(
-            w.group == "agent" and not w.is_finished for w in self.workers
-        )
+        workers = any(w.group == "agent" and not w.is_finished for w in self.workers)
         return engine_busy or workers
 
     def _tick(self) -> None:
@@ -405,9 +439,7 @@ class ChatScreen(Screen[None]):
             log.error("/%s failed", command.name, exc_info=exc)
             self.app.notify(f"/{command.name} failed: {exc}", severity="error", logged=True)
 
-    def send(
-        self, text: str, *, on_failure: Callable[[Exception], None] | None = None
-    ) -> None:
+    def send(self, text: str, *, on_failure: Callable[[Exception], None] | None = None) -> None:
         """Submit a request, or steer the running one (the engine decides).
 
         ``on_failure`` replaces the generic error row when submitting raises
@@ -592,7 +624,9 @@ class ChatScreen(Screen[None]):
             self.notify("Still starting up; try again in a moment.", severity="warning")
             return True
         if runtime.agent.busy:
-            self.notify(f"A turn is running: press Esc to stop it before {what}.", severity="warning")
+            self.notify(
+                f"A turn is running: press Esc to stop it before {what}.", severity="warning"
+            )
             return True
         return False
 
@@ -630,7 +664,8 @@ class ChatScreen(Screen[None]):
                 served = f"\nThe server offers: {shown}" + (f" and {more} more" if more > 0 else "")
             self.notify(
                 f"Provider and model: {runtime.agent.provider.label}{served}",
-                title="Model", markup=False,
+                title="Model",
+                markup=False,
             )
             return
         if self._busy_warning("switching models"):

@@ -44,8 +44,9 @@ class HandoffScreen(KeyGrace, ModalScreen[str]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
-            yield Static(Text("Plan approved: how should the conversation carry over?"),
-                         id="question")
+            yield Static(
+                Text("Plan approved: how should the conversation carry over?"), id="question"
+            )
             yield Static(
                 Text(
                     "Keep: everything so far. Compact: a summary, the plan pinned. Fresh: only "
@@ -55,8 +56,12 @@ class HandoffScreen(KeyGrace, ModalScreen[str]):
             )
             with Horizontal(id="buttons"):
                 for choice, label, key in CHOICES:
-                    yield Button(self._label(choice, label, key), id=choice, compact=True,
-                                 variant="primary" if choice == self.default else "default")
+                    yield Button(
+                        self._label(choice, label, key),
+                        id=choice,
+                        compact=True,
+                        variant="primary" if choice == self.default else "default",
+                    )
 
     def _label(self, choice: str, label: str, key: str) -> str:
         count = format_tokens(self.tokens.get(choice, 0))

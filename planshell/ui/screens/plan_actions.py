@@ -95,7 +95,9 @@ class PlanActionScreen(KeyGrace, AnswersWhenRemoved[str], Screen[str | None]):
             yield Static("Plan", id="actions-chip")
             yield Static(self._title_text(), id="actions-title")
             yield Static(self._progress_text(), id="actions-progress")
-        yield Static("", id="actions-unshown")  # lines the view does not show (the executor reads them)
+        yield Static(
+            "", id="actions-unshown"
+        )  # lines the view does not show (the executor reads them)
         yield PlanView(self.text, id="actions-plan")
         with Horizontal(id="actions-bar"):
             for button_id, label, key, result in ACTIONS:

@@ -80,6 +80,8 @@ def edit_notice(mode: str) -> str:
     if mode == "plan":
         return EDIT_NOTICE
     return EDIT_NOTICE.replace("Esc keeps planning.", "Esc closes and drops the edit.")
+
+
 # Tried in order when neither $VISUAL nor $EDITOR is set.
 FALLBACK_EDITORS = ("nano", "vi")
 
@@ -95,6 +97,8 @@ def pick_editor() -> tuple[str | None, str]:
         if shutil.which(name):
             return name, f"$EDITOR is not set: editing with {name}."
     return None, "Set $VISUAL or $EDITOR to edit the plan here (no nano or vi found)."
+
+
 _EDIT_PREAMBLE = "The user edited the plan; unified diff:\n"
 
 
@@ -108,8 +112,6 @@ def edit_feedback(original: str, edited: str) -> str:
     )
     lines = [line if line.endswith("\n") else line + "\n" for line in diff]
     return _EDIT_PREAMBLE + "".join(lines)
-
-
 
 
 class ConfirmDiscard(ConfirmScreen):
@@ -333,8 +335,11 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
 
         unshown = self.plan_view.unshown
         if not unshown:
-            self.notify("The review shows every line of this plan." if unshown is not None
-                        else "Still checking the plan; try again.")
+            self.notify(
+                "The review shows every line of this plan."
+                if unshown is not None
+                else "Still checking the plan; try again."
+            )
             return
         self.app.push_screen(UnshownLinesScreen(unshown))
 
@@ -409,7 +414,9 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
     def action_send_edit(self) -> None:
         if self._edited is None:
             return
-        self.dismiss(Review(Decision.REFINE, feedback=edit_feedback(self.request.text, self._edited)))
+        self.dismiss(
+            Review(Decision.REFINE, feedback=edit_feedback(self.request.text, self._edited))
+        )
 
     def action_refine(self) -> None:
         self._refining = True

@@ -78,7 +78,9 @@ class UnshownLinesScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="unshown-dialog"):
-            yield Static(Text(unshown_summary(len(self.lines)) or "Every line is shown."), id="unshown-title")
+            yield Static(
+                Text(unshown_summary(len(self.lines)) or "Every line is shown."), id="unshown-title"
+            )
             with VerticalScroll(id="unshown-body"):
                 yield Static(unshown_text(self.lines), id="unshown-lines")
             yield Static(

@@ -60,7 +60,10 @@ class PromptHistory:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with self.path.open("a", encoding="utf-8") as fh:
-                fh.write(json.dumps({"text": text, "ts": round(time.time(), 3)}, ensure_ascii=False) + "\n")
+                fh.write(
+                    json.dumps({"text": text, "ts": round(time.time(), 3)}, ensure_ascii=False)
+                    + "\n"
+                )
             self._total_lines += 1
             if self._total_lines > 2 * self.limit:
                 self._compact()

@@ -90,8 +90,15 @@ def _strips(rows: Rows, width: int, style: Style, margin: int = 0) -> list[Strip
 
 
 def _framed(
-    rows: Rows, width: int, look: Look, *, bar: Style | None, background: Style | None,
-    left: int, right: int, margin: int = 1,
+    rows: Rows,
+    width: int,
+    look: Look,
+    *,
+    bar: Style | None,
+    background: Style | None,
+    left: int,
+    right: int,
+    margin: int = 1,
 ) -> list[Strip]:
     """``rows`` (already wrapped to ``width - left - right``) with a bar, padding and background."""
     base = look.base + background if background is not None else look.base
@@ -285,10 +292,14 @@ class UserMessage(Entry):
             pieces = [(seg.text, seg.style or Style()) for seg in row]
             wrapped.extend(_wrap_row(pieces, inner))
         if self._state == "queued":
-            wrapped.append([Segment("⧗ queued: the model sees it at its next step", look.note_warning)])
+            wrapped.append(
+                [Segment("⧗ queued: the model sees it at its next step", look.note_warning)]
+            )
         elif self._state == "delivered":
             wrapped.append([Segment("↳ steering delivered", look.note)])
-        bar = {"queued": look.queued_bar, "delivered": look.delivered_bar}.get(self._state, look.user_bar)
+        bar = {"queued": look.queued_bar, "delivered": look.delivered_bar}.get(
+            self._state, look.user_bar
+        )
         return _framed(wrapped, width, look, bar=bar, background=look.user, left=2, right=1)
 
     def plain(self) -> str:
@@ -365,8 +376,15 @@ class ErrorRow(Entry):
         self.message = clean(message)
 
     def build(self, width: int, look: Look) -> list[Strip]:
-        rows = _wrap_text(self.message, max(1, width - 3), look.error, [Segment("✗ ", look.error + Style(bold=True))])
-        return _framed(rows, width, look, bar=look.error_bar, background=look.error, left=2, right=1)
+        rows = _wrap_text(
+            self.message,
+            max(1, width - 3),
+            look.error,
+            [Segment("✗ ", look.error + Style(bold=True))],
+        )
+        return _framed(
+            rows, width, look, bar=look.error_bar, background=look.error, left=2, right=1
+        )
 
     def plain(self) -> str:
         return self.message

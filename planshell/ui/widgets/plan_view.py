@@ -98,6 +98,7 @@ def render_markdown(text: str, width: int, palette: Palette = DEFAULT_PALETTE) -
         for row in render_section(lines, section, width, palette)
     ]
 
+
 # ------------------------------------------------------------------------ widget
 
 

@@ -35,7 +35,10 @@ PASTE_FOLD_CHARS = 1_000  # ... or with more characters than this
 class PromptInput(TextArea):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding(
-            "enter", "submit", "Send", key_display="enter",
+            "enter",
+            "submit",
+            "Send",
+            key_display="enter",
             tooltip="Send the message (steers the running turn while one runs)",
         ),
         Binding("ctrl+j,shift+enter", "newline", "Newline", show=False, tooltip="Insert a newline"),
@@ -43,7 +46,10 @@ class PromptInput(TextArea):
         Binding("up", "up", "Previous prompt (on the first row)", show=False),
         Binding("down", "down", "Next prompt (on the last row)", show=False),
         Binding(
-            "ctrl+c", "copy_or_clear", "Copy / clear prompt", show=False,
+            "ctrl+c",
+            "copy_or_clear",
+            "Copy / clear prompt",
+            show=False,
             tooltip="Copy the selection if there is one, else clear the prompt",
         ),
     ]

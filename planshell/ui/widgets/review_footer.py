@@ -71,6 +71,7 @@ EDITED_HINTS: tuple[Hint, ...] = tuple(
     )
 )
 
+
 def decision_hints(mode: str = "plan", *, edited: bool = False) -> tuple[Hint, ...]:
     """The review's hints worded for the mode it opened in.
 

@@ -60,7 +60,11 @@ WARN_FRACTION = 0.8  # the context readout turns to the warning colour past this
 
 def format_context(used: int, window: int | None, cost: float | None = None) -> str:
     """``12.3k / 128k ctx · $0.042``; without a window just ``12.3k ctx``."""
-    text = f"{format_tokens(used)} / {format_tokens(window)} ctx" if window else f"{format_tokens(used)} ctx"
+    text = (
+        f"{format_tokens(used)} / {format_tokens(window)} ctx"
+        if window
+        else f"{format_tokens(used)} ctx"
+    )
     if cost is not None:
         text += f" · ${cost:.3f}" if cost < 10 else f" · ${cost:.2f}"
     return text
@@ -85,7 +89,9 @@ class ProjectPath(Widget):
 class StatusBar(Horizontal):
     """One row at the bottom. The screen pushes values in; nothing is polled here."""
 
-    def __init__(self, project: str, labels: PlanLabels | None = None, id: str | None = None) -> None:
+    def __init__(
+        self, project: str, labels: PlanLabels | None = None, id: str | None = None
+    ) -> None:
         super().__init__(id=id)
         self._project = project
         self._labels = labels

@@ -138,7 +138,10 @@ class ToolRow(Entry):
 
     def build(self, width: int, look: Look) -> list[Strip]:
         base = look.base + look.cursor if self.selected else look.base
-        header = [Segment("  ", base), *(Segment(s.text, base + s.style if s.style else base) for s in self._header(look))]
+        header = [
+            Segment("  ", base),
+            *(Segment(s.text, base + s.style if s.style else base) for s in self._header(look)),
+        ]
         out = [Strip.blank(width, look.base)] * (0 if self.grouped else 1)
         out.append(Strip(header).crop_extend(0, width, base))
         if self.expanded:
@@ -148,7 +151,9 @@ class ToolRow(Entry):
             lines = [*steps, *(self.body_lines(inner) if self.status != "running" else [])]
             for line in lines:
                 row = [Segment("    ", look.base), Segment(" ", body), Segment(line, body)]
-                out.append(Strip(row).crop_extend(0, width - 1, body).extend_cell_length(width, look.base))
+                out.append(
+                    Strip(row).crop_extend(0, width - 1, body).extend_cell_length(width, look.base)
+                )
         return out
 
     def plain(self) -> str:

@@ -61,13 +61,43 @@ HISTORY_MESSAGES = 1_000  # messages rendered when resuming a long session
 _CACHED_ENTRIES = 48  # entries whose strips stay built
 
 _MD = (
-    "h1", "h2", "h3", "h4", "h1-rule", "rule", "bullet", "task", "task-done", "done",
-    "code", "code-block", "fence-info", "quote", "link", "muted",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h1-rule",
+    "rule",
+    "bullet",
+    "task",
+    "task-done",
+    "done",
+    "code",
+    "code-block",
+    "fence-info",
+    "quote",
+    "link",
+    "muted",
 )
 _PARTS = (
-    "user", "user-bar", "queued-bar", "delivered-bar", "prompt-mark", "note", "note-warning",
-    "error", "error-bar", "thinking", "tool-name", "tool-ok", "tool-error", "tool-running",
-    "tool-error-text", "tool-body", "cursor", "chip", "welcome-name",
+    "user",
+    "user-bar",
+    "queued-bar",
+    "delivered-bar",
+    "prompt-mark",
+    "note",
+    "note-warning",
+    "error",
+    "error-bar",
+    "thinking",
+    "tool-name",
+    "tool-ok",
+    "tool-error",
+    "tool-running",
+    "tool-error-text",
+    "tool-body",
+    "cursor",
+    "chip",
+    "welcome-name",
 )
 
 
@@ -196,7 +226,11 @@ class Transcript(ScrollView, can_focus=True):
 
     def _append(self, entry: Entry, before: Entry | None = None, *, measure: bool = True) -> Entry:
         entry.owner = self._entry_changed
-        index = self._entries.index(before) if before is not None and before in self._entries else len(self._entries)
+        index = (
+            self._entries.index(before)
+            if before is not None and before in self._entries
+            else len(self._entries)
+        )
         self._entries.insert(index, entry)
         self._heights.insert(index, entry.estimate(self._width or 80))
         self._measured.insert(index, None)
@@ -253,7 +287,11 @@ class Transcript(ScrollView, can_focus=True):
         if self._bulk:
             return  # measured when it comes into view
         try:
-            index = self._entries.index(entry) if entry is not self._entries[-1] else len(self._entries) - 1
+            index = (
+                self._entries.index(entry)
+                if entry is not self._entries[-1]
+                else len(self._entries) - 1
+            )
         except ValueError:
             return
         if self._width:
@@ -403,7 +441,8 @@ class Transcript(ScrollView, can_focus=True):
 
     def _interactive(self) -> list[Entry]:
         return [
-            e for e in self._entries
+            e
+            for e in self._entries
             if isinstance(e, ToolRow | ThinkingBlock | SummaryRow)
             or (isinstance(e, UserMessage) and e.folds)
         ]
@@ -487,12 +526,16 @@ class Transcript(ScrollView, can_focus=True):
 
     # --- history ------------------------------------------------------------------
 
-    async def show_history(self, messages: Iterable[Message], registry: ToolRegistry | None) -> None:
+    async def show_history(
+        self, messages: Iterable[Message], registry: ToolRegistry | None
+    ) -> None:
         """Render a resumed conversation (the newest part when it is long)."""
         items = list(messages)
         skipped = max(0, len(items) - HISTORY_MESSAGES)
         if skipped:
-            self._append(NoteRow(f"… {skipped} earlier messages are not shown", kind="hidden"), measure=False)
+            self._append(
+                NoteRow(f"… {skipped} earlier messages are not shown", kind="hidden"), measure=False
+            )
         rows: dict[str, ToolRow] = {}
         self._bulk = True
         try:
@@ -512,7 +555,9 @@ class Transcript(ScrollView, can_focus=True):
                 if message.content.strip():
                     self._append(AssistantMessage(message.content, finished=True), measure=False)
                 for call in message.tool_calls:
-                    row = ToolRow(call.id, call.name, _headline(registry, call.name, call.arguments))
+                    row = ToolRow(
+                        call.id, call.name, _headline(registry, call.name, call.arguments)
+                    )
                     row.grouped = bool(self._entries) and isinstance(self._entries[-1], ToolRow)
                     rows[call.id] = row
                     self._append(row, measure=False)
@@ -631,7 +676,9 @@ class Transcript(ScrollView, can_focus=True):
             parts = {name.replace("-", "_"): part(name) for name in _PARTS}
             self._generation += 1
             self._look = Look(
-                base=base, markdown=palette, generation=self._generation,
+                base=base,
+                markdown=palette,
+                generation=self._generation,
                 muted=base + part("muted"),
                 **parts,
             )
@@ -793,7 +840,9 @@ class Transcript(ScrollView, can_focus=True):
 
     def visible_text(self) -> str:
         """What is on screen now, one line per row (tests)."""
-        return "\n".join(self.rendered_line(self._top + y).rstrip() for y in range(self._view_height))
+        return "\n".join(
+            self.rendered_line(self._top + y).rstrip() for y in range(self._view_height)
+        )
 
     # --- selection (mouse drag, then ctrl+c: ``Screen.action_copy_text``) ------------
 
