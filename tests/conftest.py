@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
+from tests.sse_server import sse_server_fixture  # noqa: F401  (the sse_server fixture, for every test)
+
 _KEY_VARS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")
 
 

@@ -6,7 +6,7 @@ are cut mid-way, keep-alive reuse and clients that hang up early.
 
 Use in tests::
 
-    from tests.sse_server import Response, SSEServer, sse_server_fixture  # noqa: F401
+    from tests.sse_server import Response, SSEServer  # conftest provides ``sse_server``
 
     async def test_x(sse_server: SSEServer) -> None:
         sse_server.add(Response.sse(b"data: hi\\n\\n"))
@@ -441,7 +441,7 @@ class _Answer:
 async def sse_server_fixture() -> AsyncIterator[SSEServer]:
     """A started server, closed after the test.
 
-    Import ``sse_server_fixture`` into a test module to get ``sse_server``.
+    ``tests/conftest.py`` imports it, so every test can ask for ``sse_server``.
     """
     async with SSEServer() as server:
         yield server

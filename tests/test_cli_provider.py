@@ -10,7 +10,6 @@ from tests.sse_server import (
     Response,
     SSEServer,
     openai_chunk,
-    sse_server_fixture,  # noqa: F401  (provides the sse_server fixture)
 )
 
 

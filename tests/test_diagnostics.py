@@ -19,7 +19,7 @@ from planshell.llm.openai_compat import OpenAICompatProvider
 from planshell.llm.scripted import Reply
 from planshell.logs import LEVEL_ENV, level_from, log_path, redact, reset_logging, setup_logging
 from tests.engine_helpers import make_agent
-from tests.sse_server import Response, SSEServer, sse_server_fixture  # noqa: F401
+from tests.sse_server import Response, SSEServer
 
 RECORD_START = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} [A-Z]+ ")
 

@@ -21,7 +21,6 @@ from tests.sse_server import (
     SSEServer,
     load_transcript,
     sse_event,
-    sse_server_fixture,  # noqa: F401  (provides the sse_server fixture)
 )
 
 

@@ -7,7 +7,7 @@ import pytest
 from planshell.config import Settings
 from planshell.llm import models
 from planshell.llm.factory import DEFAULT_URLS, make_provider
-from tests.sse_server import Response, SSEServer, closed_port, sse_server_fixture  # noqa: F401
+from tests.sse_server import Response, SSEServer, closed_port
 
 NOT_FOUND = Response.json(404, {"error": "not found"})
 

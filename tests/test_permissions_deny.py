@@ -24,7 +24,6 @@ from tests.sse_server import (
     SSEServer,
     openai_text_response,
     openai_tool_call_response,
-    sse_server_fixture,  # noqa: F401  (provides the sse_server fixture)
 )
 from tests.test_cli_provider import _run
 

@@ -28,7 +28,6 @@ from tests.sse_server import (
     closed_port,
     load_transcript,
     sse_event,
-    sse_server_fixture,  # noqa: F401  (provides the sse_server fixture)
 )
 
 MESSAGE_START = sse_event(

@@ -45,7 +45,6 @@ from tests.sse_server import (
     closed_port,
     load_transcript,
     sse_event,
-    sse_server_fixture,  # noqa: F401  (provides the sse_server fixture)
 )
 
 

@@ -21,7 +21,6 @@ from tests.sse_server import (
     Response,
     SSEServer,
     sse_event,
-    sse_server_fixture,  # noqa: F401  (provides the sse_server fixture)
 )
 
 HOSTILE = (
