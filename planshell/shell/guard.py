@@ -35,6 +35,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from planshell.shell import bashlex_safe
+from planshell.shell.commands import (
+    ALLOWLIST,
+    FIX_PLAN,
+    Blocked,
+    Word,
+    check_command,
+    check_cond,
+    check_prefix_assignment,
+    check_proc_paths,
+)
 from planshell.shell.forms import (
     CASE,
     COND,
@@ -45,16 +55,6 @@ from planshell.shell.forms import (
     Rewrite,
     Unsupported,
     rewrite,
-)
-from planshell.shell.rules import (
-    ALLOWLIST,
-    FIX_PLAN,
-    Blocked,
-    Word,
-    check_command,
-    check_cond,
-    check_prefix_assignment,
-    check_proc_paths,
 )
 
 __all__ = [
