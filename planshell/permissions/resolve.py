@@ -24,7 +24,6 @@ from enum import Enum
 from typing import Any
 
 from planshell.shell import bashlex_safe
-from planshell.shell.commands import Word
 from planshell.shell.guard import (
     _precheck,
     _scan_word,
@@ -33,6 +32,7 @@ from planshell.shell.guard import (
     _WordError,
     split_command,
 )
+from planshell.shell.words import Word
 
 # Variables whose value bash runs or sources: PS4 under set -x, PROMPT_COMMAND,
 # BASH_ENV, the alias and command hash tables, exported functions (BASH_FUNC_x%%).
