@@ -32,7 +32,7 @@ from planshell.shell.guard import (
     _WordError,
     split_command,
 )
-from planshell.shell.rules import Word
+from planshell.shell.words import Word
 
 # Variables whose value bash runs or sources: PS4 under set -x, PROMPT_COMMAND,
 # BASH_ENV, the alias and command hash tables, exported functions (BASH_FUNC_x%%).

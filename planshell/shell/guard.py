@@ -3,7 +3,7 @@
 The spec is ``POLICY.md`` (v2) of the shared bash corpus. In short: rewrite the forms
 bashlex cannot parse (``[[ ]]``, ``$(( ))``, ``case``, ``time``, quoted here-docs; see
 ``forms``), parse with bashlex, walk the tree, and allow only simple commands on the
-allowlist (see ``rules``) joined by pipes, lists, subshells, groups and
+allowlist (see ``allowlist``) joined by pipes, lists, subshells, groups and
 ``if``/``for``/``while``/``until``/``case`` blocks, with no assignments (but a literal
 locale or time zone prefix) and no writing redirections. Every word a reading command gets
 is also checked against ``planshell.procfs`` (other processes' environments). Anything the
@@ -35,6 +35,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from planshell.shell import bashlex_safe
+from planshell.shell.allowlist import ALLOWLIST, check_command
+from planshell.shell.assignments import check_prefix_assignment
+from planshell.shell.conditions import check_cond
 from planshell.shell.forms import (
     CASE,
     COND,
@@ -46,16 +49,8 @@ from planshell.shell.forms import (
     Unsupported,
     rewrite,
 )
-from planshell.shell.rules import (
-    ALLOWLIST,
-    FIX_PLAN,
-    Blocked,
-    Word,
-    check_command,
-    check_cond,
-    check_prefix_assignment,
-    check_proc_paths,
-)
+from planshell.shell.proc_paths import check_proc_paths
+from planshell.shell.words import FIX_PLAN, Blocked, Word
 
 __all__ = [
     "DEFAULT_DESTRUCTIVE_PATTERNS",
@@ -431,7 +426,7 @@ class _Walker:
             raise _refuse(segment, f"it matches the destructive pattern /{pattern}/")
 
     def prefix_assignment(self, node: Any, segment: str) -> None:
-        """``LC_ALL=C sort f``: only a fixed locale or time zone (see ``rules``)."""
+        """``LC_ALL=C sort f``: only a fixed locale or time zone (see ``assignments``)."""
         scan = self.scan(node, segment)
         try:
             check_prefix_assignment(scan.word.value)
