@@ -14,7 +14,7 @@ from planshell.plan.document import parse_plan
 from planshell.plan.store import PlanStore
 from planshell.review_web.server import BrowserReview
 from planshell.ui.browser_review import review_origin
-from planshell.ui.plan_ui import parse_plan_argument
+from planshell.ui.plan_args import parse_plan_argument
 from planshell.ui.screens.results import push_answering
 from planshell.ui.screens.review import ReviewScreen
 from tests.review_web_helpers import PLAN, Served

@@ -24,15 +24,12 @@ from planshell.plan.decider import Decision, Review, ReviewRequest
 from planshell.plan.prompts import PLAN_MARKER
 from planshell.plan.receipt import Receipt
 from planshell.ui.app import PlanshellApp
-from planshell.ui.plan_ui import (
-    CREATE_HINT,
-    DEFAULT_TOGGLE_KEYS,
-    PlanWhyScreen,
-    parse_plan_argument,
-    toggle_keys,
-)
+from planshell.ui.keys import DEFAULT_TOGGLE_KEYS
+from planshell.ui.plan_args import parse_plan_argument, toggle_keys
+from planshell.ui.plan_ui import CREATE_HINT
 from planshell.ui.screens.chat import ChatScreen
 from planshell.ui.screens.confirm import ConfirmScreen
+from planshell.ui.screens.plan_why import PlanWhyScreen
 from planshell.ui.screens.review import ConfirmDiscard, FeedbackArea, ReviewScreen
 from planshell.ui.widgets.messages import ErrorRow, NoteRow, UserMessage
 from planshell.ui.widgets.mode_chip import ModeChip

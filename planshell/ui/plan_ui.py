@@ -33,17 +33,11 @@ import asyncio
 import re
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
-
-from rich.text import Text
-from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
-from textual.containers import Vertical, VerticalScroll
-from textual.screen import ModalScreen
-from textual.widgets import Static
+from typing import TYPE_CHECKING, Any
 
 from planshell.ui.commands import REGISTRY
 from planshell.ui.keys import DEFAULT_TOGGLE_KEYS, TOGGLE_PLAN_BINDING_ID
+from planshell.ui.plan_args import RESERVED, parse_plan_argument, toggle_keys
 
 if TYPE_CHECKING:
     from planshell.agent.events import ModeChanged, PlanUpdated, TodosChanged
@@ -52,151 +46,11 @@ if TYPE_CHECKING:
     from planshell.ui.host import CommandContext, PlanHost
     from planshell.ui.screens.plan_picker import PickerChoice
 
-# In legacy terminals Ctrl+Shift+L *is* ctrl+l (and many users press ctrl+l to
-# clear a screen): it never toggles plan mode, even when configured.
-FORBIDDEN_KEYS = frozenset({"ctrl+l"})
-RESERVED = ("on", "off", "list", "review", "why", "new")
 REFINE_PREFILL = "Refine the plan: "
 CREATE_HINT = "Plan mode on: describe what to plan"
 MODE_TOAST_SECONDS = 2.5  # the chip in the status bar already shows the mode
 
 _STAMP = re.compile(r"^\d{4}-\d{2}-\d{2}-\d{4}-")
-
-
-# --- keys -------------------------------------------------------------------------
-
-
-def toggle_keys(configured: str | None) -> tuple[str, list[str]]:
-    """The keys for the toggle binding from ``plan.shortcuts.toggle_mode``, and warnings.
-
-    Plain ``ctrl+l`` is dropped; nothing usable left means the defaults.
-    """
-    warnings: list[str] = []
-    keys: list[str] = []
-    for raw in (configured or "").split(","):
-        key = raw.strip()
-        if not key:
-            continue
-        if key in FORBIDDEN_KEYS:
-            warnings.append(
-                f"plan.shortcuts.toggle_mode: {key} is not used (terminals send it for "
-                "Ctrl+Shift+L and to clear the screen); use F2 or ctrl+shift+l."
-            )
-            continue
-        if key not in keys:
-            keys.append(key)
-    if not keys:
-        if configured and configured.strip():
-            warnings.append("plan.shortcuts.toggle_mode has no usable key; using the defaults.")
-        return DEFAULT_TOGGLE_KEYS, warnings
-    return ",".join(keys), warnings
-
-
-# --- /plan argument parsing ----------------------------------------------------------
-
-
-def parse_plan_argument(arg: str) -> tuple[str, str]:
-    """``/plan`` argument -> (form, value); forms: bare, on, off, list, why, review,
-    review-browser, new, name, request.
-
-    ``new REQUEST`` plans REQUEST in a new file (a plain request in PLAN refines
-    the current plan).
-
-    Reserved words count only on their own (``review`` also with one path ending
-    in ``.md`` or containing ``/``); anything else of one word is a plan name,
-    more than one word a planning request.
-    """
-    text = arg.strip()
-    if not text:
-        return "bare", ""
-    lowered = text.lower()
-    if lowered in RESERVED:
-        return lowered, ""
-    words = text.split()
-    if len(words) in (2, 3) and words[0].lower() == "review" and words[1] == "--browser":
-        if len(words) == 2:
-            return "review-browser", ""
-        if words[2].lower().endswith(".md") or "/" in words[2]:
-            return "review-browser", words[2]
-    if len(words) >= 2 and words[0].lower() == "new":
-        return "new", text[len(words[0]) :].strip()
-    if len(words) == 2 and words[0].lower() == "review":
-        target = words[1]
-        if target.lower().endswith(".md") or "/" in target:
-            return "review", target
-    if len(words) == 1:
-        return "name", text
-    return "request", text
-
-
-# --- the screen behind /plan why ----------------------------------------------------------
-
-
-class PlanWhyScreen(ModalScreen[None]):
-    """``/plan why``: ``PlanController.capabilities()`` as scrollable markdown."""
-
-    DEFAULT_CSS = """
-    PlanWhyScreen {
-        align: center middle;
-        background: $background 60%;
-    }
-    PlanWhyScreen #why-box {
-        width: 110;
-        max-width: 95%;
-        height: 90%;
-        padding: 0 1;
-        border: round $primary;
-        background: $surface;
-    }
-    PlanWhyScreen #why-body {
-        height: 1fr;
-        scrollbar-size-vertical: 1;
-    }
-    PlanWhyScreen #why-foot {
-        height: 1;
-        color: $text-muted;
-    }
-    """
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,q", "close", "Close"),
-        Binding("down,j", "scroll(1)", "Down", show=False),
-        Binding("up,k", "scroll(-1)", "Up", show=False),
-        Binding("pagedown,space", "page(1)", "Page down", show=False),
-        Binding("pageup", "page(-1)", "Page up", show=False),
-    ]
-
-    def __init__(self, markdown: str) -> None:
-        super().__init__()
-        self.markdown = markdown
-
-    def compose(self) -> ComposeResult:
-        from rich.markdown import Markdown
-
-        from planshell.sanitize import strip_terminal_controls
-
-        with Vertical(id="why-box"):
-            with VerticalScroll(id="why-body"):
-                yield Static(Markdown(strip_terminal_controls(self.markdown)), id="why-text")
-            yield Static(
-                Text.assemble(("↑↓ PgUp PgDn", "bold"), " scroll   ", ("Esc", "bold"), " close"),
-                id="why-foot",
-            )
-
-    def on_mount(self) -> None:
-        self.query_one("#why-body").focus()
-
-    def action_scroll(self, rows: int) -> None:
-        self.query_one("#why-body", VerticalScroll).scroll_relative(y=rows, animate=False)
-
-    def action_page(self, direction: int) -> None:
-        body = self.query_one("#why-body", VerticalScroll)
-        if direction > 0:
-            body.scroll_page_down(animate=False)
-        else:
-            body.scroll_page_up(animate=False)
-
-    def action_close(self) -> None:
-        self.dismiss(None)
 
 
 # --- the chat screen's plan-mode behaviour ------------------------------------------------
@@ -695,6 +549,8 @@ class PlanModeUI:
         except Exception as exc:
             self.screen.notify(f"/plan why failed: {exc}", severity="error")
             return
+        from planshell.ui.screens.plan_why import PlanWhyScreen
+
         self.app.push_screen(PlanWhyScreen(text))
 
 
