@@ -8,7 +8,6 @@ and rendered; user actions call engine methods (``submit``, ``cancel``,
 from __future__ import annotations
 
 import logging
-import os
 import time
 from collections.abc import Callable
 from functools import partial
@@ -614,38 +613,21 @@ class ChatScreen(Screen[None]):
         if self._busy_warning("switching models"):
             return
         assert runtime is not None
-        from planshell.config import ConfigError
-        from planshell.llm.factory import PROVIDER_CHOICES, make_provider, switched_settings
+        from planshell.runtime import ProviderSwitchError
 
-        if provider is not None and provider not in PROVIDER_CHOICES:
-            self.notify(
-                f"Unknown provider {provider!r}: choose one of {', '.join(PROVIDER_CHOICES)}.",
-                severity="error",
-            )
-            return
-        settings = switched_settings(
-            runtime.start_settings, runtime.settings, os.environ, provider=provider, model=model
-        )
         try:
-            new = make_provider(settings)
-        except (ConfigError, ValueError) as exc:
-            self.notify(f"Could not switch: {exc}", severity="error")
+            switch = runtime.switch_provider(provider=provider, model=model)
+        except ProviderSwitchError as exc:
+            self.notify(str(exc), severity="error")
             return
-        from planshell.runtime import configure_context
-
-        old = runtime.agent.provider
-        runtime.agent.set_provider(new)
-        runtime.provider = new
-        runtime.settings = settings
-        configure_context(runtime.agent, settings)
         self.renderer.reset_context(None, runtime.agent.cost)
         self._show_provider()
         self._served_models = []
         self.run_worker(self._load_served_models(runtime), group="models", exit_on_error=False)
-        self.notify(f"Now using {new.label} for this session.", title="Model")
-        closer = getattr(old, "aclose", None)
-        if closer is not None and old is not new:
-            self.run_worker(closer(), group="close-provider", exit_on_error=False)
+        self.notify(f"Now using {switch.new.label} for this session.", title="Model")
+        closing = switch.close_old()
+        if closing is not None:
+            self.run_worker(closing, group="close-provider", exit_on_error=False)
 
     def retry(self) -> None:
         if self._busy_warning("retrying"):
