@@ -6,9 +6,11 @@ exactly one place where the pieces are connected.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Coroutine, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from planshell.agent import events as ev
 from planshell.agent.loop import Agent
@@ -32,6 +34,26 @@ from planshell.tools.todo import TodoList
 if TYPE_CHECKING:
     from planshell.permissions import PermissionController
     from planshell.sandbox.bwrap import WorkspaceExecPolicy
+
+
+class ProviderSwitchError(Exception):
+    """``Runtime.switch_provider`` refused; the message is meant for the user."""
+
+
+@dataclass(frozen=True)
+class ProviderSwitch:
+    """A switch that happened: the provider now in use and the one it replaced."""
+
+    old: Provider
+    new: Provider
+
+    def close_old(self) -> Coroutine[Any, Any, None] | None:
+        """Closing the replaced provider (its ``aclose``), for the caller to run; or None."""
+        closer = getattr(self.old, "aclose", None)
+        if closer is None or self.old is self.new:
+            return None
+        result: Coroutine[Any, Any, None] = closer()
+        return result
 
 
 @dataclass
@@ -60,6 +82,43 @@ class Runtime:
     def close(self) -> None:
         if self.agent.session is not None:
             self.agent.session.close()
+
+    def switch_provider(
+        self,
+        *,
+        provider: str | None = None,
+        model: str | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> ProviderSwitch:
+        """``/provider`` and ``/model``: use another provider or model for this session.
+
+        The settings follow the switch (``switched_settings``: a configured model
+        and base URL stay with the provider they were set for), and so do the
+        context window and price. Raises ``ProviderSwitchError`` for an unknown
+        provider or one that cannot be built; the runtime is unchanged then. The
+        replaced provider is left open: ``ProviderSwitch.close_old`` closes it.
+        """
+        from planshell.config import ConfigError
+        from planshell.llm.factory import PROVIDER_CHOICES, switched_settings
+
+        if provider is not None and provider not in PROVIDER_CHOICES:
+            raise ProviderSwitchError(
+                f"Unknown provider {provider!r}: choose one of {', '.join(PROVIDER_CHOICES)}."
+            )
+        env = os.environ if environ is None else environ
+        settings = switched_settings(
+            self.start_settings, self.settings, env, provider=provider, model=model
+        )
+        try:
+            new = make_provider(settings, env)
+        except (ConfigError, ValueError) as exc:
+            raise ProviderSwitchError(f"Could not switch: {exc}") from exc
+        old = self.agent.provider
+        self.agent.set_provider(new)
+        self.provider = new
+        self.settings = settings
+        configure_context(self.agent, settings)
+        return ProviderSwitch(old, new)
 
 
 def configure_context(agent: Agent, settings: Settings) -> None:

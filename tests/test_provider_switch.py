@@ -61,3 +61,49 @@ async def test_provider_command_uses_the_configured_model(project: Path) -> None
         await until(pilot, lambda: runtime.agent.provider.name == "openai")
         assert runtime.agent.provider.model == "smollm2"
         assert "openai · smollm2" in str(screen.query_one("#provider").render())
+
+
+def test_runtime_switch_provider_rewires_the_engine_headless(project: Path) -> None:
+    """The engine switches by itself (no Textual): settings, agent and window follow."""
+    from planshell.llm.demo import DemoProvider
+    from planshell.runtime import build_runtime
+    from tests.engine_helpers import ScriptedDecider
+
+    start = LOCAL.model_copy(update={"provider": "demo"})
+    demo = DemoProvider(chunk_delay=0)
+    runtime = build_runtime(start, project, ScriptedDecider(), provider=demo, persist=False)
+    switch = runtime.switch_provider(provider="openai", environ={})
+    assert switch.old is demo and switch.new is runtime.agent.provider is runtime.provider
+    assert switch.new.label == "openai · smollm2"
+    assert (runtime.settings.provider, runtime.start_settings) == ("openai", start)
+    assert switch.close_old() is None  # the demo has nothing to close
+    again = runtime.switch_provider(model="qwen2.5-coder", environ={})
+    assert again.new.label == "openai · qwen2.5-coder"
+    assert runtime.settings.context_window is None  # the window was configured for smollm2
+    closing = again.close_old()  # an HTTP provider: closed by whoever runs the coroutine
+    assert closing is not None
+    closing.close()
+
+
+def test_runtime_switch_provider_refuses_and_keeps_the_engine(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from planshell import runtime as runtime_module
+    from planshell.config import ConfigError
+    from planshell.llm.demo import DemoProvider
+    from planshell.runtime import ProviderSwitchError, build_runtime
+    from tests.engine_helpers import ScriptedDecider
+
+    demo = DemoProvider(chunk_delay=0)
+    runtime = build_runtime(Settings(), project, ScriptedDecider(), provider=demo, persist=False)
+    settings = runtime.settings
+    with pytest.raises(ProviderSwitchError, match=r"Unknown provider 'nope': choose one of "):
+        runtime.switch_provider(provider="nope", environ={})
+
+    def broken(settings: Settings, environ: object = None) -> None:
+        raise ConfigError("no such endpoint")
+
+    monkeypatch.setattr(runtime_module, "make_provider", broken)
+    with pytest.raises(ProviderSwitchError, match=r"^Could not switch: no such endpoint$"):
+        runtime.switch_provider(provider="anthropic", environ={})
+    assert runtime.agent.provider is demo and runtime.settings is settings

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from textual.app import App
     from textual.widget import Widget
 
+    from planshell.agent.events import ModeChanged, NoticeLevel, PlanUpdated, TodosChanged
     from planshell.runtime import Runtime
     from planshell.ui.widgets.checklist import ChecklistPanel
     from planshell.ui.widgets.status import StatusBar
@@ -102,4 +103,26 @@ class PlanHost(Protocol):
 
     async def checklist_panel(self, *, create: bool = False) -> ChecklistPanel | None:
         """The checklist panel; mounted on first use when ``create`` (off the first frame)."""
+        ...
+
+
+class EventHost(Protocol):
+    """What the engine-event renderer (``ui/event_renderer.py``) uses of its screen."""
+
+    @property
+    def status(self) -> StatusBar: ...
+
+    @property
+    def transcript(self) -> Transcript: ...
+
+    def work_started(self) -> None: ...
+
+    def tick(self) -> None: ...
+
+    def show_permission_mode(self) -> None: ...
+
+    async def plan_event(self, event: ModeChanged | PlanUpdated | TodosChanged) -> None: ...
+
+    def show_notice(self, message: str, level: NoticeLevel) -> None:
+        """A plain-text toast for an engine ``Notice`` (the event bus logged it already)."""
         ...

@@ -8,7 +8,6 @@ and rendered; user actions call engine methods (``submit``, ``cancel``,
 from __future__ import annotations
 
 import logging
-import os
 import time
 from collections.abc import Callable
 from functools import partial
@@ -24,6 +23,7 @@ from textual.timer import Timer
 
 from planshell import __version__
 from planshell.ui.commands import REGISTRY, SlashCommand, run_handler
+from planshell.ui.event_renderer import EventRenderer
 from planshell.ui.keys import DEFAULT_TOGGLE_KEYS, TOGGLE_PLAN_BINDING_ID
 from planshell.ui.widgets.history import PromptHistory, history_path
 from planshell.ui.widgets.key_footer import FittedFooter
@@ -152,7 +152,7 @@ class ChatScreen(Screen[None]):
         self._frame = 0
         self._ticker: Timer | None = None
         self._plan_ui: PlanModeUI | None = None
-        self._window_cost: tuple[int | None, float | None] = (None, None)  # window, cost
+        self.renderer = EventRenderer(self)  # engine events -> transcript, status bar
         self._served_models: list[str] = []  # what the server offers (for /model completion)
         self._detached = False  # set at quit: engine events are no longer rendered
         self._last_ctrl_c: float | None = None
@@ -201,7 +201,7 @@ class ChatScreen(Screen[None]):
         return self._plan_ui
 
     def on_mount(self) -> None:
-        self._ticker = self.set_interval(0.1, self._tick, pause=True)
+        self._ticker = self.set_interval(0.1, self.tick, pause=True)
         initial = self.app.initial_mode()
         if initial:
             self.status.chip.set_mode(initial)
@@ -250,12 +250,12 @@ class ChatScreen(Screen[None]):
         self._unsubscribe = runtime.agent.subscribe(self._forward)
         self._show_provider()
         agent = runtime.agent
-        self._window_cost = (agent.meter.window, agent.cost)
+        self.renderer.reset_context(agent.meter.window, agent.cost)
         self.status.set_context(agent.context_tokens, agent.meter.window, agent.cost)
         self.plan_ui.show_state(runtime)
         self._served_models = []
         self.run_worker(self._load_served_models(runtime), group="models", exit_on_error=False)
-        self._show_permission_mode()
+        self.show_permission_mode()
 
     def _forward(self, event: ev.Event) -> None:
         # Called synchronously from inside the engine: never touch widgets here.
@@ -286,79 +286,21 @@ class ChatScreen(Screen[None]):
     # --- engine events ------------------------------------------------------------
 
     async def on_engine_event(self, message: EngineEvent) -> None:
-        # Imported here, not at module level: the first event arrives after the
-        # first frame, so the engine's modules stay off the start-up path.
-        from planshell.agent import events as ev
-        from planshell.sanitize import strip_terminal_controls
-
         if self._detached or not self.is_attached:
             return  # quitting: the views are going away
-        transcript = self.transcript
-        match message.event:
-            case ev.TurnStarted(text=text):
-                transcript.add_user(text)
-                self._work_started()
-            case ev.TextDelta(text=text):
-                transcript.text_delta(text)
-            case ev.ThinkingDelta(text=text):
-                transcript.thinking_delta(text)
-            case ev.AssistantDone(text=text):
-                await transcript.reply_done(text)
-            case ev.ToolStarted() as event:
-                transcript.tool_started(event.call_id, event.name, event.headline)
-                self._work_started()
-            case ev.ToolFinished() as event:
-                transcript.tool_finished(event.call_id, event.name, event.content, event.is_error)
-                if event.name == "bash":  # the first command settles whether it is sandboxed
-                    self._show_permission_mode()
-            case ev.ToolProgress() as event:
-                transcript.tool_progress(event.call_id, event.line)
-            case ev.UsageUpdated() as event:
-                window, cost = self._window_cost
-                self.status.set_context(event.context_tokens, window, cost)
-            case ev.ContextUpdated() as event:
-                self._window_cost = (event.window, event.cost)
-                self.status.set_context(event.used, event.window, event.cost)
-            case ev.Compacted() as event:
-                transcript.add_summary(_compaction_title(event), event.summary)
-            case ev.RetryStarted() as event:
-                if event.dropped:
-                    transcript.add_note(
-                        "↻ Regenerating the last reply (the previous one was dropped)."
-                    )
-                self._work_started()
-            case ev.SubagentUsage() as event:
-                self.status.set_subagent_tokens(event.total)
-            case ev.ErrorEvent() as event:
-                transcript.add_error(event.interactive_text())
-            case ev.SteeringQueued(text=text):
-                transcript.add_queued(text)
-            case ev.SteeringDelivered(text=text):
-                transcript.steering_delivered(text)
-            case ev.TurnDone() as event:
-                transcript.turn_done(event.cancelled, event.cut_off_note)
-                self._tick()
-            case ev.ModeChanged() | ev.PlanUpdated() | ev.TodosChanged() as event:
-                await self.plan_ui.on_engine_event(event)
-                if isinstance(event, ev.ModeChanged):
-                    self._show_permission_mode()
-            case ev.PermissionModeChanged():
-                self._show_permission_mode()
-            case ev.Notice() as event:
-                # Notices can quote file names and model text: plain text, no markup.
-                # The event bus logged it already (planshell/agent/events.py).
-                self.app.notify(
-                    strip_terminal_controls(event.message),
-                    severity=event.level,
-                    markup=False,
-                    logged=True,
-                )
-            case _:
-                pass  # future events: nothing to show here yet
+        await self.renderer.render(message.event)
+
+    # --- EventHost: what the renderer asks of the screen (planshell/ui/host.py) -------
+
+    async def plan_event(self, event: ev.ModeChanged | ev.PlanUpdated | ev.TodosChanged) -> None:
+        await self.plan_ui.on_engine_event(event)
+
+    def show_notice(self, message: str, level: ev.NoticeLevel) -> None:
+        self.app.notify(message, severity=level, markup=False, logged=True)
 
     # --- activity (one timer for the spinner, elapsed time and running tools) ---
 
-    def _work_started(self) -> None:
+    def work_started(self) -> None:
         """Show the spinner now; the ticker keeps it going until nothing runs.
 
         It does not ask ``_is_busy`` here: the worker may not be registered yet,
@@ -377,7 +319,7 @@ class ChatScreen(Screen[None]):
         workers = any(w.group == "agent" and not w.is_finished for w in self.workers)
         return engine_busy or workers
 
-    def _tick(self) -> None:
+    def tick(self) -> None:
         if self._is_busy():
             self._frame += 1
             since = self._busy_since or time.monotonic()
@@ -450,7 +392,7 @@ class ChatScreen(Screen[None]):
             self._pending.append(text)
             self.notify("Starting up: your message will be sent in a moment.", timeout=2)
             return
-        self._work_started()
+        self.work_started()
         # A callable, not a coroutine: a turn stopped before its worker starts
         # (ctrl+c right after Enter) leaves no never-awaited coroutine behind.
         self.run_worker(
@@ -475,7 +417,7 @@ class ChatScreen(Screen[None]):
             else:
                 self.transcript.add_error(f"The request failed unexpectedly: {exc!r}.")
         finally:
-            self.call_after_refresh(self._tick)
+            self.call_after_refresh(self.tick)
 
     def prefill(self, text: str) -> None:
         prompt = self.prompt
@@ -539,7 +481,7 @@ class ChatScreen(Screen[None]):
 
         permissions_ui.command(self, arg)
 
-    def _show_permission_mode(self) -> None:
+    def show_permission_mode(self) -> None:
         from planshell.ui import permissions_ui
 
         permissions_ui.show(self, self.runtime)
@@ -671,38 +613,21 @@ class ChatScreen(Screen[None]):
         if self._busy_warning("switching models"):
             return
         assert runtime is not None
-        from planshell.config import ConfigError
-        from planshell.llm.factory import PROVIDER_CHOICES, make_provider, switched_settings
+        from planshell.runtime import ProviderSwitchError
 
-        if provider is not None and provider not in PROVIDER_CHOICES:
-            self.notify(
-                f"Unknown provider {provider!r}: choose one of {', '.join(PROVIDER_CHOICES)}.",
-                severity="error",
-            )
-            return
-        settings = switched_settings(
-            runtime.start_settings, runtime.settings, os.environ, provider=provider, model=model
-        )
         try:
-            new = make_provider(settings)
-        except (ConfigError, ValueError) as exc:
-            self.notify(f"Could not switch: {exc}", severity="error")
+            switch = runtime.switch_provider(provider=provider, model=model)
+        except ProviderSwitchError as exc:
+            self.notify(str(exc), severity="error")
             return
-        from planshell.runtime import configure_context
-
-        old = runtime.agent.provider
-        runtime.agent.set_provider(new)
-        runtime.provider = new
-        runtime.settings = settings
-        configure_context(runtime.agent, settings)
-        self._window_cost = (None, runtime.agent.cost)
+        self.renderer.reset_context(None, runtime.agent.cost)
         self._show_provider()
         self._served_models = []
         self.run_worker(self._load_served_models(runtime), group="models", exit_on_error=False)
-        self.notify(f"Now using {new.label} for this session.", title="Model")
-        closer = getattr(old, "aclose", None)
-        if closer is not None and old is not new:
-            self.run_worker(closer(), group="close-provider", exit_on_error=False)
+        self.notify(f"Now using {switch.new.label} for this session.", title="Model")
+        closing = switch.close_old()
+        if closing is not None:
+            self.run_worker(closing, group="close-provider", exit_on_error=False)
 
     def retry(self) -> None:
         if self._busy_warning("retrying"):
@@ -717,7 +642,7 @@ class ChatScreen(Screen[None]):
             group="agent",
             exit_on_error=False,
         )
-        self._work_started()
+        self.work_started()
 
     async def _retry(self, runtime: Runtime) -> None:
         try:
@@ -726,7 +651,7 @@ class ChatScreen(Screen[None]):
             log.error("the retry failed unexpectedly", exc_info=exc)
             self.transcript.add_error(f"The retry failed unexpectedly: {exc!r}.")
         finally:
-            self.call_after_refresh(self._tick)
+            self.call_after_refresh(self.tick)
 
     def compact(self, instructions: str) -> None:
         """``/compact [what to keep]``: summarise the older conversation now (Esc cancels)."""
@@ -738,7 +663,7 @@ class ChatScreen(Screen[None]):
             self.notify("Nothing to compact yet.")
             return
         self.run_worker(self._compact(runtime, instructions), group="agent", exit_on_error=False)
-        self._work_started()
+        self.work_started()
 
     async def _compact(self, runtime: Runtime, instructions: str) -> None:
         try:
@@ -747,7 +672,7 @@ class ChatScreen(Screen[None]):
             log.error("compaction failed unexpectedly", exc_info=exc)
             self.transcript.add_error(f"Compaction failed unexpectedly: {exc!r}.")
         finally:
-            self.call_after_refresh(self._tick)
+            self.call_after_refresh(self.tick)
 
     def model_names(self) -> list[str]:
         """Models the server said it offers (OpenAI-compatible ``/models``), for completion."""
@@ -823,18 +748,3 @@ class ChatScreen(Screen[None]):
         self.transcript.add_note(f"Resumed conversation {path.stem}.")
         for problem in [*runtime.read_notices, *runtime.problems]:
             self.notify(problem, severity="warning", timeout=8)
-
-
-def _compaction_title(event: ev.Compacted) -> str:
-    from planshell.ui.widgets.status import format_tokens
-
-    why = {
-        "auto": "the context was nearly full",
-        "overflow": "the server said the conversation was too long",
-        "handoff": "plan approved",
-        "manual": "/compact",
-    }.get(event.reason, event.reason)
-    return (
-        f"Conversation compacted ({why}): {format_tokens(event.before_tokens)} → "
-        f"{format_tokens(event.after_tokens)} tokens; mode and plan unchanged. Summary:"
-    )
