@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import http.client
 import json
 from collections.abc import Iterator
@@ -9,10 +10,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from planshell.config import Settings
+from planshell.llm.scripted import ScriptedProvider
 from planshell.plan.decider import Review, ReviewRequest
 from planshell.plan.document import parse_plan
 from planshell.plan.store import PlanStore
 from planshell.review_web.server import BrowserReview
+from planshell.runtime import Runtime, build_runtime
+from tests.engine_helpers import ScriptedDecider
 
 PLAN = """# Plan: widget cache
 
@@ -131,3 +136,49 @@ def running(served: Served) -> Iterator[Served]:
         yield served
     finally:
         served.review.close()
+
+
+class BrowserDecider(ScriptedDecider):
+    """Serves each plan review in a BrowserReview, as the review screen's ``w`` does."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.runtime: Runtime | None = None
+        self.served: asyncio.Queue[Served] = asyncio.Queue()
+
+    async def review_plan(self, request: ReviewRequest) -> Review:
+        assert self.runtime is not None
+        self.requests.append(request)
+        loop = asyncio.get_running_loop()
+        decided: asyncio.Future[Review] = loop.create_future()
+
+        def decide(review: Review) -> None:
+            if not decided.done():
+                decided.set_result(review)
+
+        review = BrowserReview(
+            request, self.runtime.store, allow_approve=True, on_decision=decide, loop=loop
+        )
+        review.start()
+        await self.served.put(Served(review, self.runtime.store, request.path))
+        try:
+            return await decided
+        finally:
+            review.close()
+
+
+def planning_in_the_browser(project: Path, text: str) -> tuple[Runtime, BrowserDecider, Path]:
+    """A runtime in PLAN on a saved plan holding ``text``, whose reviews open in the browser."""
+    decider = BrowserDecider()
+    runtime = build_runtime(
+        Settings.model_validate({"plan": {"sandbox": "off"}}),
+        project,
+        decider,
+        provider=ScriptedProvider([]),
+        persist=False,
+    )
+    decider.runtime = runtime
+    runtime.store.ensure_dir()
+    path = runtime.store.write(runtime.store.plans_dir / "cache.md", text)
+    runtime.plan.enter_plan(plan_path=path)
+    return runtime, decider, path

@@ -17,15 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from planshell.config import Settings
-from planshell.llm.scripted import ScriptedProvider
 from planshell.plan.controller import Mode
-from planshell.plan.decider import Review, ReviewRequest
 from planshell.review_web.feedback import REVIEW_PREFIX
-from planshell.review_web.server import BrowserReview
-from planshell.runtime import Runtime, build_runtime
-from tests.engine_helpers import ScriptedDecider
-from tests.review_web_helpers import PLAN
+from tests.review_web_helpers import PLAN, planning_in_the_browser
 from tests.webdriver import MISSING, Browser, chromium
 
 pytestmark = [
@@ -35,34 +29,6 @@ pytestmark = [
 
 COMMENT = "Name the tests that cover the cache."
 WAIT = 60.0
-
-
-class BrowserDecider(ScriptedDecider):
-    """Serves every plan review in the browser and waits for the page's decision."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.runtime: Runtime | None = None
-        self.urls: asyncio.Queue[str] = asyncio.Queue()
-
-    async def review_plan(self, request: ReviewRequest) -> Review:
-        assert self.runtime is not None
-        self.requests.append(request)
-        loop = asyncio.get_running_loop()
-        decided: asyncio.Future[Review] = loop.create_future()
-
-        def decide(review: Review) -> None:
-            if not decided.done():
-                decided.set_result(review)
-
-        served = BrowserReview(
-            request, self.runtime.store, allow_approve=True, on_decision=decide, loop=loop
-        )
-        await self.urls.put(served.start())
-        try:
-            return await decided
-        finally:
-            served.close()
 
 
 def comment_and_save(browser: Browser, url: str, shot: Path) -> None:
@@ -102,24 +68,13 @@ def approve_through_confirmation(browser: Browser, url: str) -> None:
 
 
 async def test_comment_save_then_approve_in_chromium(project: Path, tmp_path: Path) -> None:
-    decider = BrowserDecider()
-    runtime = build_runtime(
-        Settings.model_validate({"plan": {"sandbox": "off"}}),
-        project,
-        decider,
-        provider=ScriptedProvider([]),
-        persist=False,
-    )
-    decider.runtime = runtime
-    runtime.store.ensure_dir()
-    path = runtime.store.write(runtime.store.plans_dir / "cache.md", PLAN)
-    runtime.plan.enter_plan(plan_path=path)
+    runtime, decider, path = planning_in_the_browser(project, PLAN)
     shot = Path(os.environ.get("BROWSER_REVIEW_SCREENSHOT") or tmp_path / "review.png")
 
     with chromium(tmp_path / "profile") as browser:
         # Round 1: a comment on the second section, saved -> a refinement, still PLAN.
         first = asyncio.create_task(runtime.plan.review(str(path)))
-        url = await asyncio.wait_for(decider.urls.get(), WAIT)
+        url = (await asyncio.wait_for(decider.served.get(), WAIT)).review.url
         await asyncio.to_thread(comment_and_save, browser, url, shot)
         result = await asyncio.wait_for(first, WAIT)
         assert COMMENT in result and "Stay in plan mode" in result
@@ -141,7 +96,7 @@ async def test_comment_save_then_approve_in_chromium(project: Path, tmp_path: Pa
         )
         runtime.store.write(path, revised)
         second = asyncio.create_task(runtime.plan.review(str(path)))
-        url = await asyncio.wait_for(decider.urls.get(), WAIT)
+        url = (await asyncio.wait_for(decider.served.get(), WAIT)).review.url
         await asyncio.to_thread(approve_through_confirmation, browser, url)
         result = await asyncio.wait_for(second, WAIT)
 
