@@ -81,6 +81,20 @@ def make(
     return runtime, provider, decider, recorder
 
 
+def resumed_headless(project: Path, log, replies=()):
+    """What `planshell -p --continue` builds: the session at ``log`` resumed, nobody to ask."""
+    decider = HeadlessDecider()
+    provider = ScriptedProvider(list(replies))
+    runtime = build_runtime(
+        Settings.model_validate({"plan": {"sandbox": "off"}}),
+        project,
+        decider,
+        provider=provider,
+        resume=SessionLog.load(log),
+    )
+    return runtime, decider, provider
+
+
 def sent(provider: ScriptedProvider) -> list[str]:
     """Everything each request carried: system prompt and every message."""
     return [
@@ -131,15 +145,8 @@ async def test_continue_after_the_plan_changed_on_disk_sends_nothing_and_exits_3
     path, _ = await approved_session(project)
     with path.open("a") as fh:
         fh.write(INJECTED + "\n")
-    resume = SessionLog.load(find_session(project, None))  # what --continue loads
-    decider = HeadlessDecider()
-    provider = ScriptedProvider([Reply(text="carrying on")])
-    runtime = build_runtime(
-        Settings.model_validate({"plan": {"sandbox": "off"}}),
-        project,
-        decider,
-        provider=provider,
-        resume=resume,
+    runtime, decider, provider = resumed_headless(
+        project, find_session(project, None), [Reply(text="carrying on")]
     )
     assert runtime.plan.mode is Mode.PLAN  # paused: approval is needed again
     out, err = io.StringIO(), io.StringIO()
@@ -445,13 +452,8 @@ async def test_verbose_headless_says_the_permission_mode_came_back(project):
     runtime, _ = await executing_with_accept_edits(project, [Reply(text="working")])
     log = runtime.agent.session.path
     runtime.close()
-    decider = HeadlessDecider()
-    resumed = build_runtime(
-        Settings.model_validate({"plan": {"sandbox": "off"}}),
-        project,
-        decider,
-        provider=ScriptedProvider([Reply(calls=[("plan_complete", {})]), Reply(text="done")]),
-        resume=SessionLog.load(log),
+    resumed, decider, _ = resumed_headless(
+        project, log, [Reply(calls=[("plan_complete", {})]), Reply(text="done")]
     )
     out, err = io.StringIO(), io.StringIO()
     assert await run_print(resumed, decider, "continue", verbose=True, out=out, err=err) == 0
@@ -462,15 +464,7 @@ async def test_verbose_headless_says_the_permission_mode_came_back(project):
 async def test_a_deleted_plan_file_pauses_too_and_headless_fails(project):
     path, log = await approved_session(project)
     path.unlink()
-    decider = HeadlessDecider()
-    provider = ScriptedProvider([Reply(text="carrying on")])
-    runtime = build_runtime(
-        Settings.model_validate({"plan": {"sandbox": "off"}}),
-        project,
-        decider,
-        provider=provider,
-        resume=SessionLog.load(log),
-    )
+    runtime, decider, provider = resumed_headless(project, log, [Reply(text="carrying on")])
     assert runtime.plan.mode is Mode.PLAN
     out, err = io.StringIO(), io.StringIO()
     assert await run_print(runtime, decider, "continue", out=out, err=err) == 1
