@@ -33,6 +33,7 @@ log. A denial is the tool's result for the model, never an exception.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -316,14 +317,17 @@ class PermissionController:
 
     async def _ask(self, tool: Tool, args: ToolArgs, verdict: Verdict) -> str | None:
         for _ in range(MAX_ASKS):
-            change = self._change(tool, args)
+            # Reading the file (up to the tool's cap) and diffing it stay off the event loop.
+            change = await asyncio.to_thread(self._change, tool, args)
             if isinstance(change, ToolError):
                 return self._will_fail(tool, args, change)
-            request, fingerprint = self.request(tool, args, verdict, change)
+            request, fingerprint = await asyncio.to_thread(
+                self.request, tool, args, verdict, change
+            )
             answer = await self.decider.approve_tool(request)
             if answer.choice is ApprovalChoice.DENY:
                 return self._denied(tool, args, answer, verdict.warning, verdict.why)
-            if fingerprint != self._fingerprint(tool, args):
+            if fingerprint != await asyncio.to_thread(self._fingerprint, tool, args):
                 self.agent.emit(
                     ev.Notice(
                         f"{request.path} changed while you were asked; asking again.", "warning"
