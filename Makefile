@@ -40,6 +40,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check planshell tests bench
 	$(BIN)/lint-imports
 	$(BIN)/mypy planshell
+	$(BIN)/typos
 
 corpus: $(STAMP)
 	$(BIN)/python ../shared/bash-corpus/score.py planshell.shell.guard:is_read_only ../shared/bash-corpus/public.jsonl
