@@ -52,7 +52,8 @@ from planshell.plan.decider import (
     Decider,
 )
 from planshell.sanitize import plain_line
-from planshell.shell.guard import BashGuard, CommandParts, split_command
+from planshell.shell.guard import BashGuard
+from planshell.shell.segments import CommandParts, split_command
 from planshell.tools.base import Tool, ToolArgs, ToolError
 from planshell.tools.edit import (
     EditArgs,

@@ -24,14 +24,9 @@ from enum import Enum
 from typing import Any
 
 from planshell.shell import bashlex_safe
-from planshell.shell.guard import (
-    _precheck,
-    _scan_word,
-    _strip_time,
-    _uncovered_text,
-    _WordError,
-    split_command,
-)
+from planshell.shell.parsing import precheck, strip_time, uncovered_text
+from planshell.shell.scanner import WordError, scan_word
+from planshell.shell.segments import split_command
 from planshell.shell.words import Word
 
 # Variables whose value bash runs or sources: PS4 under set -x, PROMPT_COMMAND,
@@ -124,17 +119,17 @@ class _Resolver:
         if self.depth > MAX_DEPTH:
             self.fail("commands are nested too deeply")
             return
-        early = _precheck(text)
+        early = precheck(text)
         if early is not None:
             self.fail(early.reason.removeprefix("blocked: "))
             return
-        stripped = _strip_time(text)
+        stripped = strip_time(text)
         try:
             trees = bashlex_safe.parse(stripped)
         except Exception as exc:
             self.fail(f"it cannot be parsed ({type(exc).__name__})")
             return
-        if not trees or _uncovered_text(stripped, trees) is not None:
+        if not trees or uncovered_text(stripped, trees) is not None:
             self.fail("it cannot be parsed completely")
             return
         for tree in trees:
@@ -164,8 +159,8 @@ class _Resolver:
     def scan(self, node: Any, src: str) -> Word | None:
         """Decode a word; walk the commands inside its substitutions."""
         try:
-            scanned = _scan_word(src, node)
-        except _WordError as exc:
+            scanned = scan_word(src, node)
+        except WordError as exc:
             self.fail(f"a word cannot be read: {exc.why}")
             return None
         for inner in scanned.inner:
@@ -208,7 +203,7 @@ class _Resolver:
                 else:
                     try:
                         words.extend(_expand(word))
-                    except _WordError as exc:
+                    except WordError as exc:
                         self.fail(exc.why)
                         readable = False
             else:
@@ -285,10 +280,10 @@ def _expand(word: Word) -> list[Arg]:
         return [word.value]
     marks = _marks(word.src)
     if "".join(c for c, _ in marks) != word.value:
-        raise _WordError(f"the word {word.src!r} could not be decoded twice alike")
+        raise WordError(f"the word {word.src!r} could not be decoded twice alike")
     pieces = _braces(marks) if word.brace else [marks]
     if len(pieces) > MAX_BRACE_WORDS:
-        raise _WordError(f"the word {word.src!r} expands to too many words")
+        raise WordError(f"the word {word.src!r} expands to too many words")
     return [Hole.MANY if _has_glob(p) else "".join(c for c, _ in p) for p in pieces]
 
 
@@ -392,7 +387,7 @@ def _sequence(marks: Marked) -> list[Marked] | None:
         )
         values = range(a, b + 1, step) if a <= b else range(a, b - 1, -step)
         if len(values) > MAX_BRACE_WORDS:
-            raise _WordError("a brace sequence expands to too many words")
+            raise WordError("a brace sequence expands to too many words")
         texts = [str(v).zfill(width) if padded else str(v) for v in values]
     else:
         a, b = ord(m.group(4)), ord(m.group(5))

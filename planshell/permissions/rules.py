@@ -35,7 +35,7 @@ from re import Pattern
 from typing import Literal
 
 from planshell.permissions.resolve import Arg, Hole, basename
-from planshell.shell.guard import Segment
+from planshell.shell.segments import Segment
 from planshell.tools.walk import glob_to_regex
 
 RULE_TOOLS = frozenset({"bash", "edit", "write"})
