@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from re import Pattern
 from typing import Literal
 
-from planshell.permissions.resolve import Arg, Hole, basename
+from planshell.permissions.args import Arg, Hole, basename
 from planshell.shell.segments import Segment
 from planshell.tools.walk import glob_to_regex
 
