@@ -15,9 +15,9 @@ from planshell.shell.guard import (
     DEFAULT_DESTRUCTIVE_PATTERNS,
     DEFAULT_SAFE_PATTERNS,
     BashGuard,
-    Verdict,
     is_read_only,
 )
+from planshell.shell.verdict import Verdict
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = Path(

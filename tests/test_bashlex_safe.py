@@ -20,7 +20,8 @@ CHILD = textwrap.dedent(
     resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
     from bashlex.errors import ParsingError
     from planshell.shell import bashlex_safe
-    from planshell.shell.guard import is_read_only, split_command
+    from planshell.shell.guard import is_read_only
+    from planshell.shell.segments import split_command
     from planshell.permissions.resolve import resolve
     command = sys.stdin.read()
     try:

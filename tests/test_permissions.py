@@ -14,7 +14,7 @@ from planshell.permissions import PermissionMode, parse_rule, prefix_rule
 from planshell.permissions.rules import RuleError
 from planshell.plan.decider import ApprovalChoice, ApprovalDecision, HeadlessDecider
 from planshell.runtime import Runtime, build_runtime
-from planshell.shell.guard import split_command
+from planshell.shell.segments import split_command
 from tests.engine_helpers import Recorder, ScriptedDecider
 
 DENY = ApprovalDecision(ApprovalChoice.DENY, "not in my repo")

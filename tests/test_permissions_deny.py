@@ -16,7 +16,8 @@ import pytest
 from planshell.config import Settings
 from planshell.llm.scripted import Reply, ScriptedProvider
 from planshell.permissions import parse_rule
-from planshell.permissions.resolve import Hole, resolve
+from planshell.permissions.args import Hole
+from planshell.permissions.resolve import resolve
 from planshell.plan.decider import HeadlessDecider
 from planshell.runtime import Runtime, build_runtime
 from tests.engine_helpers import HANG_GUARD, ScriptedDecider

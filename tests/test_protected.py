@@ -137,7 +137,7 @@ def test_the_user_config_folder_is_protected(repo: Path) -> None:
     ],
 )
 def test_commands_that_create_repositories(command: str, creates: str | None) -> None:
-    from planshell.shell.guard import split_command
+    from planshell.shell.segments import split_command
 
     words = split_command(command).segments[0].words
     assert creates_repository(words) == creates

@@ -42,7 +42,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from planshell.agent import events as ev
-from planshell.permissions.resolve import Arg, Command, Resolution, describe, resolve
+from planshell.permissions.args import Arg, describe
+from planshell.permissions.resolve import Command, Resolution, resolve
 from planshell.permissions.rules import Rule, parse_rule, parse_rules, prefix_rule_words
 from planshell.permissions.visible_diff import visible_diff
 from planshell.plan.decider import (
@@ -52,7 +53,8 @@ from planshell.plan.decider import (
     Decider,
 )
 from planshell.sanitize import plain_line
-from planshell.shell.guard import BashGuard, CommandParts, split_command
+from planshell.shell.guard import BashGuard
+from planshell.shell.segments import CommandParts, split_command
 from planshell.tools.base import Tool, ToolArgs, ToolError
 from planshell.tools.edit import (
     EditArgs,

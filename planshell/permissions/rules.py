@@ -34,8 +34,8 @@ from dataclasses import dataclass
 from re import Pattern
 from typing import Literal
 
-from planshell.permissions.resolve import Arg, Hole, basename
-from planshell.shell.guard import Segment
+from planshell.permissions.args import Arg, Hole, basename
+from planshell.shell.segments import Segment
 from planshell.tools.walk import glob_to_regex
 
 RULE_TOOLS = frozenset({"bash", "edit", "write"})
