@@ -17,6 +17,7 @@ from planshell.agent import events as ev
 from planshell.agent.events import Mode
 from planshell.plan import prompts
 from planshell.plan.approval_record import ApprovalRecord, PlanChange, less_permissive
+from planshell.plan.capabilities import capabilities_report
 from planshell.plan.decider import Decider, Decision, Review, ReviewRequest
 from planshell.plan.document import changed_sections, parse_plan, validate_plan, verification_text
 from planshell.plan.policy import PlanPolicy
@@ -578,81 +579,15 @@ class PlanController:
         Resolves the plan exec policy (the one-off bubblewrap probe) and, in PLAN,
         compares the work tree with the snapshot: call it from a worker, not a paint.
         """
-        from planshell.sandbox.gitsafe import GIT_OVERRIDES, SHIM_FLAGS, git_shim_dir
-
-        lines = [
-            f"## Plan mode capabilities (mode: {self.mode.value})",
-            "",
-            "| tool | in plan mode | why |",
-            "|---|---|---|",
-        ]
-        for name, allowed, why in self.policy.explain(self.registry):
-            lines.append(f"| `{name}` | {'allowed' if allowed else 'blocked'} | {why} |")
-        guard = self.guard
-        bash = self.settings.bash
-        safe = (
-            f"custom ({len(bash.safe_patterns or [])} patterns)"
-            if guard.uses_custom_safe
-            else "built-in"
+        return capabilities_report(
+            mode=self.mode,
+            registry=self.registry,
+            policy=self.policy,
+            bash=self.settings.bash,
+            exec_policy=self.plan_exec_policy,
+            snapshot=self._snapshot,
+            receipt=self.receipt,
         )
-        destructive = (
-            f"custom ({len(bash.destructive_patterns or [])} patterns)"
-            if guard.uses_custom_destructive
-            else "built-in"
-        )
-        lines += [
-            "",
-            "### Shell commands (`bash`)",
-            "",
-            "- **Gate**: every command must be proved read-only by the bash guard "
-            "(`planshell check-command` tests one).",
-            f"- **Guard patterns**: safe: {safe}; destructive: {destructive}.",
-        ]
-        for warning in guard.warnings + self.policy.warnings:
-            lines.append(f"- **Warning**: {warning}")
-        policy = self.plan_exec_policy
-        status = getattr(policy, "status", None)
-        if status is not None:
-            lines.append(f"- **Sandbox**: {status.state}: {status.reason}.")
-            if status.how:
-                lines.append(f"- **To get the sandbox**: {status.how}.")
-        else:
-            lines.append(f"- **Sandbox**: {policy.label or 'none'}.")
-        if policy.refusal:
-            lines.append(
-                "- **Refused**: plan-mode bash runs nothing until the sandbox is available."
-            )
-        by_flags: dict[tuple[str, ...], list[str]] = {}
-        for sub, flags in SHIM_FLAGS.items():
-            by_flags.setdefault(flags, []).append(sub)
-        inserted = "; ".join(
-            f"`{' '.join(flags)}` for {', '.join(subs)}" for flags, subs in by_flags.items()
-        )
-        lines += [
-            "",
-            "### Git hardening",
-            "",
-            "- **Config overrides** (beat repository config): "
-            + ", ".join(f"`{k}={v}`" for k, v in GIT_OVERRIDES)
-            + ".",
-            (
-                f"- **git shim** first on PATH: inserts {inserted}; blanks the content "
-                "filters (`filter.<driver>.clean/smudge/process`) the config defines."
-                if git_shim_dir() is not None
-                else "- **git shim**: not available (git or bash not found)."
-            ),
-            "",
-            "### Write barrier",
-            "",
-        ]
-        if self._snapshot is None:
-            lines.append("- A snapshot of the work tree is taken when plan mode starts.")
-        else:
-            receipt = self.receipt()
-            taken = self._snapshot.taken_at.astimezone().strftime("%H:%M:%S")
-            state = receipt.summary if receipt is not None else "not checked"
-            lines.append(f"- Snapshot taken at {taken} ({self._snapshot.kind}); now: {state}.")
-        return "\n".join(lines) + "\n"
 
     def set_steps(self, updates: list[tuple[int, bool, str]]) -> str:
         from planshell.plan.document import set_step_checked
