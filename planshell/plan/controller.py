@@ -20,12 +20,14 @@ from planshell.plan.approval_record import ApprovalRecord, PlanChange, less_perm
 from planshell.plan.capabilities import capabilities_report
 from planshell.plan.decider import Decider, Decision, Review, ReviewRequest
 from planshell.plan.document import changed_sections, parse_plan, validate_plan, verification_text
+from planshell.plan.mode_tools import mode_tool_names
 from planshell.plan.policy import PlanPolicy
 from planshell.plan.receipt import Receipt, Snapshot, compare, take_snapshot
 from planshell.plan.store import PlanStore, PlanStoreError
 from planshell.sanitize import count_hidden
 from planshell.shell.guard import BashGuard
 from planshell.tools.base import ExecPolicy, Tool, ToolArgs, ToolError
+from planshell.tools.registry import ToolRegistry
 from planshell.tools.todo import TodoItem, TodoList, TodoStatus
 
 if TYPE_CHECKING:
@@ -33,18 +35,6 @@ if TYPE_CHECKING:
     from planshell.config import PlanSettings
 
 MAX_REVIEW_ROUNDS = 5
-# Plan tools that can only succeed in some modes are offered only there: a lean
-# tool list (small-context models pay for every schema) and no tool that can
-# only fail. Tools not listed follow the user's set and, in PLAN, the policy.
-MODE_TOOLS: dict[str, frozenset[Mode]] = {
-    "enter_plan_mode": frozenset({Mode.OFF, Mode.EXECUTE}),
-    "write_plan": frozenset({Mode.PLAN}),
-    "exit_plan_mode": frozenset({Mode.PLAN}),
-    "cancel_plan_mode": frozenset({Mode.PLAN}),
-    "ask_questions": frozenset({Mode.PLAN}),
-    "set_plan_steps": frozenset({Mode.EXECUTE}),
-    "plan_complete": frozenset({Mode.EXECUTE}),
-}
 KEPT_CHANGING = "The plan or the project kept changing during review."
 
 
@@ -123,7 +113,7 @@ class PlanController:
     # --- hooks ----------------------------------------------------------------
 
     @property
-    def registry(self):
+    def registry(self) -> ToolRegistry:
         return self.agent.registry
 
     @property
@@ -824,16 +814,8 @@ class PlanController:
 
     def shape_tools(self) -> None:
         """Offer the mode-specific plan tools of the current mode, and only those."""
-        mode = self.mode
-        names = [n for n in self.registry.active if n not in MODE_TOOLS or mode in MODE_TOOLS[n]]
-        if mode is not Mode.PLAN:  # in PLAN the policy chose the set already
-            registered = set(self.registry.names())
-            names += [
-                n
-                for n, modes in MODE_TOOLS.items()
-                if mode in modes and n in registered and n not in names
-            ]
-        self.registry.set_active(names)
+        registry = self.registry
+        registry.set_active(mode_tool_names(registry.active, registry.names(), self.mode))
 
     def _changed(self, previous: Mode) -> None:
         self.shape_tools()
