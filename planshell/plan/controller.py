@@ -19,16 +19,17 @@ from planshell.plan import prompts
 from planshell.plan.approval_record import ApprovalRecord, PlanChange, less_permissive
 from planshell.plan.capabilities import capabilities_report
 from planshell.plan.decider import Decider, Decision, Review, ReviewRequest
-from planshell.plan.document import changed_sections, parse_plan, validate_plan, verification_text
+from planshell.plan.document import changed_sections, parse_plan, validate_plan
 from planshell.plan.mode_tools import mode_tool_names
 from planshell.plan.policy import PlanPolicy
 from planshell.plan.receipt import Receipt, Snapshot, compare, take_snapshot
+from planshell.plan.steps import StepUpdate, checklist, tick_steps, tick_todos
 from planshell.plan.store import PlanStore, PlanStoreError
 from planshell.sanitize import count_hidden
 from planshell.shell.guard import BashGuard
 from planshell.tools.base import ExecPolicy, Tool, ToolArgs, ToolError
 from planshell.tools.registry import ToolRegistry
-from planshell.tools.todo import TodoItem, TodoList, TodoStatus
+from planshell.tools.todo import TodoList
 
 if TYPE_CHECKING:
     from planshell.agent.loop import Agent
@@ -310,7 +311,7 @@ class PlanController:
         if permission_mode and self.on_approve_mode is not None:
             self.on_approve_mode(permission_mode)
         self.mode = Mode.EXECUTE
-        self._seed_todos(text)
+        self.todos.replace(checklist(text))
         self._changed(previous)
 
     def execute_existing(
@@ -579,9 +580,8 @@ class PlanController:
             receipt=self.receipt,
         )
 
-    def set_steps(self, updates: list[tuple[int, bool, str]]) -> str:
-        from planshell.plan.document import set_step_checked
-
+    def set_steps(self, updates: list[StepUpdate]) -> str:
+        """``set_plan_steps``: tick the approved text, write it, and mirror it in the checklist."""
         if self.mode is Mode.PLAN:
             raise ToolError("set_plan_steps works after approval; in plan mode, revise the plan.")
         if self.plan_path is None or self.approval is None:
@@ -591,21 +591,7 @@ class PlanController:
                 "The plan file changed since the user approved it: nothing was ticked. "
                 "Execution is paused until the user approves the plan again; stop and end your turn."
             )
-        text = self.approval.text
-        doc = parse_plan(text)
-        for number, _done, expected in updates:
-            if not 1 <= number <= len(doc.steps):
-                raise ToolError(
-                    f"Step {number} does not exist; the plan has {len(doc.steps)} steps."
-                )
-            actual = doc.steps[number - 1].text
-            if expected and _norm(expected) != _norm(actual):
-                raise ToolError(
-                    f"Step {number} is {actual!r}, not {expected!r}: the plan changed. "
-                    "Re-read the plan and retry; nothing was ticked."
-                )
-        for number, done, _ in updates:
-            text = set_step_checked(text, number, done)
+        text = tick_steps(self.approval.text, updates)
         try:
             self.store.write(self.plan_path, text)
         except PlanStoreError as exc:
@@ -613,10 +599,7 @@ class PlanController:
         # planshell's own tick: the ticked text is the approved text from now on.
         self.approval = self.approval.ticked(text)
         self._record_mode()
-        for number, done, _ in updates:
-            if number - 1 < len(self.todos.items):
-                status = TodoStatus.COMPLETED if done else TodoStatus.PENDING
-                self.todos.set_status(number - 1, status)
+        tick_todos(self.todos, updates)
         new = parse_plan(text)
         self._plan_updated(self.plan_path, text)
         return f"Updated {len(updates)} step(s): {new.done_count}/{new.total_steps} done."
@@ -780,25 +763,6 @@ class PlanController:
             {"type": "receipt", "decision": "approve", "plan_path": str(path), **receipt.to_entry()}
         )
 
-    def _seed_todos(self, text: str) -> None:
-        doc = parse_plan(text)
-        items = [
-            TodoItem(s.text, TodoStatus.COMPLETED if s.done else TodoStatus.PENDING)
-            for s in doc.steps
-        ]
-        verify = verification_text(doc)
-        if verify:
-            first = next(
-                (
-                    ln.strip()
-                    for ln in verify.splitlines()
-                    if ln.strip() and not ln.startswith("```")
-                ),
-                "",
-            )
-            items.append(TodoItem(f"Verification: {first or 'run the checks'}", TodoStatus.PENDING))
-        self.todos.replace(items)
-
     def _warn_unsandboxed(self) -> None:
         """Once per session: plan-mode bash runs without the sandbox that was asked for."""
         notice = getattr(self.plan_exec_policy, "notice", None)
@@ -901,7 +865,3 @@ def _same_file(a: Path, b: Path) -> bool:
         return a.resolve() == b.resolve()
     except OSError:
         return a == b
-
-
-def _norm(text: str) -> str:
-    return " ".join(text.split()).strip().lower()
