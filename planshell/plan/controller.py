@@ -17,6 +17,7 @@ from planshell.agent import events as ev
 from planshell.agent.events import Mode
 from planshell.plan import prompts
 from planshell.plan.approval_record import ApprovalRecord, PlanChange, less_permissive
+from planshell.plan.authoring import keep_title, plan_target, title_line, with_title
 from planshell.plan.capabilities import capabilities_report
 from planshell.plan.decider import Decider, Decision, Review, ReviewRequest
 from planshell.plan.document import changed_sections, parse_plan, validate_plan
@@ -414,17 +415,10 @@ class PlanController:
         problem = validate_plan(content)
         if problem:
             raise ToolError(problem)
-        text = content if content.lstrip().startswith("# ") else f"# Plan: {title}\n\n{content}"
+        text = with_title(title, content)
         try:
-            if plan_path:
-                path = self.store.resolve(plan_path)
-                if path != self.plan_path and not self.store.exists(path):
-                    self.store.check_new_name(path)
-            elif self.plan_path is not None:
-                path = self.plan_path
-            else:
-                path = self.store.new_path(self.pending_name or title)
-            text = _keep_title(text, self._title_line(path))
+            path = plan_target(self.store, plan_path, self.plan_path, self.pending_name, title)
+            text = keep_title(text, title_line(self.store, path))
             written = self.store.write(path, text)
         except PlanStoreError as exc:
             raise ToolError(str(exc)) from None
@@ -810,16 +804,6 @@ class PlanController:
             entry["changed_plan"] = self.changed_plan.to_entry()
         self.agent.session.append(entry)
 
-    def _title_line(self, path: Path) -> str | None:
-        """The ``# …`` title line of the plan file at ``path``, if it exists and has one."""
-        try:
-            if not self.store.exists(path):
-                return None
-            first = self.store.read(path).lstrip("\n").split("\n", 1)[0]
-        except PlanStoreError:
-            return None
-        return first if first.startswith("# ") else None
-
     def _title(self) -> str | None:
         if self.plan_path is None:
             return None
@@ -843,21 +827,6 @@ def _new_changes(shown: Receipt | None, now: Receipt | None) -> bool:
     if now is None or now.clean:
         return False
     return (shown.digest if shown is not None else None) != now.digest
-
-
-def _keep_title(text: str, title_line: str | None) -> str:
-    """A rewrite of an existing plan keeps its title line: a plan keeps its identity.
-
-    Refining ("fewer steps", "Refine the plan …: …") must not retitle the plan
-    after the latest message; ``/plan new`` starts a new file for a new title.
-    """
-    if title_line is None:
-        return text
-    lines = text.lstrip("\n").split("\n")
-    if lines and lines[0].startswith("# "):
-        lines[0] = title_line
-        return "\n".join(lines)
-    return f"{title_line}\n\n{text}"
 
 
 def _same_file(a: Path, b: Path) -> bool:
