@@ -21,6 +21,7 @@ from planshell.plan.authoring import keep_title, plan_target, title_line, with_t
 from planshell.plan.capabilities import capabilities_report
 from planshell.plan.decider import Decider, Decision, Review, ReviewRequest
 from planshell.plan.document import changed_sections, parse_plan, validate_plan
+from planshell.plan.mode_log import RecordedMode, mode_entry
 from planshell.plan.mode_tools import mode_tool_names
 from planshell.plan.policy import PlanPolicy
 from planshell.plan.receipt import Receipt, Snapshot, compare, take_snapshot
@@ -355,12 +356,8 @@ class PlanController:
         """Bring back the mode recorded in a resumed session log."""
         if not entry:
             return
-        mode = Mode(entry.get("mode", "off"))
-        raw_path = entry.get("plan_path")
-        path = Path(raw_path) if raw_path else None
-        saved = entry.get("saved_tools")
-        known = set(self.registry.names())
-        saved_tuple = tuple(n for n in saved if n in known) if saved else None
+        recorded = RecordedMode.parse(entry, set(self.registry.names()))
+        mode, path, saved_tuple = recorded.mode, recorded.plan_path, recorded.saved_tools
         if mode is Mode.PLAN:
             self.enter_plan(plan_path=path)
             if saved_tuple is not None:
@@ -792,17 +789,11 @@ class PlanController:
         """The whole plan state in one entry: ``--continue`` restores from the last one."""
         if self.agent.session is None:
             return
-        entry: dict[str, Any] = {
-            "type": "mode",
-            "mode": self.mode.value,
-            "plan_path": str(self.plan_path) if self.plan_path else None,
-            "saved_tools": list(self.saved_tools) if self.saved_tools is not None else None,
-        }
-        if self.mode is Mode.EXECUTE and self.approval is not None:
-            entry["approval"] = self.approval.to_entry()
-        if self.mode is Mode.PLAN and self.changed_plan is not None:
-            entry["changed_plan"] = self.changed_plan.to_entry()
-        self.agent.session.append(entry)
+        self.agent.session.append(
+            mode_entry(
+                self.mode, self.plan_path, self.saved_tools, self.approval, self.changed_plan
+            )
+        )
 
     def _title(self) -> str | None:
         if self.plan_path is None:
