@@ -1,13 +1,17 @@
 """The plan-mode state machine: OFF -> PLAN -> EXECUTE -> OFF.
 
 It owns the mode, the current plan path and the saved tool set, and plugs
-into the agent through its two hooks: a gate (checked on every tool call)
-and a prompt part (planning guidance, or the approved plan, every turn).
+into the agent through its hooks: a gate (checked on every tool call), a
+prompt part (planning guidance, or the approved plan, every turn) and a call
+check (a plan changed on disk pauses execution). The transitions live here;
+the pieces they use each have their own module: review_rounds.py (the review
+loop), steps.py (the execute checklist), authoring.py (where write_plan
+writes), mode_log.py (the session's mode entry), mode_tools.py (plan tools
+per mode) and capabilities.py (``/plan why``).
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,15 +23,15 @@ from planshell.plan import prompts
 from planshell.plan.approval_record import ApprovalRecord, PlanChange, less_permissive
 from planshell.plan.authoring import keep_title, plan_target, title_line, with_title
 from planshell.plan.capabilities import capabilities_report
-from planshell.plan.decider import Decider, Decision, Review, ReviewRequest
-from planshell.plan.document import changed_sections, parse_plan, validate_plan
+from planshell.plan.decider import Decider, Decision, Review
+from planshell.plan.document import parse_plan, validate_plan
 from planshell.plan.mode_log import RecordedMode, mode_entry
 from planshell.plan.mode_tools import mode_tool_names
 from planshell.plan.policy import PlanPolicy
 from planshell.plan.receipt import Receipt, Snapshot, compare, take_snapshot
+from planshell.plan.review_rounds import KEPT_CHANGING, ReviewRounds
 from planshell.plan.steps import StepUpdate, checklist, tick_steps, tick_todos
 from planshell.plan.store import PlanStore, PlanStoreError
-from planshell.sanitize import count_hidden
 from planshell.shell.guard import BashGuard
 from planshell.tools.base import ExecPolicy, Tool, ToolArgs, ToolError
 from planshell.tools.registry import ToolRegistry
@@ -36,9 +40,6 @@ from planshell.tools.todo import TodoList
 if TYPE_CHECKING:
     from planshell.agent.loop import Agent
     from planshell.config import PlanSettings
-
-MAX_REVIEW_ROUNDS = 5
-KEPT_CHANGING = "The plan or the project kept changing during review."
 
 
 class ModeChangeRefused(Exception):
@@ -95,12 +96,18 @@ class PlanController:
         self.pending_name: str | None = None
         self.saved_tools: tuple[str, ...] | None = None
         self._normal_exec = agent.ctx.exec_policy
-        self._reviewed: dict[Path, str] = {}
-        self._reviews_open = 0  # a review question is on screen: the mode is frozen
         self._snapshot: Snapshot | None = None
         self.sandbox_warning: str | None = None  # the guard-only notice, once it was emitted
-        # Called at review and approval time; its result rides in ReviewRequest.receipt.
-        self.receipt_provider: Callable[[], Receipt | None] | None = self.receipt
+        # An open review question freezes the mode (``review_pending``).
+        self.reviews = ReviewRounds(
+            agent,
+            store,
+            settings,
+            decider,
+            mode=lambda: self.mode,
+            receipt_provider=self.receipt,
+            on_saved=self._plan_updated,
+        )
         # Set by the runtime: an approval's permission mode ("accept-edits", "ask"),
         # and the mode in force now (recorded with an approval, back when the plan ends).
         self.on_approve_mode: Callable[[str], object] | None = None
@@ -146,7 +153,7 @@ class PlanController:
             change = self._plan_change()
             if change is None and self.approval is not None:
                 return prompts.execute_guidance(self._display(self.plan_path), self.approval.text)
-            if change is not None and not self._reviews_open:
+            if change is not None and not self.reviews.questions_open:
                 self._pause(change)
             else:  # a review is open: the mode is frozen, but the text is still withheld
                 return prompts.EXECUTE_PAUSED
@@ -160,11 +167,11 @@ class PlanController:
         Returns why the turn stops, or None to go on (nothing changed, or the
         person approved the changed plan, or asked for a refinement).
         """
-        if self.mode is Mode.EXECUTE and not self._reviews_open:
+        if self.mode is Mode.EXECUTE and not self.reviews.questions_open:
             change = self._plan_change()
             if change is not None:
                 self._pause(change)
-        if self.changed_plan is None or self._reviews_open or self.mode is not Mode.PLAN:
+        if self.changed_plan is None or self.reviews.questions_open or self.mode is not Mode.PLAN:
             return None
         return await self._review_change(self.changed_plan)
 
@@ -173,10 +180,10 @@ class PlanController:
     @property
     def review_pending(self) -> bool:
         """A plan review is waiting for a person: no mode change until it is decided."""
-        return self._reviews_open > 0
+        return self.reviews.questions_open > 0
 
     def _check_free(self) -> None:
-        if self._reviews_open:
+        if self.reviews.questions_open:
             raise ModeChangeRefused(
                 "A plan review is open: decide there first (Esc keeps planning)."
             )
@@ -398,7 +405,7 @@ class PlanController:
             self.saved_tools = saved
         self.changed_plan = PlanChange(path, approved, current, problem)
         if approved is not None:
-            self._reviewed[path] = approved
+            self.reviews.reviewed[path] = approved
         self._record_mode()
 
     def state(self) -> ModeState:
@@ -432,7 +439,7 @@ class PlanController:
             path = self.store.resolve(plan_path)
         except PlanStoreError as exc:
             raise ToolError(str(exc)) from None
-        decided = await self._review_rounds(path)
+        decided = await self.reviews.run(path)
         if decided is None:
             return prompts.keep_result(KEPT_CHANGING)
         review, text = decided
@@ -459,7 +466,7 @@ class PlanController:
             shown = self._display(path)
             diff, notice = change.with_current(current).diff(shown), change.headline(shown)
         try:
-            decided = await self._review_rounds(path, diff=diff, notice=notice)
+            decided = await self.reviews.run(path, diff=diff, notice=notice)
         except ToolError as exc:
             raise PlanStoreError(str(exc)) from None
         if decided is None:
@@ -485,67 +492,6 @@ class PlanController:
             case _:
                 pass
         return ReviewOutcome(review.decision, path)
-
-    async def _review_rounds(
-        self, path: Path, *, diff: str = "", notice: str = ""
-    ) -> tuple[Review, str] | None:
-        """Show ``path`` until a decision holds: (decision, reviewed text), or None.
-
-        An approval counts only if the file still holds the text shown and no new
-        change appeared in the work tree meanwhile; otherwise the review opens
-        again with a notice, at most ``MAX_REVIEW_ROUNDS`` times. While the
-        question is open the mode is frozen (``review_pending``). ``diff`` and
-        ``notice`` describe a changed plan (approved, then changed on disk).
-        """
-        for _ in range(MAX_REVIEW_ROUNDS):
-            text = self._read_for_review(path)
-            shown = await self._current_receipt()
-            request = self._review_request(path, text, notice, shown, diff)
-            self._reviews_open += 1
-            try:
-                review = await self.decider.review_plan(request)
-            finally:
-                self._reviews_open -= 1
-            if review.decision is Decision.APPROVE:
-                if review.edited and review.reviewed_text is not None:
-                    notice = self._save_user_edit(path, text, review.reviewed_text)
-                    if notice:
-                        self.agent.emit(ev.Notice(notice, "warning"))
-                        continue
-                    text = review.reviewed_text
-                current = self._read_for_review(path)
-                if current != (review.reviewed_text or text):
-                    notice = "The plan file changed while you were reviewing it; review it again."
-                    self.agent.emit(ev.Notice(notice, "warning"))
-                    continue
-                final = await self._current_receipt()
-                if _new_changes(shown, final):
-                    summary = final.summary if final is not None else ""
-                    notice = f"Files changed while you were reviewing ({summary}); review again."
-                    self.agent.emit(ev.Notice(notice, "warning"))
-                    continue
-                self._record_receipt(final, path)
-            self._reviewed[path] = text
-            return review, text
-        return None
-
-    def _save_user_edit(self, path: Path, shown: str, edited: str) -> str:
-        """Write the person's edited plan over the file they reviewed; "" or why not.
-
-        Only when the file still holds the text they started editing from, and
-        the edit is a valid plan: what is approved is then what is on disk.
-        """
-        if self._read_for_review(path) != shown:
-            return "The plan file changed while you were editing it; review it again."
-        problem = "it is empty." if not edited.strip() else validate_plan(edited)
-        if problem:
-            return f"Your edited plan was not saved: {problem}"
-        try:
-            self.store.write(path, edited)
-        except PlanStoreError as exc:
-            return f"Your edited plan was not saved: {exc}"
-        self._plan_updated(path, edited)
-        return ""
 
     # --- write barrier and capabilities ------------------------------------------
 
@@ -646,7 +592,7 @@ class PlanController:
         """EXECUTE -> PLAN on the same file: the changed plan needs a person's approval."""
         path = change.path
         if change.approved is not None:
-            self._reviewed[path] = change.approved  # the review marks what changed since
+            self.reviews.reviewed[path] = change.approved  # the review marks what changed since
         self._end_plan_permissions("Plan paused (it changed on disk)")
         self.enter_plan(plan_path=path)
         self.changed_plan = change
@@ -676,7 +622,7 @@ class PlanController:
             self.agent.emit(ev.ErrorEvent(f"{shown} cannot be reviewed: {unusable}"))
             return change.headline(shown)
         try:
-            decided = await self._review_rounds(path, diff=diff, notice=change.headline(shown))
+            decided = await self.reviews.run(path, diff=diff, notice=change.headline(shown))
         except ToolError as exc:
             self.agent.emit(ev.Notice(str(exc), "error"))
             return str(exc)
@@ -705,54 +651,9 @@ class PlanController:
                 pass
         return change.headline(shown)
 
-    def _read_for_review(self, path: Path) -> str:
-        try:
-            text = self.store.read(path)
-        except PlanStoreError as exc:
-            raise ToolError(str(exc)) from None
-        problem = validate_plan(text)
-        if problem:
-            raise ToolError(problem)
-        return text
-
-    def _review_request(
-        self, path: Path, text: str, notice: str, receipt: Receipt | None = None, diff: str = ""
-    ) -> ReviewRequest:
-        doc = parse_plan(text)
-        previous = self._reviewed.get(path)
-        changed = (
-            frozenset(changed_sections(parse_plan(previous), doc)) if previous else frozenset()
-        )
-        return ReviewRequest(
-            path,
-            text,
-            doc.title,
-            changed,
-            previous,
-            notice,
-            receipt,
-            count_hidden(text),
-            approve_mode=self.settings.approve_mode,
-            mode=self.mode.value,
-            diff=diff,
-        )
-
-    async def _current_receipt(self) -> Receipt | None:
-        """The receipt provider's answer, computed off the event loop (it hashes files)."""
-        if not callable(self.receipt_provider):
-            return None
-        return await asyncio.to_thread(self.receipt_provider)
-
     def _receipt_ignores(self) -> list[Path]:
         """Only the plan files: the rest of ``.planshell/`` (config.toml) is a change."""
         return [self.store.plans_dir]
-
-    def _record_receipt(self, receipt: Receipt | None, path: Path) -> None:
-        if self.agent.session is None or receipt is None:
-            return
-        self.agent.session.append(
-            {"type": "receipt", "decision": "approve", "plan_path": str(path), **receipt.to_entry()}
-        )
 
     def _warn_unsandboxed(self) -> None:
         """Once per session: plan-mode bash runs without the sandbox that was asked for."""
@@ -811,13 +712,6 @@ class PlanController:
 
     def _display(self, path: Path) -> str:
         return self.agent.ctx.display(path)
-
-
-def _new_changes(shown: Receipt | None, now: Receipt | None) -> bool:
-    """Whether the approval-time receipt shows changes the user has not seen."""
-    if now is None or now.clean:
-        return False
-    return (shown.digest if shown is not None else None) != now.digest
 
 
 def _same_file(a: Path, b: Path) -> bool:
