@@ -164,11 +164,11 @@ async def test_exit_plan_mode_approval_needs_plan_mode_to_still_be_on(project: P
     """Defence in depth: even if the mode moved during a review, approval does not apply."""
 
     def leave_then_approve(request):
-        runtime.plan._reviews_open -= 1  # simulate a front end that bypassed the freeze
+        runtime.plan.reviews.questions_open -= 1  # simulate a front end that bypassed the freeze
         try:
             runtime.plan.leave()
         finally:
-            runtime.plan._reviews_open += 1
+            runtime.plan.reviews.questions_open += 1
         return Review(Decision.APPROVE, reviewed_text=request.text)
 
     runtime = make(project, ScriptedDecider([leave_then_approve]))

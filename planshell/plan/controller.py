@@ -1,13 +1,17 @@
 """The plan-mode state machine: OFF -> PLAN -> EXECUTE -> OFF.
 
 It owns the mode, the current plan path and the saved tool set, and plugs
-into the agent through its two hooks: a gate (checked on every tool call)
-and a prompt part (planning guidance, or the approved plan, every turn).
+into the agent through its hooks: a gate (checked on every tool call), a
+prompt part (planning guidance, or the approved plan, every turn) and a call
+check (a plan changed on disk pauses execution). The transitions live here;
+the pieces they use each have their own module: review_rounds.py (the review
+loop), steps.py (the execute checklist), authoring.py (where write_plan
+writes), mode_log.py (the session's mode entry), mode_tools.py (plan tools
+per mode) and capabilities.py (``/plan why``).
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,34 +21,25 @@ from planshell.agent import events as ev
 from planshell.agent.events import Mode
 from planshell.plan import prompts
 from planshell.plan.approval_record import ApprovalRecord, PlanChange, less_permissive
-from planshell.plan.decider import Decider, Decision, Review, ReviewRequest
-from planshell.plan.document import changed_sections, parse_plan, validate_plan, verification_text
+from planshell.plan.authoring import keep_title, plan_target, title_line, with_title
+from planshell.plan.capabilities import capabilities_report
+from planshell.plan.decider import Decider, Decision, Review
+from planshell.plan.document import parse_plan, validate_plan
+from planshell.plan.mode_log import RecordedMode, mode_entry
+from planshell.plan.mode_tools import mode_tool_names
 from planshell.plan.policy import PlanPolicy
 from planshell.plan.receipt import Receipt, Snapshot, compare, take_snapshot
+from planshell.plan.review_rounds import KEPT_CHANGING, ReviewRounds
+from planshell.plan.steps import StepUpdate, checklist, tick_steps, tick_todos
 from planshell.plan.store import PlanStore, PlanStoreError
-from planshell.sanitize import count_hidden
 from planshell.shell.guard import BashGuard
 from planshell.tools.base import ExecPolicy, Tool, ToolArgs, ToolError
-from planshell.tools.todo import TodoItem, TodoList, TodoStatus
+from planshell.tools.registry import ToolRegistry
+from planshell.tools.todo import TodoList
 
 if TYPE_CHECKING:
     from planshell.agent.loop import Agent
     from planshell.config import PlanSettings
-
-MAX_REVIEW_ROUNDS = 5
-# Plan tools that can only succeed in some modes are offered only there: a lean
-# tool list (small-context models pay for every schema) and no tool that can
-# only fail. Tools not listed follow the user's set and, in PLAN, the policy.
-MODE_TOOLS: dict[str, frozenset[Mode]] = {
-    "enter_plan_mode": frozenset({Mode.OFF, Mode.EXECUTE}),
-    "write_plan": frozenset({Mode.PLAN}),
-    "exit_plan_mode": frozenset({Mode.PLAN}),
-    "cancel_plan_mode": frozenset({Mode.PLAN}),
-    "ask_questions": frozenset({Mode.PLAN}),
-    "set_plan_steps": frozenset({Mode.EXECUTE}),
-    "plan_complete": frozenset({Mode.EXECUTE}),
-}
-KEPT_CHANGING = "The plan or the project kept changing during review."
 
 
 class ModeChangeRefused(Exception):
@@ -101,12 +96,18 @@ class PlanController:
         self.pending_name: str | None = None
         self.saved_tools: tuple[str, ...] | None = None
         self._normal_exec = agent.ctx.exec_policy
-        self._reviewed: dict[Path, str] = {}
-        self._reviews_open = 0  # a review question is on screen: the mode is frozen
         self._snapshot: Snapshot | None = None
         self.sandbox_warning: str | None = None  # the guard-only notice, once it was emitted
-        # Called at review and approval time; its result rides in ReviewRequest.receipt.
-        self.receipt_provider: Callable[[], Receipt | None] | None = self.receipt
+        # An open review question freezes the mode (``review_pending``).
+        self.reviews = ReviewRounds(
+            agent,
+            store,
+            settings,
+            decider,
+            mode=lambda: self.mode,
+            receipt_provider=self.receipt,
+            on_saved=self._plan_updated,
+        )
         # Set by the runtime: an approval's permission mode ("accept-edits", "ask"),
         # and the mode in force now (recorded with an approval, back when the plan ends).
         self.on_approve_mode: Callable[[str], object] | None = None
@@ -122,7 +123,7 @@ class PlanController:
     # --- hooks ----------------------------------------------------------------
 
     @property
-    def registry(self):
+    def registry(self) -> ToolRegistry:
         return self.agent.registry
 
     @property
@@ -152,7 +153,7 @@ class PlanController:
             change = self._plan_change()
             if change is None and self.approval is not None:
                 return prompts.execute_guidance(self._display(self.plan_path), self.approval.text)
-            if change is not None and not self._reviews_open:
+            if change is not None and not self.reviews.questions_open:
                 self._pause(change)
             else:  # a review is open: the mode is frozen, but the text is still withheld
                 return prompts.EXECUTE_PAUSED
@@ -166,11 +167,11 @@ class PlanController:
         Returns why the turn stops, or None to go on (nothing changed, or the
         person approved the changed plan, or asked for a refinement).
         """
-        if self.mode is Mode.EXECUTE and not self._reviews_open:
+        if self.mode is Mode.EXECUTE and not self.reviews.questions_open:
             change = self._plan_change()
             if change is not None:
                 self._pause(change)
-        if self.changed_plan is None or self._reviews_open or self.mode is not Mode.PLAN:
+        if self.changed_plan is None or self.reviews.questions_open or self.mode is not Mode.PLAN:
             return None
         return await self._review_change(self.changed_plan)
 
@@ -179,10 +180,10 @@ class PlanController:
     @property
     def review_pending(self) -> bool:
         """A plan review is waiting for a person: no mode change until it is decided."""
-        return self._reviews_open > 0
+        return self.reviews.questions_open > 0
 
     def _check_free(self) -> None:
-        if self._reviews_open:
+        if self.reviews.questions_open:
             raise ModeChangeRefused(
                 "A plan review is open: decide there first (Esc keeps planning)."
             )
@@ -319,7 +320,7 @@ class PlanController:
         if permission_mode and self.on_approve_mode is not None:
             self.on_approve_mode(permission_mode)
         self.mode = Mode.EXECUTE
-        self._seed_todos(text)
+        self.todos.replace(checklist(text))
         self._changed(previous)
 
     def execute_existing(
@@ -362,12 +363,8 @@ class PlanController:
         """Bring back the mode recorded in a resumed session log."""
         if not entry:
             return
-        mode = Mode(entry.get("mode", "off"))
-        raw_path = entry.get("plan_path")
-        path = Path(raw_path) if raw_path else None
-        saved = entry.get("saved_tools")
-        known = set(self.registry.names())
-        saved_tuple = tuple(n for n in saved if n in known) if saved else None
+        recorded = RecordedMode.parse(entry, set(self.registry.names()))
+        mode, path, saved_tuple = recorded.mode, recorded.plan_path, recorded.saved_tools
         if mode is Mode.PLAN:
             self.enter_plan(plan_path=path)
             if saved_tuple is not None:
@@ -408,7 +405,7 @@ class PlanController:
             self.saved_tools = saved
         self.changed_plan = PlanChange(path, approved, current, problem)
         if approved is not None:
-            self._reviewed[path] = approved
+            self.reviews.reviewed[path] = approved
         self._record_mode()
 
     def state(self) -> ModeState:
@@ -422,17 +419,10 @@ class PlanController:
         problem = validate_plan(content)
         if problem:
             raise ToolError(problem)
-        text = content if content.lstrip().startswith("# ") else f"# Plan: {title}\n\n{content}"
+        text = with_title(title, content)
         try:
-            if plan_path:
-                path = self.store.resolve(plan_path)
-                if path != self.plan_path and not self.store.exists(path):
-                    self.store.check_new_name(path)
-            elif self.plan_path is not None:
-                path = self.plan_path
-            else:
-                path = self.store.new_path(self.pending_name or title)
-            text = _keep_title(text, self._title_line(path))
+            path = plan_target(self.store, plan_path, self.plan_path, self.pending_name, title)
+            text = keep_title(text, title_line(self.store, path))
             written = self.store.write(path, text)
         except PlanStoreError as exc:
             raise ToolError(str(exc)) from None
@@ -449,7 +439,7 @@ class PlanController:
             path = self.store.resolve(plan_path)
         except PlanStoreError as exc:
             raise ToolError(str(exc)) from None
-        decided = await self._review_rounds(path)
+        decided = await self.reviews.run(path)
         if decided is None:
             return prompts.keep_result(KEPT_CHANGING)
         review, text = decided
@@ -476,7 +466,7 @@ class PlanController:
             shown = self._display(path)
             diff, notice = change.with_current(current).diff(shown), change.headline(shown)
         try:
-            decided = await self._review_rounds(path, diff=diff, notice=notice)
+            decided = await self.reviews.run(path, diff=diff, notice=notice)
         except ToolError as exc:
             raise PlanStoreError(str(exc)) from None
         if decided is None:
@@ -503,67 +493,6 @@ class PlanController:
                 pass
         return ReviewOutcome(review.decision, path)
 
-    async def _review_rounds(
-        self, path: Path, *, diff: str = "", notice: str = ""
-    ) -> tuple[Review, str] | None:
-        """Show ``path`` until a decision holds: (decision, reviewed text), or None.
-
-        An approval counts only if the file still holds the text shown and no new
-        change appeared in the work tree meanwhile; otherwise the review opens
-        again with a notice, at most ``MAX_REVIEW_ROUNDS`` times. While the
-        question is open the mode is frozen (``review_pending``). ``diff`` and
-        ``notice`` describe a changed plan (approved, then changed on disk).
-        """
-        for _ in range(MAX_REVIEW_ROUNDS):
-            text = self._read_for_review(path)
-            shown = await self._current_receipt()
-            request = self._review_request(path, text, notice, shown, diff)
-            self._reviews_open += 1
-            try:
-                review = await self.decider.review_plan(request)
-            finally:
-                self._reviews_open -= 1
-            if review.decision is Decision.APPROVE:
-                if review.edited and review.reviewed_text is not None:
-                    notice = self._save_user_edit(path, text, review.reviewed_text)
-                    if notice:
-                        self.agent.emit(ev.Notice(notice, "warning"))
-                        continue
-                    text = review.reviewed_text
-                current = self._read_for_review(path)
-                if current != (review.reviewed_text or text):
-                    notice = "The plan file changed while you were reviewing it; review it again."
-                    self.agent.emit(ev.Notice(notice, "warning"))
-                    continue
-                final = await self._current_receipt()
-                if _new_changes(shown, final):
-                    summary = final.summary if final is not None else ""
-                    notice = f"Files changed while you were reviewing ({summary}); review again."
-                    self.agent.emit(ev.Notice(notice, "warning"))
-                    continue
-                self._record_receipt(final, path)
-            self._reviewed[path] = text
-            return review, text
-        return None
-
-    def _save_user_edit(self, path: Path, shown: str, edited: str) -> str:
-        """Write the person's edited plan over the file they reviewed; "" or why not.
-
-        Only when the file still holds the text they started editing from, and
-        the edit is a valid plan: what is approved is then what is on disk.
-        """
-        if self._read_for_review(path) != shown:
-            return "The plan file changed while you were editing it; review it again."
-        problem = "it is empty." if not edited.strip() else validate_plan(edited)
-        if problem:
-            return f"Your edited plan was not saved: {problem}"
-        try:
-            self.store.write(path, edited)
-        except PlanStoreError as exc:
-            return f"Your edited plan was not saved: {exc}"
-        self._plan_updated(path, edited)
-        return ""
-
     # --- write barrier and capabilities ------------------------------------------
 
     def receipt(self) -> Receipt | None:
@@ -578,85 +507,18 @@ class PlanController:
         Resolves the plan exec policy (the one-off bubblewrap probe) and, in PLAN,
         compares the work tree with the snapshot: call it from a worker, not a paint.
         """
-        from planshell.sandbox.gitsafe import GIT_OVERRIDES, SHIM_FLAGS, git_shim_dir
-
-        lines = [
-            f"## Plan mode capabilities (mode: {self.mode.value})",
-            "",
-            "| tool | in plan mode | why |",
-            "|---|---|---|",
-        ]
-        for name, allowed, why in self.policy.explain(self.registry):
-            lines.append(f"| `{name}` | {'allowed' if allowed else 'blocked'} | {why} |")
-        guard = self.guard
-        bash = self.settings.bash
-        safe = (
-            f"custom ({len(bash.safe_patterns or [])} patterns)"
-            if guard.uses_custom_safe
-            else "built-in"
+        return capabilities_report(
+            mode=self.mode,
+            registry=self.registry,
+            policy=self.policy,
+            bash=self.settings.bash,
+            exec_policy=self.plan_exec_policy,
+            snapshot=self._snapshot,
+            receipt=self.receipt,
         )
-        destructive = (
-            f"custom ({len(bash.destructive_patterns or [])} patterns)"
-            if guard.uses_custom_destructive
-            else "built-in"
-        )
-        lines += [
-            "",
-            "### Shell commands (`bash`)",
-            "",
-            "- **Gate**: every command must be proved read-only by the bash guard "
-            "(`planshell check-command` tests one).",
-            f"- **Guard patterns**: safe: {safe}; destructive: {destructive}.",
-        ]
-        for warning in guard.warnings + self.policy.warnings:
-            lines.append(f"- **Warning**: {warning}")
-        policy = self.plan_exec_policy
-        status = getattr(policy, "status", None)
-        if status is not None:
-            lines.append(f"- **Sandbox**: {status.state}: {status.reason}.")
-            if status.how:
-                lines.append(f"- **To get the sandbox**: {status.how}.")
-        else:
-            lines.append(f"- **Sandbox**: {policy.label or 'none'}.")
-        if policy.refusal:
-            lines.append(
-                "- **Refused**: plan-mode bash runs nothing until the sandbox is available."
-            )
-        by_flags: dict[tuple[str, ...], list[str]] = {}
-        for sub, flags in SHIM_FLAGS.items():
-            by_flags.setdefault(flags, []).append(sub)
-        inserted = "; ".join(
-            f"`{' '.join(flags)}` for {', '.join(subs)}" for flags, subs in by_flags.items()
-        )
-        lines += [
-            "",
-            "### Git hardening",
-            "",
-            "- **Config overrides** (beat repository config): "
-            + ", ".join(f"`{k}={v}`" for k, v in GIT_OVERRIDES)
-            + ".",
-            (
-                f"- **git shim** first on PATH: inserts {inserted}; blanks the content "
-                "filters (`filter.<driver>.clean/smudge/process`) the config defines."
-                if git_shim_dir() is not None
-                else "- **git shim**: not available (git or bash not found)."
-            ),
-            "",
-            "### Write barrier",
-            "",
-        ]
-        if self._snapshot is None:
-            lines.append("- A snapshot of the work tree is taken when plan mode starts.")
-        else:
-            receipt = self.receipt()
-            taken = self._snapshot.taken_at.astimezone().strftime("%H:%M:%S")
-            state = receipt.summary if receipt is not None else "not checked"
-            lines.append(f"- Snapshot taken at {taken} ({self._snapshot.kind}); now: {state}.")
-        return "\n".join(lines) + "\n"
 
-    def set_steps(self, updates: list[tuple[int, bool, str]]) -> str:
-        from planshell.plan.document import set_step_checked
-
+    def set_steps(self, updates: list[StepUpdate]) -> str:
+        """``set_plan_steps``: tick the approved text, write it, and mirror it in the checklist."""
         if self.mode is Mode.PLAN:
             raise ToolError("set_plan_steps works after approval; in plan mode, revise the plan.")
         if self.plan_path is None or self.approval is None:
@@ -666,21 +528,7 @@ class PlanController:
                 "The plan file changed since the user approved it: nothing was ticked. "
                 "Execution is paused until the user approves the plan again; stop and end your turn."
             )
-        text = self.approval.text
-        doc = parse_plan(text)
-        for number, _done, expected in updates:
-            if not 1 <= number <= len(doc.steps):
-                raise ToolError(
-                    f"Step {number} does not exist; the plan has {len(doc.steps)} steps."
-                )
-            actual = doc.steps[number - 1].text
-            if expected and _norm(expected) != _norm(actual):
-                raise ToolError(
-                    f"Step {number} is {actual!r}, not {expected!r}: the plan changed. "
-                    "Re-read the plan and retry; nothing was ticked."
-                )
-        for number, done, _ in updates:
-            text = set_step_checked(text, number, done)
+        text = tick_steps(self.approval.text, updates)
         try:
             self.store.write(self.plan_path, text)
         except PlanStoreError as exc:
@@ -688,10 +536,7 @@ class PlanController:
         # planshell's own tick: the ticked text is the approved text from now on.
         self.approval = self.approval.ticked(text)
         self._record_mode()
-        for number, done, _ in updates:
-            if number - 1 < len(self.todos.items):
-                status = TodoStatus.COMPLETED if done else TodoStatus.PENDING
-                self.todos.set_status(number - 1, status)
+        tick_todos(self.todos, updates)
         new = parse_plan(text)
         self._plan_updated(self.plan_path, text)
         return f"Updated {len(updates)} step(s): {new.done_count}/{new.total_steps} done."
@@ -747,7 +592,7 @@ class PlanController:
         """EXECUTE -> PLAN on the same file: the changed plan needs a person's approval."""
         path = change.path
         if change.approved is not None:
-            self._reviewed[path] = change.approved  # the review marks what changed since
+            self.reviews.reviewed[path] = change.approved  # the review marks what changed since
         self._end_plan_permissions("Plan paused (it changed on disk)")
         self.enter_plan(plan_path=path)
         self.changed_plan = change
@@ -777,7 +622,7 @@ class PlanController:
             self.agent.emit(ev.ErrorEvent(f"{shown} cannot be reviewed: {unusable}"))
             return change.headline(shown)
         try:
-            decided = await self._review_rounds(path, diff=diff, notice=change.headline(shown))
+            decided = await self.reviews.run(path, diff=diff, notice=change.headline(shown))
         except ToolError as exc:
             self.agent.emit(ev.Notice(str(exc), "error"))
             return str(exc)
@@ -806,73 +651,9 @@ class PlanController:
                 pass
         return change.headline(shown)
 
-    def _read_for_review(self, path: Path) -> str:
-        try:
-            text = self.store.read(path)
-        except PlanStoreError as exc:
-            raise ToolError(str(exc)) from None
-        problem = validate_plan(text)
-        if problem:
-            raise ToolError(problem)
-        return text
-
-    def _review_request(
-        self, path: Path, text: str, notice: str, receipt: Receipt | None = None, diff: str = ""
-    ) -> ReviewRequest:
-        doc = parse_plan(text)
-        previous = self._reviewed.get(path)
-        changed = (
-            frozenset(changed_sections(parse_plan(previous), doc)) if previous else frozenset()
-        )
-        return ReviewRequest(
-            path,
-            text,
-            doc.title,
-            changed,
-            previous,
-            notice,
-            receipt,
-            count_hidden(text),
-            approve_mode=self.settings.approve_mode,
-            mode=self.mode.value,
-            diff=diff,
-        )
-
-    async def _current_receipt(self) -> Receipt | None:
-        """The receipt provider's answer, computed off the event loop (it hashes files)."""
-        if not callable(self.receipt_provider):
-            return None
-        return await asyncio.to_thread(self.receipt_provider)
-
     def _receipt_ignores(self) -> list[Path]:
         """Only the plan files: the rest of ``.planshell/`` (config.toml) is a change."""
         return [self.store.plans_dir]
-
-    def _record_receipt(self, receipt: Receipt | None, path: Path) -> None:
-        if self.agent.session is None or receipt is None:
-            return
-        self.agent.session.append(
-            {"type": "receipt", "decision": "approve", "plan_path": str(path), **receipt.to_entry()}
-        )
-
-    def _seed_todos(self, text: str) -> None:
-        doc = parse_plan(text)
-        items = [
-            TodoItem(s.text, TodoStatus.COMPLETED if s.done else TodoStatus.PENDING)
-            for s in doc.steps
-        ]
-        verify = verification_text(doc)
-        if verify:
-            first = next(
-                (
-                    ln.strip()
-                    for ln in verify.splitlines()
-                    if ln.strip() and not ln.startswith("```")
-                ),
-                "",
-            )
-            items.append(TodoItem(f"Verification: {first or 'run the checks'}", TodoStatus.PENDING))
-        self.todos.replace(items)
 
     def _warn_unsandboxed(self) -> None:
         """Once per session: plan-mode bash runs without the sandbox that was asked for."""
@@ -889,16 +670,8 @@ class PlanController:
 
     def shape_tools(self) -> None:
         """Offer the mode-specific plan tools of the current mode, and only those."""
-        mode = self.mode
-        names = [n for n in self.registry.active if n not in MODE_TOOLS or mode in MODE_TOOLS[n]]
-        if mode is not Mode.PLAN:  # in PLAN the policy chose the set already
-            registered = set(self.registry.names())
-            names += [
-                n
-                for n, modes in MODE_TOOLS.items()
-                if mode in modes and n in registered and n not in names
-            ]
-        self.registry.set_active(names)
+        registry = self.registry
+        registry.set_active(mode_tool_names(registry.active, registry.names(), self.mode))
 
     def _changed(self, previous: Mode) -> None:
         self.shape_tools()
@@ -917,27 +690,11 @@ class PlanController:
         """The whole plan state in one entry: ``--continue`` restores from the last one."""
         if self.agent.session is None:
             return
-        entry: dict[str, Any] = {
-            "type": "mode",
-            "mode": self.mode.value,
-            "plan_path": str(self.plan_path) if self.plan_path else None,
-            "saved_tools": list(self.saved_tools) if self.saved_tools is not None else None,
-        }
-        if self.mode is Mode.EXECUTE and self.approval is not None:
-            entry["approval"] = self.approval.to_entry()
-        if self.mode is Mode.PLAN and self.changed_plan is not None:
-            entry["changed_plan"] = self.changed_plan.to_entry()
-        self.agent.session.append(entry)
-
-    def _title_line(self, path: Path) -> str | None:
-        """The ``# …`` title line of the plan file at ``path``, if it exists and has one."""
-        try:
-            if not self.store.exists(path):
-                return None
-            first = self.store.read(path).lstrip("\n").split("\n", 1)[0]
-        except PlanStoreError:
-            return None
-        return first if first.startswith("# ") else None
+        self.agent.session.append(
+            mode_entry(
+                self.mode, self.plan_path, self.saved_tools, self.approval, self.changed_plan
+            )
+        )
 
     def _title(self) -> str | None:
         if self.plan_path is None:
@@ -957,34 +714,8 @@ class PlanController:
         return self.agent.ctx.display(path)
 
 
-def _new_changes(shown: Receipt | None, now: Receipt | None) -> bool:
-    """Whether the approval-time receipt shows changes the user has not seen."""
-    if now is None or now.clean:
-        return False
-    return (shown.digest if shown is not None else None) != now.digest
-
-
-def _keep_title(text: str, title_line: str | None) -> str:
-    """A rewrite of an existing plan keeps its title line: a plan keeps its identity.
-
-    Refining ("fewer steps", "Refine the plan …: …") must not retitle the plan
-    after the latest message; ``/plan new`` starts a new file for a new title.
-    """
-    if title_line is None:
-        return text
-    lines = text.lstrip("\n").split("\n")
-    if lines and lines[0].startswith("# "):
-        lines[0] = title_line
-        return "\n".join(lines)
-    return f"{title_line}\n\n{text}"
-
-
 def _same_file(a: Path, b: Path) -> bool:
     try:
         return a.resolve() == b.resolve()
     except OSError:
         return a == b
-
-
-def _norm(text: str) -> str:
-    return " ".join(text.split()).strip().lower()

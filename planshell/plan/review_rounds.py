@@ -1,0 +1,177 @@
+"""The review rounds: show a plan to a person until a decision about *that text* holds.
+
+Both ways into a review (the model's ``exit_plan_mode``, a person's ``/plan
+review``, and the review of a plan changed while executing) share this loop,
+so an approval means the same everywhere: the file still holds the text shown,
+no new change appeared in the work tree meanwhile, and a person's own edit is
+on disk before it counts. What a decision *does* is the controller's job.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from planshell.agent import events as ev
+from planshell.agent.events import Mode
+from planshell.plan.decider import Decider, Decision, Review, ReviewRequest
+from planshell.plan.document import changed_sections, parse_plan, validate_plan
+from planshell.plan.receipt import Receipt
+from planshell.plan.store import PlanStore, PlanStoreError
+from planshell.sanitize import count_hidden
+from planshell.tools.base import ToolError
+
+if TYPE_CHECKING:
+    from planshell.agent.loop import Agent
+    from planshell.config import PlanSettings
+
+MAX_REVIEW_ROUNDS = 5
+KEPT_CHANGING = "The plan or the project kept changing during review."
+
+
+class ReviewRounds:
+    """Runs review rounds and remembers what each plan looked like when last reviewed.
+
+    ``questions_open`` counts review questions on screen: while it is above
+    zero the controller refuses mode changes. ``reviewed`` is the text last
+    shown per plan, so the next review marks the sections changed since.
+    ``receipt_provider`` is called at review and approval time; its result
+    rides in ``ReviewRequest.receipt``.
+    """
+
+    def __init__(
+        self,
+        agent: Agent,
+        store: PlanStore,
+        settings: PlanSettings,
+        decider: Decider,
+        *,
+        mode: Callable[[], Mode],
+        receipt_provider: Callable[[], Receipt | None] | None,
+        on_saved: Callable[[Path, str], None],
+    ) -> None:
+        self.agent = agent
+        self.store = store
+        self.settings = settings
+        self.decider = decider
+        self.receipt_provider = receipt_provider
+        self.reviewed: dict[Path, str] = {}
+        self.questions_open = 0
+        self._mode = mode
+        self._on_saved = on_saved
+
+    async def run(
+        self, path: Path, *, diff: str = "", notice: str = ""
+    ) -> tuple[Review, str] | None:
+        """Show ``path`` until a decision holds: (decision, reviewed text), or None.
+
+        An approval counts only if the file still holds the text shown and no new
+        change appeared in the work tree meanwhile; otherwise the review opens
+        again with a notice, at most ``MAX_REVIEW_ROUNDS`` times. While the
+        question is open the mode is frozen (``questions_open``). ``diff`` and
+        ``notice`` describe a changed plan (approved, then changed on disk).
+        """
+        for _ in range(MAX_REVIEW_ROUNDS):
+            text = self.read(path)
+            shown = await self._current_receipt()
+            request = self._request(path, text, notice, shown, diff)
+            self.questions_open += 1
+            try:
+                review = await self.decider.review_plan(request)
+            finally:
+                self.questions_open -= 1
+            if review.decision is Decision.APPROVE:
+                if review.edited and review.reviewed_text is not None:
+                    notice = self._save_user_edit(path, text, review.reviewed_text)
+                    if notice:
+                        self.agent.emit(ev.Notice(notice, "warning"))
+                        continue
+                    text = review.reviewed_text
+                current = self.read(path)
+                if current != (review.reviewed_text or text):
+                    notice = "The plan file changed while you were reviewing it; review it again."
+                    self.agent.emit(ev.Notice(notice, "warning"))
+                    continue
+                final = await self._current_receipt()
+                if _new_changes(shown, final):
+                    summary = final.summary if final is not None else ""
+                    notice = f"Files changed while you were reviewing ({summary}); review again."
+                    self.agent.emit(ev.Notice(notice, "warning"))
+                    continue
+                self._record_receipt(final, path)
+            self.reviewed[path] = text
+            return review, text
+        return None
+
+    def read(self, path: Path) -> str:
+        """The plan at ``path`` as a review shows it; ToolError if unreadable or not a plan."""
+        try:
+            text = self.store.read(path)
+        except PlanStoreError as exc:
+            raise ToolError(str(exc)) from None
+        problem = validate_plan(text)
+        if problem:
+            raise ToolError(problem)
+        return text
+
+    def _save_user_edit(self, path: Path, shown: str, edited: str) -> str:
+        """Write the person's edited plan over the file they reviewed; "" or why not.
+
+        Only when the file still holds the text they started editing from, and
+        the edit is a valid plan: what is approved is then what is on disk.
+        """
+        if self.read(path) != shown:
+            return "The plan file changed while you were editing it; review it again."
+        problem = "it is empty." if not edited.strip() else validate_plan(edited)
+        if problem:
+            return f"Your edited plan was not saved: {problem}"
+        try:
+            self.store.write(path, edited)
+        except PlanStoreError as exc:
+            return f"Your edited plan was not saved: {exc}"
+        self._on_saved(path, edited)
+        return ""
+
+    def _request(
+        self, path: Path, text: str, notice: str, receipt: Receipt | None = None, diff: str = ""
+    ) -> ReviewRequest:
+        doc = parse_plan(text)
+        previous = self.reviewed.get(path)
+        changed = (
+            frozenset(changed_sections(parse_plan(previous), doc)) if previous else frozenset()
+        )
+        return ReviewRequest(
+            path,
+            text,
+            doc.title,
+            changed,
+            previous,
+            notice,
+            receipt,
+            count_hidden(text),
+            approve_mode=self.settings.approve_mode,
+            mode=self._mode().value,
+            diff=diff,
+        )
+
+    async def _current_receipt(self) -> Receipt | None:
+        """The receipt provider's answer, computed off the event loop (it hashes files)."""
+        if not callable(self.receipt_provider):
+            return None
+        return await asyncio.to_thread(self.receipt_provider)
+
+    def _record_receipt(self, receipt: Receipt | None, path: Path) -> None:
+        if self.agent.session is None or receipt is None:
+            return
+        self.agent.session.append(
+            {"type": "receipt", "decision": "approve", "plan_path": str(path), **receipt.to_entry()}
+        )
+
+
+def _new_changes(shown: Receipt | None, now: Receipt | None) -> bool:
+    """Whether the approval-time receipt shows changes the user has not seen."""
+    if now is None or now.clean:
+        return False
+    return (shown.digest if shown is not None else None) != now.digest
