@@ -73,6 +73,12 @@ class CommandRegistry:
             self._commands[name] = command
         return command
 
+    def unregister(self, command: SlashCommand) -> None:
+        """Forget ``command`` under all its names (a plugin unloading, a test cleaning up)."""
+        for name in (command.name, *command.aliases):
+            if self._commands.get(name) is command:
+                del self._commands[name]
+
     def command(
         self,
         name: str,
