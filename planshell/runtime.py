@@ -75,6 +75,8 @@ class Runtime:
     workspace: WorkspaceExecPolicy | None = None  # how bash runs outside plan mode
     # As loaded (trust-filtered): what /provider switches back to; ``settings`` follows switches.
     start_settings: Settings = field(init=False)
+    # What the provider's server says it offers (for /model completion); see load_served_models.
+    served_models: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.start_settings = self.settings
@@ -118,7 +120,27 @@ class Runtime:
         self.provider = new
         self.settings = settings
         configure_context(self.agent, settings)
+        self.served_models = []
         return ProviderSwitch(old, new)
+
+    async def load_served_models(self) -> None:
+        """Ask an OpenAI-compatible server which models it offers, into ``served_models``.
+
+        Only for a server of the user's own (the public OpenAI endpoint without a
+        key would just refuse); kept only if the provider was not switched meanwhile.
+        """
+        from planshell.llm.factory import DEFAULT_URLS
+        from planshell.llm.models import auth_headers, list_models
+
+        provider = self.agent.provider
+        base = getattr(provider, "base_url", "")
+        if getattr(provider, "name", "") != "openai" or not base:
+            return
+        if base.rstrip("/") == DEFAULT_URLS["openai"] and not getattr(provider, "api_key", None):
+            return
+        names = await list_models(base, auth_headers(provider))
+        if self.agent.provider is provider:
+            self.served_models = names
 
 
 def configure_context(agent: Agent, settings: Settings) -> None:

@@ -369,7 +369,7 @@ def test_every_provider_list_is_the_registry():
     from planshell import provider_names
     from planshell.cli import _main_parser
     from planshell.llm.factory import DEFAULT_MODELS, KEY_VARS, PROVIDER_CHOICES, PROVIDERS
-    from planshell.ui.commands import _provider_names
+    from planshell.ui.commands_model import _provider_names
 
     assert PROVIDER_CHOICES == ("auto", *PROVIDERS) == provider_names.PROVIDER_CHOICES
     flag = next(a for a in _main_parser()._actions if "--provider" in a.option_strings)

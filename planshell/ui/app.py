@@ -59,9 +59,15 @@ class PlanshellApp(App[int]):
             tooltip="Quit (asks first while a turn runs); also /quit",
         ),
     ]
-    # Modules imported at start-up that register extra slash commands
-    # (e.g. the plan-mode UI); the registry is global, so importing is enough.
-    COMMAND_MODULES: tuple[str, ...] = ("planshell.ui.plan_ui",)
+    # Modules imported at start-up that register slash commands beside ui/commands.py's
+    # own; the registry is global, so importing is enough. A command added to one of
+    # these is one edit; only a new module needs a line here.
+    COMMAND_MODULES: tuple[str, ...] = (
+        "planshell.ui.commands_conversation",
+        "planshell.ui.commands_model",
+        "planshell.ui.permissions_ui",
+        "planshell.ui.plan_ui",
+    )
 
     def __init__(
         self,

@@ -1,18 +1,25 @@
 """Slash commands: one registry for the prompt, its completion, /help and the palette.
 
-Other modules add commands without touching the prompt widget::
+Adding a command is one decorated function; nothing else changes (not the
+prompt, not ``ui/host.py``, not the chat screen)::
 
-    from planshell.ui.commands import REGISTRY
+    from planshell.ui.commands import command
 
-    @REGISTRY.command("plan", "Enter plan mode (read-only until a plan is approved)",
-                      argument="[TASK]")
-    async def _plan(ctx, arg):
-        ...
+    @command("hello", "Say hello", argument="[NAME]")
+    def _hello(ctx: CommandContext, arg: str) -> None:
+        ctx.transcript.add_note(f"Hello {arg or 'you'}.")
 
 A handler receives a :class:`planshell.ui.host.CommandContext` (the chat
-screen implements it) and the text after the command name (stripped), and
-may be sync or async. ``complete`` returns candidate values
-for the argument being typed.
+screen implements it: the app, the runtime, the transcript, notify, send,
+workers; nothing command-specific) and the text after the command name
+(stripped), and may be sync or async. The command's behaviour lives in the
+handler; engine work stays in engine methods. ``complete`` returns candidate
+values for the argument being typed.
+
+This module holds the registry and the app-level commands; groups that belong
+together live beside their subject (``commands_conversation.py``,
+``commands_model.py``, ``permissions_ui.py``, ``plan_ui.py``), each imported at
+start-up through ``PlanshellApp.COMMAND_MODULES``.
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from planshell.runtime import Runtime
     from planshell.ui.host import CommandContext
 
 Handler = Callable[["CommandContext", str], Awaitable[None] | None]
@@ -64,6 +72,12 @@ class CommandRegistry:
         for name in (command.name, *command.aliases):
             self._commands[name] = command
         return command
+
+    def unregister(self, command: SlashCommand) -> None:
+        """Forget ``command`` under all its names (a plugin unloading, a test cleaning up)."""
+        for name in (command.name, *command.aliases):
+            if self._commands.get(name) is command:
+                del self._commands[name]
 
     def command(
         self,
@@ -145,58 +159,34 @@ register = REGISTRY.register
 command = REGISTRY.command
 
 
-# --- built-in commands ------------------------------------------------------------
-# Handlers stay thin: the screen (through CommandContext) owns the behaviour.
+# --- what handlers share ------------------------------------------------------------
+
+
+def idle_runtime(ctx: CommandContext, doing: str) -> Runtime | None:
+    """The runtime, or None after telling the user why not (starting up, or a turn runs).
+
+    Commands that replace or rewrite the conversation must not race a running turn.
+    """
+    runtime = ctx.runtime
+    if runtime is None:
+        ctx.notify("Still starting up; try again in a moment.", severity="warning")
+        return None
+    if runtime.agent.busy:
+        ctx.notify(f"A turn is running: press Esc to stop it before {doing}.", severity="warning")
+        return None
+    return runtime
+
+
+# --- app-level commands (the rest: see COMMAND_MODULES) --------------------------------
 
 
 @command("help", "Show keys and commands", key="f1")
 def _help(ctx: CommandContext, arg: str) -> None:
-    ctx.show_help()
-
-
-@command("clear", "Start a new conversation (the old one stays in /resume)")
-async def _clear(ctx: CommandContext, arg: str) -> None:
-    await ctx.clear_conversation()
-
-
-def _model_names(ctx: CommandContext, arg: str) -> list[str]:
-    from planshell.llm.factory import DEFAULT_MODELS
-
-    names = list(dict.fromkeys([*ctx.model_names(), *DEFAULT_MODELS.values()]))
-    current = ctx.current_model()
-    if current and current not in names:
-        names.insert(0, current)
-    return names
-
-
-@command(
-    "model",
-    "Show the model (and what the server offers), or switch it",
-    argument="[NAME]",
-    complete=_model_names,
-)
-def _model(ctx: CommandContext, arg: str) -> None:
-    ctx.switch_provider(model=arg or None)
-
-
-def _provider_names(ctx: CommandContext, arg: str) -> list[str]:
-    from planshell.llm.factory import PROVIDER_CHOICES
-
-    return list(PROVIDER_CHOICES)
-
-
-@command(
-    "provider",
-    "Show the provider, or switch it for this session",
-    argument="[NAME]",
-    complete=_provider_names,
-)
-def _provider(ctx: CommandContext, arg: str) -> None:
-    ctx.switch_provider(provider=arg or None)
+    ctx.app.action_show_help()
 
 
 def _theme_names(ctx: CommandContext, arg: str) -> list[str]:
-    return ctx.theme_names()
+    return sorted(ctx.app.available_themes)
 
 
 @command(
@@ -206,52 +196,9 @@ def _theme_names(ctx: CommandContext, arg: str) -> list[str]:
     complete=_theme_names,
 )
 def _theme(ctx: CommandContext, arg: str) -> None:
-    ctx.switch_theme(arg or None)
-
-
-def _session_ids(ctx: CommandContext, arg: str) -> list[str]:
-    return ctx.session_ids()
-
-
-@command(
-    "resume",
-    "Pick an earlier conversation of this project to continue",
-    argument="[ID]",
-    complete=_session_ids,
-)
-def _resume(ctx: CommandContext, arg: str) -> None:
-    ctx.pick_session(arg or None)
-
-
-@command("retry", "Regenerate the last reply (or ask again after an error)")
-def _retry(ctx: CommandContext, arg: str) -> None:
-    ctx.retry()
-
-
-@command(
-    "compact",
-    "Summarise the older conversation now (the plan and mode are kept)",
-    argument="[WHAT TO KEEP]",
-)
-def _compact(ctx: CommandContext, arg: str) -> None:
-    ctx.compact(arg)
+    ctx.app.switch_theme(arg or None)
 
 
 @command("quit", "Quit planshell (asks first while a turn runs)", aliases=("exit",), key="ctrl+q")
 async def _quit(ctx: CommandContext, arg: str) -> None:
-    await ctx.quit()
-
-
-def _mode_names(ctx: CommandContext, arg: str) -> list[str]:
-    return ["ask", "accept-edits", "auto"]
-
-
-@command(
-    "mode",
-    "Show or set the permission mode: ask, accept-edits, auto",
-    argument="[MODE]",
-    complete=_mode_names,
-    key="shift+tab",
-)
-def _mode(ctx: CommandContext, arg: str) -> None:
-    ctx.permission_mode(arg)
+    await ctx.app.action_quit()

@@ -8,7 +8,7 @@ messages come up).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -16,51 +16,75 @@ if TYPE_CHECKING:
     from textual.widget import Widget
 
     from planshell.agent.events import ModeChanged, NoticeLevel, PlanUpdated, TodosChanged
+    from planshell.agent.session import LoadedSession
     from planshell.runtime import Runtime
+    from planshell.ui.app import PlanshellApp
+    from planshell.ui.plan_ui import PlanModeUI
     from planshell.ui.widgets.checklist import ChecklistPanel
     from planshell.ui.widgets.status import StatusBar
     from planshell.ui.widgets.transcript import Transcript
 
 
 class CommandContext(Protocol):
-    """What a slash-command handler (or completer) may do."""
+    """What a slash-command handler (or completer) may use of the screen it runs in.
+
+    Generic on purpose: nothing here belongs to one command, so a new command
+    is one decorated function (``ui/commands.py``) and changes neither this
+    protocol nor the chat screen. The app gives app-wide actions (help, theme,
+    quit, push_screen, restart_runtime); engine work stays in engine methods.
+    """
+
+    ready: bool  # the engine is up and the first frame's pending input was sent
+
+    @property
+    def app(self) -> PlanshellApp: ...
 
     @property
     def runtime(self) -> Runtime | None: ...
 
-    def show_help(self) -> None: ...
+    @property
+    def transcript(self) -> Transcript: ...
 
-    async def clear_conversation(self) -> None: ...
+    @property
+    def status(self) -> StatusBar: ...
 
-    def current_model(self) -> str: ...
+    @property
+    def plan_ui(self) -> PlanModeUI:
+        """Plan mode's part of the screen (shared by /plan, /todos and their keys)."""
+        ...
 
-    def switch_provider(self, *, model: str | None = None, provider: str | None = None) -> None: ...
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: Any = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None: ...
 
-    def theme_names(self) -> list[str]: ...
+    def send(self, text: str, *, on_failure: Callable[[Exception], None] | None = None) -> None:
+        """Submit a request as the user would (or steer the running turn)."""
+        ...
 
-    def switch_theme(self, name: str | None) -> None: ...
+    def prefill(self, text: str) -> None:
+        """Put ``text`` in the prompt for the user to finish."""
+        ...
 
-    def session_ids(self) -> list[str]: ...
+    def run_worker(self, work: Any, *, group: str = ..., exit_on_error: bool = ...) -> Any: ...
 
-    def pick_session(self, session_id: str | None) -> None: ...
+    def run_turn(self, work: Callable[[], Awaitable[object]], *, failed: str) -> None:
+        """Run engine work like a turn: the spinner runs and Esc stops it; an unexpected
+        error becomes a transcript row starting with ``failed``."""
+        ...
 
-    def retry(self) -> None: ...
+    def show_provider(self) -> None:
+        """The runtime's provider changed: status bar, context window and model list follow."""
+        ...
 
-    def compact(self, instructions: str) -> None: ...
-
-    def model_names(self) -> list[str]: ...
-
-    async def quit(self) -> None: ...
-
-    async def plan_command(self, arg: str) -> None: ...
-
-    def plan_names(self, arg: str) -> list[str]: ...
-
-    async def init_command(self) -> None: ...
-
-    def toggle_checklist(self) -> None: ...
-
-    def permission_mode(self, arg: str) -> None: ...
+    async def attach_runtime(self, runtime: Runtime, resumed: LoadedSession | None = None) -> None:
+        """Show a (new) runtime: its events, its resumed history and its start-up notices."""
+        ...
 
 
 class PlanHost(Protocol):

@@ -5,15 +5,18 @@ shift+tab cycles normal (``ask``) -> ``accept-edits`` -> plan mode -> back to
 (or config / ``--permission-mode``); from ``auto`` the key goes back to ``ask``.
 Plan mode is entered and left the way its own key does (plan_ui), so every
 rule about PLAN (a person leaves it, an open review freezes it) still holds.
+The ``/mode`` command is registered here (``PlanshellApp.COMMAND_MODULES``).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from planshell.ui.commands import command
+
 if TYPE_CHECKING:
     from planshell.runtime import Runtime
-    from planshell.ui.screens.chat import ChatScreen
+    from planshell.ui.host import CommandContext
 
 MODES = ("ask", "accept-edits", "auto")
 CYCLE_KEYS = "shift+tab"
@@ -27,7 +30,7 @@ def where(runtime: Runtime) -> str:
     return runtime.permissions.mode.value if runtime.permissions is not None else "ask"
 
 
-def show(screen: ChatScreen, runtime: Runtime | None) -> None:
+def show(screen: CommandContext, runtime: Runtime | None) -> None:
     """The status bar's permission marker (hidden in PLAN: plan mode's gate decides there)."""
     if runtime is None or runtime.permissions is None:
         screen.status.set_permission_mode(None)
@@ -63,7 +66,7 @@ def sandbox_line(runtime: Runtime) -> str:
     )
 
 
-async def cycle(screen: ChatScreen) -> None:
+async def cycle(screen: CommandContext) -> None:
     runtime = screen.runtime
     if runtime is None or runtime.permissions is None:
         return
@@ -81,7 +84,18 @@ async def cycle(screen: ChatScreen) -> None:
     show(screen, runtime)
 
 
-def command(screen: ChatScreen, arg: str) -> None:
+def _mode_names(ctx: CommandContext, arg: str) -> list[str]:
+    return list(MODES)
+
+
+@command(
+    "mode",
+    "Show or set the permission mode: ask, accept-edits, auto",
+    argument="[MODE]",
+    complete=_mode_names,
+    key=CYCLE_KEYS,
+)
+def mode_command(screen: CommandContext, arg: str) -> None:
     """``/mode``: show the mode; ``/mode ask|accept-edits|auto``: switch."""
     runtime = screen.runtime
     if runtime is None or runtime.permissions is None:

@@ -558,7 +558,7 @@ class PlanModeUI:
 
 
 def _plan_names(ctx: CommandContext, arg: str) -> Iterable[str]:
-    return ctx.plan_names(arg)
+    return ctx.plan_ui.plan_names()
 
 
 @REGISTRY.command(
@@ -569,14 +569,14 @@ def _plan_names(ctx: CommandContext, arg: str) -> Iterable[str]:
     key="f2",
 )
 async def _plan(ctx: CommandContext, arg: str) -> None:
-    await ctx.plan_command(arg)
+    await ctx.plan_ui.command(arg)
 
 
 @REGISTRY.command("init", "Write or update AGENTS.md through plan mode (you approve the plan)")
 async def _init(ctx: CommandContext, arg: str) -> None:
-    await ctx.init_command()
+    await ctx.plan_ui.init()
 
 
 @REGISTRY.command("todos", "Show or hide the plan checklist", key="ctrl+t")
 def _todos(ctx: CommandContext, arg: str) -> None:
-    ctx.toggle_checklist()
+    ctx.plan_ui.toggle_checklist()  # what ctrl+t does too (ChatScreen.action_toggle_todos)

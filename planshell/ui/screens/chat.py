@@ -1,17 +1,18 @@
 """The chat screen: transcript above, prompt below, status bar at the bottom.
 
 It holds no engine state: engine events are forwarded into Textual messages
-and rendered; user actions call engine methods (``submit``, ``cancel``,
-``retry``, ``reset``). Requests run in workers so the UI never blocks.
+and rendered; user actions call engine methods (``submit``, ``cancel``).
+Requests run in workers so the UI never blocks. Slash commands are not its
+business: their handlers (``ui/commands.py`` and the ``COMMAND_MODULES``) get
+it as a generic ``CommandContext`` and do the rest themselves.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from functools import partial
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import events, work
@@ -35,6 +36,7 @@ from planshell.ui.widgets.transcript import Transcript
 
 if TYPE_CHECKING:
     from planshell.agent import events as ev
+    from planshell.agent.session import LoadedSession
     from planshell.runtime import Runtime
     from planshell.ui.app import PlanshellApp
     from planshell.ui.plan_ui import PlanModeUI
@@ -153,7 +155,6 @@ class ChatScreen(Screen[None]):
         self._ticker: Timer | None = None
         self._plan_ui: PlanModeUI | None = None
         self.renderer = EventRenderer(self)  # engine events -> transcript, status bar
-        self._served_models: list[str] = []  # what the server offers (for /model completion)
         self._detached = False  # set at quit: engine events are no longer rendered
         self._last_ctrl_c: float | None = None
         self.clock: Callable[[], float] = time.monotonic  # tests pin it
@@ -229,12 +230,7 @@ class ChatScreen(Screen[None]):
             self.transcript.add_error(f"The engine could not start: {exc}")
             self.status.set_provider("not started", demo=False)
             return
-        self._connect_runtime(runtime)
-        if app.resume is not None:
-            await self._show_loaded(app.resume.messages, app.resume.summary, runtime)
-            self.transcript.add_note(f"Resumed conversation {app.resume.path.stem}.")
-        for problem in [*runtime.read_notices, *runtime.problems]:
-            self.notify(problem, severity="warning", timeout=8)
+        await self.attach_runtime(runtime, app.resume)
         self.ready = True
         pending = list(self._pending)
         self._pending.clear()
@@ -244,18 +240,35 @@ class ChatScreen(Screen[None]):
         for text in pending:
             self.send(text)
 
+    async def attach_runtime(self, runtime: Runtime, resumed: LoadedSession | None = None) -> None:
+        """Show a runtime (at start-up, or a resumed one): its events, history and notices."""
+        self._connect_runtime(runtime)
+        if resumed is not None:
+            await self._show_loaded(resumed.messages, resumed.summary, runtime)
+            self.transcript.add_note(f"Resumed conversation {resumed.path.stem}.")
+        for problem in [*runtime.read_notices, *runtime.problems]:
+            self.notify(problem, severity="warning", timeout=8)
+
     def _connect_runtime(self, runtime: Runtime) -> None:
         if self._unsubscribe is not None:
             self._unsubscribe()
         self._unsubscribe = runtime.agent.subscribe(self._forward)
-        self._show_provider()
+        self.show_provider()
         agent = runtime.agent
-        self.renderer.reset_context(agent.meter.window, agent.cost)
         self.status.set_context(agent.context_tokens, agent.meter.window, agent.cost)
         self.plan_ui.show_state(runtime)
-        self._served_models = []
-        self.run_worker(self._load_served_models(runtime), group="models", exit_on_error=False)
         self.show_permission_mode()
+
+    async def _show_loaded(
+        self, messages: list[Any], summary: str | None, runtime: Runtime
+    ) -> None:
+        """A resumed history; a compacted one starts with its summary row."""
+        from planshell.agent.compaction import is_compacted_block
+
+        if summary is not None and messages and is_compacted_block(messages[0]):
+            self.transcript.add_summary("Resumed from a compacted conversation. Summary:", summary)
+            messages = messages[1:]
+        await self.transcript.show_history(messages, runtime.registry)
 
     def _forward(self, event: ev.Event) -> None:
         # Called synchronously from inside the engine: never touch widgets here.
@@ -276,12 +289,17 @@ class ChatScreen(Screen[None]):
     def on_unmount(self) -> None:
         self.detach_engine()
 
-    def _show_provider(self) -> None:
+    def show_provider(self) -> None:
+        """A new runtime or provider: the status bar's label, the context window and cost
+        start over, and the server is asked which models it offers (for /model)."""
         runtime = self.runtime
         if runtime is None:
             return
-        provider = runtime.agent.provider
+        agent = runtime.agent
+        provider = agent.provider
         self.status.set_provider(provider.label, demo=getattr(provider, "name", "") == "demo")
+        self.renderer.reset_context(agent.meter.window, agent.cost)
+        self.run_worker(runtime.load_served_models(), group="models", exit_on_error=False)
 
     # --- engine events ------------------------------------------------------------
 
@@ -476,11 +494,6 @@ class ChatScreen(Screen[None]):
 
         self.run_worker(permissions_ui.cycle(self), group="plan", exit_on_error=False)
 
-    def permission_mode(self, arg: str) -> None:
-        from planshell.ui import permissions_ui
-
-        permissions_ui.command(self, arg)
-
     def show_permission_mode(self) -> None:
         from planshell.ui import permissions_ui
 
@@ -527,224 +540,22 @@ class ChatScreen(Screen[None]):
         else:
             transcript.scroll_page_down(animate=False)
 
-    # --- CommandContext: what slash commands may ask (planshell/ui/host.py) ----------
+    # --- CommandContext: the generic part slash commands use (planshell/ui/host.py) ----
 
-    def show_help(self) -> None:
-        self.app.action_show_help()
-
-    def theme_names(self) -> list[str]:
-        return sorted(self.app.available_themes)
-
-    def switch_theme(self, name: str | None) -> None:
-        self.app.switch_theme(name)
-
-    def session_ids(self) -> list[str]:
-        from planshell.agent.session import list_sessions
-
-        return [p.stem for p in list_sessions(self.app.root)][:20]
-
-    async def quit(self) -> None:
-        await self.app.action_quit()
-
-    async def plan_command(self, arg: str) -> None:
-        await self.plan_ui.command(arg)
-
-    def plan_names(self, arg: str) -> list[str]:
-        return self.plan_ui.plan_names()
-
-    async def init_command(self) -> None:
-        await self.plan_ui.init()
-
-    def toggle_checklist(self) -> None:
-        self.plan_ui.toggle_checklist()
-
-    # --- command helpers ------------------------------------------------------------
-
-    def _busy_warning(self, what: str) -> bool:
-        runtime = self.runtime
-        if runtime is None:
-            self.notify("Still starting up; try again in a moment.", severity="warning")
-            return True
-        if runtime.agent.busy:
-            self.notify(
-                f"A turn is running: press Esc to stop it before {what}.", severity="warning"
-            )
-            return True
-        return False
-
-    async def clear_conversation(self) -> None:
-        if self._busy_warning("clearing"):
-            return
-        runtime = self.runtime
-        assert runtime is not None
-        agent = runtime.agent
-        session = None
-        if agent.session is not None:
-            from planshell.agent.session import SessionLog
-
-            agent.session.close()
-            session = SessionLog.create(runtime.root)
-        agent.reset(session)
-        await self.transcript.clear_entries()
-        self.status.set_context(0, agent.meter.window, agent.cost)
-        self.transcript.add_note("New conversation. (/resume brings back earlier ones.)")
-
-    def current_model(self) -> str:
-        runtime = self.runtime
-        return getattr(runtime.agent.provider, "model", "") if runtime is not None else ""
-
-    def switch_provider(self, *, model: str | None = None, provider: str | None = None) -> None:
-        runtime = self.runtime
-        if model is None and provider is None:
-            if runtime is None:
-                self.notify("Still starting up.")
-                return
-            served = ""
-            if self._served_models:
-                shown = ", ".join(self._served_models[:12])
-                more = len(self._served_models) - 12
-                served = f"\nThe server offers: {shown}" + (f" and {more} more" if more > 0 else "")
-            self.notify(
-                f"Provider and model: {runtime.agent.provider.label}{served}",
-                title="Model",
-                markup=False,
-            )
-            return
-        if self._busy_warning("switching models"):
-            return
-        assert runtime is not None
-        from planshell.runtime import ProviderSwitchError
-
-        try:
-            switch = runtime.switch_provider(provider=provider, model=model)
-        except ProviderSwitchError as exc:
-            self.notify(str(exc), severity="error")
-            return
-        self.renderer.reset_context(None, runtime.agent.cost)
-        self._show_provider()
-        self._served_models = []
-        self.run_worker(self._load_served_models(runtime), group="models", exit_on_error=False)
-        self.notify(f"Now using {switch.new.label} for this session.", title="Model")
-        closing = switch.close_old()
-        if closing is not None:
-            self.run_worker(closing, group="close-provider", exit_on_error=False)
-
-    def retry(self) -> None:
-        if self._busy_warning("retrying"):
-            return
-        runtime = self.runtime
-        assert runtime is not None
-        if not runtime.agent.messages:
-            self.notify("Nothing to retry yet.")
-            return
+    def run_turn(self, work: Callable[[], Awaitable[object]], *, failed: str) -> None:
+        """Engine work shown like a turn (/retry, /compact): spinner, Esc stops it."""
         self.run_worker(
-            partial(self._retry, runtime),  # type: ignore[arg-type]  # as in send()
+            partial(self._run_turn, work, failed),  # type: ignore[arg-type]  # as in send()
             group="agent",
             exit_on_error=False,
         )
         self.work_started()
 
-    async def _retry(self, runtime: Runtime) -> None:
+    async def _run_turn(self, work: Callable[[], Awaitable[object]], failed: str) -> None:
         try:
-            await runtime.agent.retry()
+            await work()
         except Exception as exc:
-            log.error("the retry failed unexpectedly", exc_info=exc)
-            self.transcript.add_error(f"The retry failed unexpectedly: {exc!r}.")
+            log.error("%s", failed, exc_info=exc)
+            self.transcript.add_error(f"{failed}: {exc!r}.")
         finally:
             self.call_after_refresh(self.tick)
-
-    def compact(self, instructions: str) -> None:
-        """``/compact [what to keep]``: summarise the older conversation now (Esc cancels)."""
-        if self._busy_warning("compacting"):
-            return
-        runtime = self.runtime
-        assert runtime is not None
-        if not runtime.agent.messages:
-            self.notify("Nothing to compact yet.")
-            return
-        self.run_worker(self._compact(runtime, instructions), group="agent", exit_on_error=False)
-        self.work_started()
-
-    async def _compact(self, runtime: Runtime, instructions: str) -> None:
-        try:
-            await runtime.agent.compact(instructions)
-        except Exception as exc:
-            log.error("compaction failed unexpectedly", exc_info=exc)
-            self.transcript.add_error(f"Compaction failed unexpectedly: {exc!r}.")
-        finally:
-            self.call_after_refresh(self.tick)
-
-    def model_names(self) -> list[str]:
-        """Models the server said it offers (OpenAI-compatible ``/models``), for completion."""
-        return list(self._served_models)
-
-    async def _load_served_models(self, runtime: Runtime) -> None:
-        from planshell.llm.factory import DEFAULT_URLS
-        from planshell.llm.models import auth_headers, list_models
-
-        provider = runtime.agent.provider
-        base = getattr(provider, "base_url", "")
-        if getattr(provider, "name", "") != "openai" or not base:
-            return
-        if base.rstrip("/") == DEFAULT_URLS["openai"] and not getattr(provider, "api_key", None):
-            return
-        names = await list_models(base, auth_headers(provider))
-        if runtime.agent.provider is provider:
-            self._served_models = names
-
-    def pick_session(self, session_id: str | None) -> None:
-        if self._busy_warning("resuming another conversation"):
-            return
-        runtime = self.runtime
-        assert runtime is not None
-        from planshell.agent.session import SessionNotFound, find_session, list_sessions
-
-        if session_id:
-            try:
-                path = find_session(runtime.root, session_id)
-            except SessionNotFound as exc:
-                self.notify(str(exc), severity="error")
-                return
-            self.run_worker(self.resume_session(path), group="command", exit_on_error=False)
-            return
-        from planshell.ui.screens.resume import ResumeScreen
-
-        current = runtime.agent.session.path if runtime.agent.session is not None else None
-
-        def chosen(path: Path | None) -> None:
-            if path is not None:
-                self.run_worker(self.resume_session(path), group="command", exit_on_error=False)
-
-        self.app.push_screen(ResumeScreen(list_sessions(runtime.root), current), chosen)
-
-    async def _show_loaded(
-        self, messages: list[Any], summary: str | None, runtime: Runtime
-    ) -> None:
-        """A resumed history; a compacted one starts with its summary row."""
-        from planshell.agent.compaction import is_compacted_block
-
-        if summary is not None and messages and is_compacted_block(messages[0]):
-            self.transcript.add_summary("Resumed from a compacted conversation. Summary:", summary)
-            messages = messages[1:]
-        await self.transcript.show_history(messages, runtime.registry)
-
-    async def resume_session(self, path: Path) -> None:
-        from planshell.agent.session import SessionLog
-
-        try:
-            loaded = SessionLog.load(path)
-        except OSError as exc:
-            self.notify(f"Cannot read {path.name}: {exc.strerror}", severity="error")
-            return
-        try:
-            runtime = await self.app.restart_runtime(loaded)
-        except Exception as exc:
-            log.error("could not resume %s", path, exc_info=exc)
-            self.app.notify(f"Could not resume: {exc}", severity="error", logged=True)
-            return
-        await self.transcript.clear_entries()
-        self._connect_runtime(runtime)
-        await self._show_loaded(loaded.messages, loaded.summary, runtime)
-        self.transcript.add_note(f"Resumed conversation {path.stem}.")
-        for problem in [*runtime.read_notices, *runtime.problems]:
-            self.notify(problem, severity="warning", timeout=8)
