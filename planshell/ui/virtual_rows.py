@@ -85,9 +85,13 @@ class VirtualRows:
 
     def index_at(self, row: int) -> int:
         """Block that holds ``row``, clamped to the first and last (0 when there are none)."""
-        self._sync(len(self._heights))
+        count = len(self._heights)
+        if self._valid < count:
+            self._sync(count)
         index = bisect_right(self._offsets, row) - 1
-        return max(0, min(index, len(self._heights) - 1))
+        if index < 0 or not count:
+            return 0
+        return min(index, count - 1)
 
     def locate(self, row: int) -> tuple[int, int]:
         """(block, row inside it) of ``row``; the block is clamped as in :meth:`index_at`."""
@@ -195,6 +199,10 @@ class VirtualRows:
         """Make ``offsets[: upto + 1]`` correct, from the last correct one."""
         start = self._valid
         if upto <= start:
+            return
+        if upto == start + 1:  # the common step: measuring in order, one block at a time
+            self._offsets[upto] = self._offsets[start] + self._heights[start]
+            self._valid = upto
             return
         run = accumulate(islice(self._heights, start, upto), initial=self._offsets[start])
         next(run)  # offsets[start] itself

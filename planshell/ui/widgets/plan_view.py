@@ -697,10 +697,10 @@ class PlanView(ScrollView, can_focus=True):
     def _strip_at(self, row: int) -> Strip | None:
         if not self._width or not self._doc.sections or row < 0 or row >= self._vrows.total:
             return None
-        index = self._section_at(row)
+        index, inside = self._vrows.locate(row)
         if index >= self._vrows.exact_prefix:  # safety net: render paths keep the view exact
             self._ensure_section(index)
-        index, inside = self._vrows.locate(row)
+            index, inside = self._vrows.locate(row)
         strips = self._lay_out(index).strips
         return strips[inside] if 0 <= inside < len(strips) else None
 
