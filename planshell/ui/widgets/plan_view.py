@@ -14,9 +14,10 @@ heading and its body, as split by ``parse_plan``) at a time, from a Line-API
   frontier, the sections up to it are laid out synchronously;
 * the rest is laid out in ~8 ms background chunks, so the virtual height
   converges without moving anything on screen (only rows below it change);
-* rows are cached per (section, width); heights are kept per width, so a
-  resize back to a known width is free, and a resize keeps the top section
-  anchored.
+* rows are cached per (section, width); heights are kept per width (a
+  :class:`~planshell.ui.virtual_rows.VirtualRows` each, the offsets and
+  anchoring the transcript uses too), so a resize back to a known width is
+  free, and a resize keeps the top section anchored.
 
 A section is parsed on its own (:func:`render_section`, pure and tested on its
 own), so the work for a frame is bounded by the sections on screen. All text
@@ -25,9 +26,6 @@ goes through ``strip_terminal_controls`` first: plans are written by the model.
 
 from __future__ import annotations
 
-from bisect import bisect_right
-from dataclasses import dataclass
-from itertools import accumulate
 from time import perf_counter
 from typing import ClassVar, NamedTuple
 
@@ -49,6 +47,7 @@ from planshell.plan.document import PlanDocument, Section, parse_plan
 from planshell.sanitize import strip_terminal_controls
 from planshell.ui.selection import drawn_row, highlight, selected_text
 from planshell.ui.styling import solid_component_style
+from planshell.ui.virtual_rows import Anchor, VirtualRows
 
 __all__ = ["PlanView", "render_markdown", "render_section"]
 
@@ -100,15 +99,6 @@ def render_markdown(text: str, width: int, palette: Palette = DEFAULT_PALETTE) -
 
 
 # ------------------------------------------------------------------------ widget
-
-
-@dataclass
-class _Layout:
-    """Heights of every section at one width: exact below ``frontier``, estimated after."""
-
-    heights: list[int]
-    frontier: int = 0
-    exact_total: int = 0  # sum of heights[:frontier]
 
 
 class _Rows(NamedTuple):
@@ -216,8 +206,9 @@ class PlanView(ScrollView, can_focus=True):
         self._changed: frozenset[int] = frozenset()
         self._palette: Palette | None = None
         self._width = 0  # content width of the current layout (0: not laid out yet)
-        self._layouts: dict[int, _Layout] = {}
-        self._offsets: list[int] = [0]
+        # Heights per width (exact from the top up to a frontier, estimated after).
+        self._layouts: dict[int, VirtualRows] = {}
+        self._vrows = VirtualRows()  # the current width's; all zero until laid out
         self._rows: LRUCache[tuple[int, int], _Rows] = LRUCache(_CACHED_SECTIONS)
         self._generation = 0
         self._timer: Timer | None = None
@@ -239,7 +230,7 @@ class PlanView(ScrollView, can_focus=True):
         self._layouts.clear()
         self._rows.clear()
         self._width = 0
-        self._offsets = [0] * (len(self._doc.sections) + 1)
+        self._vrows = VirtualRows([0] * len(self._doc.sections))
         self._generation += 1
         self._loads += 1
         self._unshown = None
@@ -304,17 +295,16 @@ class PlanView(ScrollView, can_focus=True):
         Exact up to the layout frontier, estimated after; jumps make their
         target exact before using it.
         """
-        return self._offsets[:-1]
+        return list(self._vrows.offsets[:-1])
 
     @property
     def content_height(self) -> int:
         """Rows of the whole plan (exact once the background layout has finished)."""
-        return self._offsets[-1]
+        return self._vrows.total
 
     @property
     def layout_complete(self) -> bool:
-        layout = self._layouts.get(self._width)
-        return layout is not None and layout.frontier >= len(self._doc.sections)
+        return self._width in self._layouts and self._vrows.complete
 
     @property
     def overflowing(self) -> bool:
@@ -324,7 +314,7 @@ class PlanView(ScrollView, can_focus=True):
     def heading_line(self, index: int) -> int:
         """Exact row of section ``index``'s heading (laying out up to it if needed)."""
         self._ensure_section(index)
-        return self._offsets[index]
+        return self._vrows.offset(index)
 
     def current_section(self) -> int:
         """Index of the section at the top of the view (0 for an empty plan)."""
@@ -370,7 +360,7 @@ class PlanView(ScrollView, can_focus=True):
         if not sections:
             return False
         current = self.current_section()
-        if self._top > self._offsets[current] and sections[current].level:
+        if self._top > self._vrows.offset(current) and sections[current].level:
             self.jump_to_section(current)
             return True
         for index in range(current - 1, -1, -1):
@@ -387,7 +377,7 @@ class PlanView(ScrollView, can_focus=True):
         if not 0 <= index < len(self._doc.sections):
             return
         self._ensure_section(index, extra=self._view_height)
-        self._scroll_rows(self._offsets[index])
+        self._scroll_rows(self._vrows.offset(index))
 
     # -- actions
 
@@ -445,18 +435,16 @@ class PlanView(ScrollView, can_focus=True):
         if not self._width:
             return
         top = round(new_value)
-        layout = self._layouts[self._width]
+        vrows = self._vrows
         if (
-            layout.frontier < len(self._doc.sections)
-            and layout.exact_total < top + self._view_height
+            not vrows.complete
+            and vrows.offset(vrows.exact_prefix) < top + self._view_height
+            and (anchor := vrows.anchor(top)) is not None
         ):
             # Dragged or wheeled past the exact layout: keep the estimated section
             # under the top row anchored while it and those above become exact.
-            section = self._section_at(top)
-            inside = top - self._offsets[section]
-            self._ensure_section(section, extra=inside + self._view_height)
-            height = self._offsets[section + 1] - self._offsets[section]
-            target = self._offsets[section] + min(inside, max(0, height - 1))
+            self._ensure_section(anchor.block, extra=anchor.inside + self._view_height)
+            target = vrows.row_of(anchor)
             if target != top:
                 self.scroll_to(y=target, animate=False)
                 return
@@ -493,7 +481,7 @@ class PlanView(ScrollView, can_focus=True):
             return self._text, "\n"
         if end is None:
             self._ensure_rows(None)  # dragged past the bottom: up to the last row
-        return selected_text(selection, self._offsets[-1], self.rendered_line, GUTTER), "\n"
+        return selected_text(selection, self._vrows.total, self.rendered_line, GUTTER), "\n"
 
     def selection_updated(self, selection: Selection | None) -> None:
         self.refresh()
@@ -558,25 +546,24 @@ class PlanView(ScrollView, can_focus=True):
     def _estimate(self, section: Section) -> int:
         return max(1, section.end - section.start) + (1 if section.level == 1 else 0)
 
-    def _relayout(self, anchor: tuple[int, float] | None) -> None:
-        """Switch to the current width, keep ``anchor`` (section, fraction) on the top row."""
+    def _relayout(self, anchor: Anchor | None) -> None:
+        """Switch to the current width, keep ``anchor``'s section (and fraction) on the top row."""
         width = self._content_width()
         if not width:
             return
         self._width = width
         layout = self._layouts.get(width)
         if layout is None:
-            layout = _Layout([self._estimate(section) for section in self._doc.sections])
+            layout = VirtualRows(self._estimate(section) for section in self._doc.sections)
             self._layouts[width] = layout
             while len(self._layouts) > 4:
                 del self._layouts[next(iter(self._layouts))]
+        self._vrows = layout
         self._generation += 1
-        self._recompute_offsets()
+        self._update_virtual_size()
         if anchor is not None and self._doc.sections:
-            section, fraction = anchor
-            self._ensure_section(section, extra=self._view_height)
-            height = self._offsets[section + 1] - self._offsets[section]
-            target = self._offsets[section] + min(round(fraction * height), max(0, height - 1))
+            self._ensure_section(anchor.block, extra=self._view_height)
+            target = layout.scaled_row_of(anchor)
             self._ensure_rows(target + self._view_height)
             self.scroll_to(y=target, animate=False)
         else:
@@ -585,29 +572,20 @@ class PlanView(ScrollView, can_focus=True):
         self._report()
         self._schedule_background()
 
-    def _anchor(self) -> tuple[int, float] | None:
-        if not self._doc.sections:
-            return None
-        section = self._section_at(self._top)
-        height = max(1, self._offsets[section + 1] - self._offsets[section])
-        return section, (self._top - self._offsets[section]) / height
-
-    def _recompute_offsets(self) -> None:
-        layout = self._layouts.get(self._width)
-        heights = layout.heights if layout else []
-        self._offsets = [0, *accumulate(heights)]
-        self._update_virtual_size()
+    def _anchor(self) -> Anchor | None:
+        return self._vrows.anchor(self._top)
 
     def _update_virtual_size(self) -> None:
         """Total rows, padded so the last heading can reach the top row (exact n/p)."""
-        total = self._offsets[-1]
+        vrows = self._vrows
+        total = vrows.total
         height = self._view_height
         virtual = total
-        if total > height and len(self._offsets) > 1:
-            last_heading = self._offsets[-2]
+        if total > height and len(vrows):
+            last_heading = vrows.offset(len(vrows) - 1)
             for index in range(len(self._doc.sections) - 1, -1, -1):
                 if self._doc.sections[index].level:
-                    last_heading = self._offsets[index]
+                    last_heading = vrows.offset(index)
                     break
             virtual = max(total, last_heading + height)
         self.virtual_size = Size(self.scrollable_content_region.width, virtual)
@@ -647,19 +625,17 @@ class PlanView(ScrollView, can_focus=True):
         self._rows[key] = rows
         return rows
 
-    def _advance(self, layout: _Layout) -> None:
-        """Measure the section at the frontier exactly.
+    def _advance(self, layout: VirtualRows) -> None:
+        """Measure the section at the frontier (the first estimated one) exactly.
 
         Only its height is kept (strips are built when a row is drawn): keeping
         every section's strips alive made Python's full GC passes take ~100 ms
         on a 10,000-line plan, which showed as stutters on ``n``.
         """
-        index = layout.frontier
+        index = layout.exact_prefix
         cached = self._rows.get((index, self._width))
         height = len(cached.strips) if cached is not None else len(self._render_section(index))
-        layout.heights[index] = height
-        layout.exact_total += height
-        layout.frontier += 1
+        layout.measure(index, height)
 
     def _ensure_section(self, index: int, extra: int = 0) -> None:
         """Make sections up to ``index`` exact, then enough below to fill ``extra`` rows."""
@@ -667,13 +643,13 @@ class PlanView(ScrollView, can_focus=True):
         if layout is None:
             return
         sections = len(self._doc.sections)
-        before = layout.frontier
-        while layout.frontier <= index and layout.frontier < sections:
+        before = layout.exact_prefix
+        while layout.exact_prefix <= index and layout.exact_prefix < sections:
             self._advance(layout)
-        if layout.frontier != before:
-            self._recompute_offsets()
+        if layout.exact_prefix != before:
+            self._update_virtual_size()
         if index < sections:
-            self._ensure_rows(self._offsets[index] + extra)
+            self._ensure_rows(layout.offset(index) + extra)
 
     def _ensure_rows(self, rows: int | None) -> None:
         """Make every section that starts above row ``rows`` exact (None: all of them)."""
@@ -681,11 +657,13 @@ class PlanView(ScrollView, can_focus=True):
         if layout is None:
             return
         sections = len(self._doc.sections)
-        before = layout.frontier
-        while layout.frontier < sections and (rows is None or layout.exact_total < rows):
+        before = layout.exact_prefix
+        while layout.exact_prefix < sections and (
+            rows is None or layout.offset(layout.exact_prefix) < rows
+        ):
             self._advance(layout)
-        if layout.frontier != before:
-            self._recompute_offsets()
+        if layout.exact_prefix != before:
+            self._update_virtual_size()
 
     def _schedule_background(self) -> None:
         if self._timer is not None:
@@ -706,38 +684,33 @@ class PlanView(ScrollView, can_focus=True):
             return
         deadline = perf_counter() + _CHUNK_SECONDS
         sections = len(self._doc.sections)
-        while layout.frontier < sections and perf_counter() < deadline:
+        while layout.exact_prefix < sections and perf_counter() < deadline:
             self._advance(layout)
-        self._recompute_offsets()
+        self._update_virtual_size()
         self._report()
-        if layout.frontier < sections:
+        if layout.exact_prefix < sections:
             self._timer = self.set_timer(0.002, lambda: self._background(generation))
 
     def _section_at(self, row: int) -> int:
-        sections = len(self._doc.sections)
-        index = bisect_right(self._offsets, row) - 1
-        return max(0, min(index, sections - 1))
+        return self._vrows.index_at(row)
 
     def _strip_at(self, row: int) -> Strip | None:
-        if not self._width or not self._doc.sections or row < 0 or row >= self._offsets[-1]:
+        if not self._width or not self._doc.sections or row < 0 or row >= self._vrows.total:
             return None
-        index = self._section_at(row)
-        layout = self._layouts[self._width]
-        if index >= layout.frontier:  # safety net: render paths keep the view exact
+        index, inside = self._vrows.locate(row)
+        if index >= self._vrows.exact_prefix:  # safety net: render paths keep the view exact
             self._ensure_section(index)
-            index = self._section_at(row)
+            index, inside = self._vrows.locate(row)
         strips = self._lay_out(index).strips
-        inside = row - self._offsets[index]
         return strips[inside] if 0 <= inside < len(strips) else None
 
     def _source_at(self, row: int) -> int:
         """1-based source line shown on ``row``."""
         if not self._doc.sections:
             return 0
-        row = max(0, min(row, self._offsets[-1] - 1))
-        index = self._section_at(row)
+        row = max(0, min(row, self._vrows.total - 1))
+        index, inside = self._vrows.locate(row)
         sources = self._lay_out(index).sources
-        inside = row - self._offsets[index]
         if 0 <= inside < len(sources):
             return sources[inside] + 1
         return self._doc.sections[index].start + 1

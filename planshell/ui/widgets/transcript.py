@@ -5,9 +5,10 @@ measured, a 20,000-delta reply then fell 19–36 s behind and key echo took
 seconds. Here every entry (:mod:`planshell.ui.widgets.messages`) is a plain
 object that renders itself to strips for a width; the view keeps each entry's
 height (exact once it has been in view, estimated before: a resumed session of
-thousands of entries is not parsed until it is scrolled to), a prefix sum of
-offsets, and the strips and tokens of only a few entries near the viewport. Streaming appends are
-buffered and flushed every ``FLUSH_INTERVAL``: a flush re-parses and re-renders
+thousands of entries is not parsed until it is scrolled to) and their offsets in
+a :class:`~planshell.ui.virtual_rows.VirtualRows` (shared with the plan view),
+and the strips and tokens of only a few entries near the viewport. Streaming
+appends are buffered and flushed every ``FLUSH_INTERVAL``: a flush re-parses and re-renders
 the last block of the last entry only.
 
 Following: while the view is at the bottom it follows new output; scrolling up
@@ -18,11 +19,8 @@ at the bottom across resizes; otherwise the entry at the top stays in place.
 
 from __future__ import annotations
 
-import json
-from bisect import bisect_right
 from collections import OrderedDict
 from collections.abc import Iterable
-from itertools import accumulate
 from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 from rich.style import Style
@@ -37,6 +35,7 @@ from textual.timer import Timer
 from planshell.markdown import Palette
 from planshell.ui.selection import drawn_row, highlight, selected_text
 from planshell.ui.styling import solid_component_style
+from planshell.ui.virtual_rows import VirtualRows
 from planshell.ui.widgets.assistant import FLUSH_INTERVAL, AssistantMessage
 from planshell.ui.widgets.messages import (
     Entry,
@@ -47,6 +46,7 @@ from planshell.ui.widgets.messages import (
     UserMessage,
     clean,
 )
+from planshell.ui.widgets.resumed import resumed_entries
 from planshell.ui.widgets.summary import SummaryRow
 from planshell.ui.widgets.tool_row import ToolRow
 
@@ -60,45 +60,16 @@ MAX_ENTRIES = 5_000  # older entries are dropped (a note says how many)
 HISTORY_MESSAGES = 1_000  # messages rendered when resuming a long session
 _CACHED_ENTRIES = 48  # entries whose strips stay built
 
+# Markdown parts (the shared engine's Palette fields), then the transcript's own.
 _MD = (
-    "h1",
-    "h2",
-    "h3",
-    "h4",
-    "h1-rule",
-    "rule",
-    "bullet",
-    "task",
-    "task-done",
-    "done",
-    "code",
-    "code-block",
-    "fence-info",
-    "quote",
-    "link",
-    "muted",
-)
+    "h1", "h2", "h3", "h4", "h1-rule", "rule", "bullet", "task", "task-done", "done", "code",
+    "code-block", "fence-info", "quote", "link", "muted",
+)  # fmt: skip
 _PARTS = (
-    "user",
-    "user-bar",
-    "queued-bar",
-    "delivered-bar",
-    "prompt-mark",
-    "note",
-    "note-warning",
-    "error",
-    "error-bar",
-    "thinking",
-    "tool-name",
-    "tool-ok",
-    "tool-error",
-    "tool-running",
-    "tool-error-text",
-    "tool-body",
-    "cursor",
-    "chip",
-    "welcome-name",
-)
+    "user", "user-bar", "queued-bar", "delivered-bar", "prompt-mark", "note", "note-warning",
+    "error", "error-bar", "thinking", "tool-name", "tool-ok", "tool-error", "tool-running",
+    "tool-error-text", "tool-body", "cursor", "chip", "welcome-name",
+)  # fmt: skip
 
 
 class Transcript(ScrollView, can_focus=True):
@@ -161,10 +132,7 @@ class Transcript(ScrollView, can_focus=True):
     def __init__(self, *entries: Entry, id: str | None = None) -> None:
         super().__init__(id=id)
         self._entries: list[Entry] = []
-        self._heights: list[int] = []
-        self._measured: list[tuple[int, int] | None] = []  # (width, version) of the height
-        self._offsets: list[int] = [0]
-        self._offsets_dirty = False
+        self._vrows = VirtualRows()  # heights (exact for an entry's version) and offsets
         self._width = 0
         self._look: Look | None = None
         self._generation = 0
@@ -232,9 +200,7 @@ class Transcript(ScrollView, can_focus=True):
             else len(self._entries)
         )
         self._entries.insert(index, entry)
-        self._heights.insert(index, entry.estimate(self._width or 80))
-        self._measured.insert(index, None)
-        self._offsets_dirty = True
+        self._vrows.insert(index, entry.estimate(self._width or 80))
         if self._width and measure:
             self._measure(index)
             self._changed()
@@ -259,9 +225,7 @@ class Transcript(ScrollView, can_focus=True):
             if entry is self._cursor:
                 self._cursor = None
         self._entries = [self._entries[i] for i in keep]
-        self._heights = [self._heights[i] for i in keep]
-        self._measured = [self._measured[i] for i in keep]
-        self._offsets_dirty = True
+        self._vrows.keep(keep)
         self._changed()
 
     def _prune(self) -> None:
@@ -509,9 +473,9 @@ class Transcript(ScrollView, can_focus=True):
         row = offset.y + self._top
         if not self._entries or row >= self._total:
             return
-        index = self._entry_at(row)
+        index, inside = self._vrows.locate(row)
         entry = self._entries[index]
-        if entry.click(row - self._offsets[index]) and entry in self._interactive():
+        if entry.click(inside) and entry in self._interactive():
             self._set_cursor(entry)
 
     async def clear_entries(self) -> None:
@@ -536,36 +500,15 @@ class Transcript(ScrollView, can_focus=True):
             self._append(
                 NoteRow(f"… {skipped} earlier messages are not shown", kind="hidden"), measure=False
             )
-        rows: dict[str, ToolRow] = {}
         self._bulk = True
         try:
-            self._add_history(items[skipped:], registry, rows)
+            last = self._entries[-1] if self._entries else None
+            for entry in resumed_entries(items[skipped:], registry, last):
+                # Estimated heights only: entries are measured when they come into view.
+                self._append(entry, measure=False)
         finally:
             self._bulk = False
         self.follow()
-
-    def _add_history(
-        self, items: list[Message], registry: ToolRegistry | None, rows: dict[str, ToolRow]
-    ) -> None:
-        for message in items:
-            # Estimated heights only: entries are measured when they come into view.
-            if message.role == "user":
-                self._append(UserMessage(message.content), measure=False)
-            elif message.role == "assistant":
-                if message.content.strip():
-                    self._append(AssistantMessage(message.content, finished=True), measure=False)
-                for call in message.tool_calls:
-                    row = ToolRow(
-                        call.id, call.name, _headline(registry, call.name, call.arguments)
-                    )
-                    row.grouped = bool(self._entries) and isinstance(self._entries[-1], ToolRow)
-                    rows[call.id] = row
-                    self._append(row, measure=False)
-            elif message.role == "tool" and message.tool_call_id in rows:
-                rows[message.tool_call_id].finish(message.content, message.is_error)
-        for row in rows.values():
-            if row.status == "running":
-                row.finish("(no result recorded)", True)
 
     # --- following ----------------------------------------------------------------
 
@@ -580,11 +523,15 @@ class Transcript(ScrollView, can_focus=True):
         self._measure_bottom()
         target = self.max_scroll_y
         if self.scroll_y != target or self.scroll_target_y != target:
-            self._scrolling_ourselves = True
-            try:
-                self.scroll_to(y=target, animate=False, immediate=True)
-            finally:
-                self._scrolling_ourselves = False
+            self._scroll_quietly(target)
+
+    def _scroll_quietly(self, target: int) -> None:
+        """Scroll to row ``target`` without that counting as the user's scroll (follow stays)."""
+        self._scrolling_ourselves = True
+        try:
+            self.scroll_to(y=target, animate=False, immediate=True)
+        finally:
+            self._scrolling_ourselves = False
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
@@ -611,16 +558,12 @@ class Transcript(ScrollView, can_focus=True):
             return
         index = self._entries.index(entry)
         self._measure(index)
-        top, bottom = self._offsets[index], self._offsets[index + 1]
+        top, bottom = self._vrows.offset(index), self._vrows.offset(index + 1)
         view = self._view_height
         if self._top <= top and bottom <= self._top + view:
             return
         target = top if bottom - top > view or top < self._top else bottom - view
-        self._scrolling_ourselves = True
-        try:
-            self.scroll_to(y=target, animate=False, immediate=True)
-        finally:
-            self._scrolling_ourselves = False
+        self._scroll_quietly(target)
         self._follow = round(self.scroll_y) >= self.max_scroll_y
         self.refresh()
 
@@ -628,7 +571,7 @@ class Transcript(ScrollView, can_focus=True):
         if entry not in self._entries:
             return False
         index = self._entries.index(entry)
-        top, bottom = self._offsets[index], self._offsets[index + 1]
+        top, bottom = self._vrows.offset(index), self._vrows.offset(index + 1)
         return bottom > self._top and top < self._top + self._view_height
 
     # --- layout -------------------------------------------------------------------
@@ -643,16 +586,10 @@ class Transcript(ScrollView, can_focus=True):
 
     @property
     def _total(self) -> int:
-        self._sync_offsets()
-        return self._offsets[-1]
+        return self._vrows.total
 
     def _content_width(self) -> int:
         return max(0, self.scrollable_content_region.width)
-
-    def _sync_offsets(self) -> None:
-        if self._offsets_dirty:
-            self._offsets = [0, *accumulate(self._heights)]
-            self._offsets_dirty = False
 
     def _update_virtual_size(self) -> None:
         self.virtual_size = Size(self._content_width(), self._total)
@@ -693,14 +630,10 @@ class Transcript(ScrollView, can_focus=True):
     def _measure(self, index: int) -> int:
         """Exact height of entry ``index`` at the current width."""
         entry = self._entries[index]
-        key = (self._width, entry.version)
-        if self._measured[index] == key:
-            return self._heights[index]
+        if self._vrows.is_exact(index, entry.version):
+            return self._vrows.height(index)
         height = len(self._strips(entry))
-        if self._heights[index] != height:
-            self._heights[index] = height
-            self._offsets_dirty = True
-        self._measured[index] = key
+        self._vrows.measure(index, height, entry.version)
         return height
 
     def _strips(self, entry: Entry) -> list[Strip]:
@@ -723,74 +656,48 @@ class Transcript(ScrollView, can_focus=True):
             index -= 1
         self._update_virtual_size()
 
-    def _entry_at(self, row: int) -> int:
-        self._sync_offsets()
-        index = bisect_right(self._offsets, row) - 1
-        return max(0, min(index, len(self._entries) - 1))
-
-    def _anchor(self) -> tuple[int, int] | None:
-        if not self._entries:
-            return None
-        index = self._entry_at(self._top)
-        return index, self._top - self._offsets[index]
-
     def _settle_viewport(self) -> None:
         """Measure estimated entries on screen; keep the top entry where it is."""
-        anchor = self._anchor()
+        vrows = self._vrows
+        anchor = vrows.anchor(self._top)
         if anchor is None:
             return
         changed = False
         for _ in range(4):  # heights converge in a pass or two
-            self._sync_offsets()
-            first = self._entry_at(self._top)
-            last = self._entry_at(self._top + self._view_height)
-            before = list(self._measured[first : last + 1])
-            for index in range(first, last + 1):
-                self._measure(index)
-            if before == self._measured[first : last + 1]:
+            first = vrows.index_at(self._top)
+            last = vrows.index_at(self._top + self._view_height)
+            stale = [
+                index
+                for index in range(first, last + 1)
+                if not vrows.is_exact(index, self._entries[index].version)
+            ]
+            if not stale:
                 break
+            for index in stale:
+                self._measure(index)
             changed = True
         if changed:
             self._update_virtual_size()
-            index, inside = anchor
-            target = self._offsets[index] + min(inside, max(0, self._heights[index] - 1))
+            target = vrows.row_of(anchor)
             if target != self._top:
-                self._scrolling_ourselves = True
-                try:
-                    self.scroll_to(y=target, animate=False, immediate=True)
-                finally:
-                    self._scrolling_ourselves = False
+                self._scroll_quietly(target)
 
     def _relayout(self) -> None:
         """The width changed: estimate every height, measure what is visible, keep the view."""
-        anchor = None if self._follow or not self._width else self._anchor()
-        fraction = 0.0
-        if anchor is not None:
-            index, inside = anchor
-            fraction = inside / max(1, self._heights[index])
+        anchor = None if self._follow or not self._width else self._vrows.anchor(self._top)
         old_width = self._width
         self._width = self._content_width()
-        for index, entry in enumerate(self._entries):
-            if self._measured[index] is not None:
-                # Scale a known height: close enough until it is measured again.
-                scaled = round(self._heights[index] * max(1, old_width) / max(1, self._width))
-                self._heights[index] = max(1, scaled) if old_width else entry.estimate(self._width)
-            self._measured[index] = None
-        self._offsets_dirty = True
-        self._look = self._look  # styles do not depend on the width
+        self._vrows.rescale(
+            old_width, self._width, lambda i: self._entries[i].estimate(self._width)
+        )
         if self._follow or anchor is None:
             self._update_virtual_size()
             self._scroll_to_end() if self._follow else None
         else:
-            index, _ = anchor
-            self._measure(index)
+            self._measure(anchor.block)
             self._update_virtual_size()
-            target = self._offsets[index] + round(fraction * self._heights[index])
-            self._scrolling_ourselves = True
-            try:
-                self.scroll_to(y=target, animate=False, immediate=True)
-            finally:
-                self._scrolling_ourselves = False
+            target = self._vrows.scaled_row_of(anchor)
+            self._scroll_quietly(target)
             self._settle_viewport()
 
     def on_resize(self, event: events.Resize) -> None:
@@ -828,9 +735,8 @@ class Transcript(ScrollView, can_focus=True):
     def _strip_at(self, row: int) -> Strip | None:
         if not self._width or not self._entries or row < 0 or row >= self._total:
             return None
-        index = self._entry_at(row)
+        index, inside = self._vrows.locate(row)
         strips = self._strips(self._entries[index])
-        inside = row - self._offsets[index]
         return strips[inside] if 0 <= inside < len(strips) else None
 
     def rendered_line(self, row: int) -> str:
@@ -854,8 +760,8 @@ class Transcript(ScrollView, can_focus=True):
         return selected_text(selection, self._total, self.rendered_line), "\n"
 
     def _measure_range(self, first: int, last: int | None) -> None:
-        start = self._entry_at(first)
-        stop = len(self._entries) - 1 if last is None else self._entry_at(last)
+        start = self._vrows.index_at(first)
+        stop = len(self._entries) - 1 if last is None else self._vrows.index_at(last)
         for index in range(start, stop + 1):
             self._measure(index)
         self._update_virtual_size()
@@ -865,20 +771,3 @@ class Transcript(ScrollView, can_focus=True):
 
     def _highlight(self, strip: Strip, span: tuple[int, int]) -> Strip:
         return highlight(strip, span, self.screen.get_component_rich_style("screen--selection"))
-
-
-def _headline(registry: ToolRegistry | None, name: str, arguments: str) -> str:
-    tool = registry.get(name) if registry is not None else None
-    try:
-        raw = json.loads(arguments) if arguments.strip() else {}
-    except json.JSONDecodeError:
-        raw = None
-    if tool is not None and isinstance(raw, dict):
-        try:
-            return tool.headline(tool.Args.model_validate(raw))
-        except Exception:
-            pass
-    if isinstance(raw, dict) and raw:
-        first = next(iter(raw.values()))
-        return f"{name} {first}"
-    return name
