@@ -357,5 +357,5 @@ async def test_the_screen_shows_the_crlf_attack_and_y_writes_it(project: Path) -
         body = str(approval.query_one("#approval-content").render())
         assert f"+{EVIL}␍" in body and "will fail" not in body
         await pilot.press("y")
-        await until(pilot, lambda: app.screen is chat and not chat._is_busy())
+        await until(pilot, lambda: app.screen is chat and not chat.busy)
     assert target.read_bytes() == f"[core]\r\n{EVIL}\r\nname = demo\r\n".encode()

@@ -8,8 +8,7 @@ import pytest
 
 from planshell.config import Settings
 from planshell.llm.factory import DEFAULT_MODELS, make_provider, switched_settings
-from tests.test_ui_chat import SIZE, make_app, ready, send
-from tests.ui_helpers import until
+from tests.ui_helpers import SIZE, make_app, ready, send, until
 
 LOCAL = Settings(base_url="http://127.0.0.1:8080/v1", model="smollm2", context_window=4096)
 

@@ -278,8 +278,7 @@ async def test_first_request_has_no_environment_and_headless_says_why(tmp_path, 
 
 
 async def test_the_tui_shows_the_notice(tmp_path, monkeypatch):
-    from tests.test_ui_chat import SIZE, make_app, ready
-    from tests.ui_helpers import until
+    from tests.ui_helpers import SIZE, make_app, ready, until
 
     monkeypatch.setenv("FAKE_SECRET", SECRET)
     (tmp_path / "AGENTS.md").symlink_to("/dev/zero")

@@ -19,8 +19,8 @@ from planshell.runtime import build_runtime
 from planshell.sandbox import bwrap
 from tests.test_plan_mode import make
 from tests.test_sandbox import needs_bwrap
-from tests.test_ui_chat import ready, until
 from tests.test_ui_plan import SIZE, make_app, toasts
+from tests.ui_helpers import ready, until
 
 GUARD_ONLY = "Plan mode runs shell commands with the bash guard only, no sandbox"
 

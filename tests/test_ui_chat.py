@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 from rich.console import Console
-from textual.pilot import Pilot
 
 from planshell.agent.session import SessionLog, project_dir
 from planshell.config import Settings
@@ -23,39 +22,7 @@ from planshell.ui.widgets.assistant import AssistantMessage
 from planshell.ui.widgets.messages import ErrorRow, NoteRow, UserMessage
 from planshell.ui.widgets.tool_row import ToolRow
 from tests.engine_helpers import HANG_GUARD
-from tests.ui_helpers import until
-
-SIZE = (100, 30)
-
-
-def make_app(project: Path, replies: list[Reply], **kwargs: object) -> PlanshellApp:
-    kwargs.setdefault("persist", False)
-    return PlanshellApp(
-        Settings(),
-        project,
-        provider=ScriptedProvider(replies),
-        project_label="~/proj",
-        **kwargs,  # type: ignore[arg-type]
-    )
-
-
-async def ready(pilot: Pilot) -> ChatScreen:
-    screen = pilot.app.screen
-    assert isinstance(screen, ChatScreen)
-    await until(pilot, lambda: screen.ready)
-    return screen
-
-
-async def send(pilot: Pilot, text: str) -> None:
-    screen = pilot.app.screen
-    assert isinstance(screen, ChatScreen)
-    screen.prompt.set_text(text)
-    await pilot.press("enter")
-
-
-async def idle(pilot: Pilot, screen: ChatScreen) -> None:
-    await until(pilot, lambda: not screen._is_busy() and not screen.transcript.streaming)
-    await pilot.pause()
+from tests.ui_helpers import SIZE, idle, make_app, ready, send, until
 
 
 def markdown_text(message: AssistantMessage, width: int = 80) -> str:

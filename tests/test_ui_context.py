@@ -9,8 +9,7 @@ from planshell.llm.scripted import Reply
 from planshell.llm.types import Message, ToolCall
 from planshell.ui.widgets.status import StatusBar, format_context
 from planshell.ui.widgets.summary import SummaryRow
-from tests.test_ui_chat import SIZE, idle, make_app, ready, send
-from tests.ui_helpers import until
+from tests.ui_helpers import SIZE, idle, make_app, ready, send, until
 
 
 def activity_text(screen) -> str:

@@ -48,7 +48,7 @@ def _text(screen: ApprovalScreen, selector: str) -> str:
 
 
 async def _done(pilot: Pilot, chat: ChatScreen) -> None:
-    await until(pilot, lambda: pilot.app.screen is chat and not chat._is_busy())
+    await until(pilot, lambda: pilot.app.screen is chat and not chat.busy)
 
 
 def _tool_results(app: PlanshellApp) -> list[str]:

@@ -35,7 +35,7 @@ from planshell.ui.widgets.messages import ErrorRow, NoteRow, UserMessage
 from planshell.ui.widgets.mode_chip import ModeChip
 from planshell.ui.widgets.tool_row import ToolRow
 from tests.engine_helpers import HANG_GUARD
-from tests.test_ui_chat import idle, ready, send, until
+from tests.ui_helpers import idle, ready, send, until
 
 SIZE = (100, 30)
 

@@ -23,6 +23,7 @@ from tests.ui_helpers import (
     clear_toasts,
     ready_for_snapshot,
     send_and_settle,
+    settled,
     snapshot_app,
     until,
 )
@@ -121,7 +122,7 @@ async def run_transcript(pilot: Pilot) -> None:
     await pilot.pause()
     await pilot.press("enter")
     await pilot.pause(0.05)
-    await until(pilot, lambda: not screen._is_busy() and not screen.transcript.streaming)
+    await until(pilot, lambda: settled(screen))
     first, _ = screen.transcript.entries_of(ToolRow)
     first.toggle()
     screen.transcript.follow()

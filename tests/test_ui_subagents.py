@@ -12,20 +12,10 @@ from planshell.config import Settings
 from planshell.llm.scripted import Reply
 from planshell.llm.types import Usage
 from planshell.ui.app import PlanshellApp
-from planshell.ui.screens.chat import ChatScreen
 from planshell.ui.screens.questions import QuestionsScreen
 from planshell.ui.widgets.tool_row import ToolRow
 from tests.subagent_helpers import Router
-from tests.ui_helpers import until
-
-SIZE = (100, 30)
-
-
-async def _ready(pilot: Pilot) -> ChatScreen:
-    screen = pilot.app.screen
-    assert isinstance(screen, ChatScreen)
-    await until(pilot, lambda: screen.ready)
-    return screen
+from tests.ui_helpers import SIZE, ready, settled, until
 
 
 async def test_subagent_progress_streams_into_a_collapsible_row(tmp_path: Path) -> None:
@@ -44,10 +34,10 @@ async def test_subagent_progress_streams_into_a_collapsible_row(tmp_path: Path) 
     )
     app = PlanshellApp(Settings(), tmp_path, provider=router, persist=False, project_label="~/p")
     async with app.run_test(size=SIZE) as pilot:
-        screen = await _ready(pilot)
+        screen = await ready(pilot)
         screen.prompt.set_text("survey")
         await pilot.press("enter")
-        await until(pilot, lambda: not screen._is_busy() and not screen.transcript.streaming)
+        await until(pilot, lambda: settled(screen))
         row = next(r for r in screen.transcript.tool_rows if r.tool_name == "task")
         assert not row.expanded and row.progress_title().startswith("2 steps · grep")
         assert row.progress[0] == "ls ." and any("grep x =" in p for p in row.progress)
@@ -61,7 +51,7 @@ async def test_subagent_progress_streams_into_a_collapsible_row(tmp_path: Path) 
 async def test_progress_for_an_unknown_call_is_ignored(tmp_path: Path) -> None:
     app = PlanshellApp(Settings(), tmp_path, provider=Router({}), persist=False)
     async with app.run_test(size=SIZE) as pilot:
-        screen = await _ready(pilot)
+        screen = await ready(pilot)
         screen.transcript.tool_progress("nope", "ls .")
         row = screen.transcript.tool_started("c1", "task", "task explore: x")
         screen.transcript.tool_progress("c1", "read \x1b[2Ja.py\x1b]0;title\x07")
@@ -87,7 +77,7 @@ async def _questions(pilot: Pilot, after: QuestionsScreen | None = None) -> Ques
 async def test_questions_dialog_answers_and_skips(tmp_path: Path) -> None:
     app = PlanshellApp(Settings(), tmp_path, provider=Router({}), persist=False)
     async with app.run_test(size=SIZE) as pilot:
-        await _ready(pilot)
+        await ready(pilot)
         asked = asyncio.ensure_future(
             app.decider.ask_questions(
                 ["What is it \x1b]52;c;aGk=\x07for?", "How to verify?", "Rules?"]
@@ -124,7 +114,7 @@ async def test_init_command_asks_in_one_dialog_then_shows_the_plan(tmp_path: Pat
     (tmp_path / "Makefile").write_text("test:\n\tpytest\n")
     app = PlanshellApp(Settings(), tmp_path, provider=DemoProvider(chunk_delay=0), persist=False)
     async with app.run_test(size=SIZE) as pilot:
-        screen = await _ready(pilot)
+        screen = await ready(pilot)
         screen.prompt.set_text("/init")
         await pilot.press("enter")
         dialog = await _questions(pilot)

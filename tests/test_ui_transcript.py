@@ -12,20 +12,9 @@ from planshell.llm.scripted import Reply
 from planshell.ui.screens.chat import ChatScreen
 from planshell.ui.widgets.messages import UserMessage
 from planshell.ui.widgets.tool_row import ToolRow
-from tests.test_ui_chat import make_app, ready
-from tests.ui_helpers import until
+from tests.ui_helpers import idle, make_app, ready, send, until
 
 LONG = "\n\n".join(f"Paragraph {i} of a long answer." for i in range(80))
-
-
-async def send(pilot: Pilot, screen: ChatScreen, text: str) -> None:
-    screen.prompt.set_text(text)
-    await pilot.press("enter")
-
-
-async def idle(pilot: Pilot, screen: ChatScreen) -> None:
-    await until(pilot, lambda: not screen._is_busy() and not screen.transcript.streaming)
-    await pilot.pause()
 
 
 def at_bottom(screen: ChatScreen) -> bool:
@@ -35,7 +24,7 @@ def at_bottom(screen: ChatScreen) -> bool:
 
 async def scroll_up_while_streaming(pilot: Pilot, screen: ChatScreen) -> None:
     transcript = screen.transcript
-    await send(pilot, screen, "long please")
+    await send(pilot, "long please")
     await until(pilot, lambda: transcript.max_scroll_y > 30)
     await pilot.press("pageup")
     await pilot.pause()
@@ -76,7 +65,7 @@ async def test_a_view_at_the_bottom_stays_there_across_resizes(project: Path) ->
     app = make_app(project, [Reply(text=LONG)])
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await ready(pilot)
-        await send(pilot, screen, "long please")
+        await send(pilot, "long please")
         await idle(pilot, screen)
         for size in ((80, 24), (50, 20), (120, 40)):
             await pilot.resize_terminal(*size)
@@ -90,7 +79,7 @@ async def test_a_view_scrolled_up_keeps_its_place_across_a_resize(project: Path)
     app = make_app(project, [Reply(text=LONG)])
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await ready(pilot)
-        await send(pilot, screen, "long please")
+        await send(pilot, "long please")
         await idle(pilot, screen)
         transcript = screen.transcript
         transcript.focus()
@@ -149,7 +138,7 @@ async def test_tool_rows_name_targets_show_results_and_take_keys(project: Path) 
     app = make_app(project, replies)
     async with app.run_test(size=(100, 30)) as pilot:
         screen = await ready(pilot)
-        await send(pilot, screen, "read both")
+        await send(pilot, "read both")
         await idle(pilot, screen)
         first, second = screen.transcript.entries_of(ToolRow)
         assert first.header_text().startswith("✓ read README.md")

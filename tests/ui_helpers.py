@@ -14,6 +14,45 @@ from planshell.ui.app import PlanshellApp
 from planshell.ui.screens.chat import ChatScreen
 from tests.engine_helpers import HANG_GUARD
 
+SIZE = (100, 30)  # the chat tests' terminal
+
+
+def make_app(project: Path, replies: list[Reply], **kwargs: object) -> PlanshellApp:
+    """A chat app on the scripted provider, persisting nothing unless asked."""
+    kwargs.setdefault("persist", False)
+    return PlanshellApp(
+        Settings(),
+        project,
+        provider=ScriptedProvider(replies),
+        project_label="~/proj",
+        **kwargs,  # type: ignore[arg-type]
+    )
+
+
+async def ready(pilot: Pilot) -> ChatScreen:
+    """The chat screen, once it says it is ready for input."""
+    screen = pilot.app.screen
+    assert isinstance(screen, ChatScreen)
+    await until(pilot, lambda: screen.ready)
+    return screen
+
+
+async def send(pilot: Pilot, text: str) -> None:
+    screen = pilot.app.screen
+    assert isinstance(screen, ChatScreen)
+    screen.prompt.set_text(text)
+    await pilot.press("enter")
+
+
+def settled(screen: ChatScreen) -> bool:
+    """Nothing runs and nothing streams: the turn is over."""
+    return not screen.busy and not screen.transcript.streaming
+
+
+async def idle(pilot: Pilot, screen: ChatScreen) -> None:
+    await until(pilot, lambda: settled(screen))
+    await pilot.pause()
+
 
 async def until(pilot: Pilot, predicate: Callable[[], bool], timeout: float = HANG_GUARD) -> None:
     """Let the app run until ``predicate`` holds (polled every 20 ms).
@@ -53,7 +92,7 @@ async def send_and_settle(pilot: Pilot, screen: ChatScreen, text: str) -> None:
     screen.prompt.set_text(text)
     await pilot.press("enter")
     await pilot.pause(0.05)
-    await until(pilot, lambda: not screen._is_busy() and not screen.transcript.streaming)
+    await until(pilot, lambda: settled(screen))
 
 
 async def clear_toasts(pilot: Pilot) -> None:

@@ -321,7 +321,7 @@ class ChatScreen(Screen[None]):
     def work_started(self) -> None:
         """Show the spinner now; the ticker keeps it going until nothing runs.
 
-        It does not ask ``_is_busy`` here: the worker may not be registered yet,
+        It does not ask ``busy`` here: the worker may not be registered yet,
         and pausing the ticker then froze the spinner at "working 0s".
         """
         if self._busy_since is None:
@@ -331,14 +331,16 @@ class ChatScreen(Screen[None]):
         self._frame += 1
         self.status.set_activity(self._frame, time.monotonic() - self._busy_since)
 
-    def _is_busy(self) -> bool:
+    @property
+    def busy(self) -> bool:
+        """A turn or other engine work is running (the spinner shows)."""
         runtime = self.runtime
         engine_busy = runtime is not None and runtime.agent.busy
         workers = any(w.group == "agent" and not w.is_finished for w in self.workers)
         return engine_busy or workers
 
     def tick(self) -> None:
-        if self._is_busy():
+        if self.busy:
             self._frame += 1
             since = self._busy_since or time.monotonic()
             self.status.set_activity(self._frame, time.monotonic() - since)

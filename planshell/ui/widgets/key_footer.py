@@ -51,8 +51,10 @@ class FittedFooter(Footer):
         """
         compact = getattr(type(key), "compact", None)
         if isinstance(compact, Reactive):
-            key.set_reactive(compact, self.compact)
-            key.set_class(self.compact, "-compact", update=False)
+            # The palette key is not bound to the footer: it stays compact.
+            value = True if key.has_class("-command-palette") else self.compact
+            key.set_reactive(compact, value)
+            key.set_class(value, "-compact", update=False)
 
     def _priority(self, key: Widget) -> int:
         action = str(getattr(key, "action", ""))
