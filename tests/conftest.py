@@ -76,7 +76,7 @@ def no_key_grace(monkeypatch: pytest.MonkeyPatch) -> None:
     """Decision screens take keys at once, except in the key-grace tests.
 
     Most UI tests press a decision key right after a screen appears; the grace
-    itself (planshell.ui.keygrace) is tested in tests/test_ui_keygrace.py, which
+    itself (planshell.ui.keygrace) is tested in tests/ui/test_ui_keygrace.py, which
     turns it back on with the ``key_grace`` fixture.
     """
     from planshell.ui.keygrace import KeyGrace

@@ -192,7 +192,7 @@ def test_plan_file_symlinked_out_of_the_plans_dir_is_refused(tmp_path):
             store.read(name)
 
 
-# A plan that is a FIFO: tests/test_plan_store.py::test_a_fifo_named_like_a_plan_is_refused_not_waited_on
+# A plan that is a FIFO: tests/plan/test_plan_store.py::test_a_fifo_named_like_a_plan_is_refused_not_waited_on
 
 
 # --- ignore files --------------------------------------------------------------------

@@ -20,7 +20,7 @@ runs as root (root keeps them by default, and could remount ``/`` writable),
 and the sandbox dies with planshell. ``--unshare-pid`` makes bwrap PID 1 of
 the sandbox, so when the bash tool kills the command's process group (bwrap
 leads it) the kernel kills every process left inside; ``--new-session`` does
-not get in the way of that (tested in ``tests/test_sandbox.py``).
+not get in the way of that (tested in ``tests/sandbox/test_sandbox.py``).
 ``--seccomp FD`` loads the filter of ``seccomp.py`` (no Unix sockets, no
 keyring, no ptrace, no namespaces or mounts, ...) into the command; when
 bubblewrap cannot load it the sandbox runs without it and says so.

@@ -7,7 +7,7 @@ its height would cost what those views exist to avoid, so a block's height is an
 both kinds, the prefix sum of offsets, and answers "which block is on row r".
 
 Pure Python, no Textual: the widgets decide when to measure, this only keeps
-the books (and is tested on its own, ``tests/test_virtual_rows.py``).
+the books (and is tested on its own, ``tests/ui/test_virtual_rows.py``).
 
 Offsets are recomputed lazily and only as far as they are read: a change to
 block ``i`` leaves rows above it valid, so streaming into the last block or

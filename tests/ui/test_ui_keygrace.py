@@ -1,0 +1,339 @@
+"""Key grace: a key typed before a decision screen was ready is not the user's answer (Pilot).
+
+Every test here turns the real grace on (``key_grace``) and never measures
+time: an early key is pressed right after the screen is pushed and the test
+asserts the decision did *not* happen; then it waits until the screen says it
+is ready (``keys_ready``, polled) and shows the same key now decides. A key
+created before the screen was pushed and delivered only after the screen is
+ready stands for a key queued while the event loop was busy: it is ignored too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+from textual import events
+from textual.app import App
+from textual.pilot import Pilot
+from textual.screen import Screen
+from textual.widgets import Button
+
+from planshell.plan.decider import (
+    ApprovalChoice,
+    ApprovalDecision,
+    ApprovalRequest,
+    Decision,
+    Review,
+)
+from planshell.ui.decider import LEAVE_PLAN_QUESTION
+from planshell.ui.keygrace import DEFAULT_GRACE, HELD_KEY, KeyGrace
+from planshell.ui.screens.approval import ApprovalScreen
+from planshell.ui.screens.confirm import ConfirmScreen
+from planshell.ui.screens.handoff import HandoffScreen
+from planshell.ui.screens.plan_actions import PlanActionScreen
+from planshell.ui.screens.plan_diff import PlanDiffScreen
+from planshell.ui.screens.plan_picker import CreatePlanScreen
+from planshell.ui.screens.questions import QuestionsScreen
+from planshell.ui.screens.results import push_answering
+from planshell.ui.screens.review import ConfirmDiscard, ReviewScreen
+from planshell.ui.widgets.plan_view import PlanView
+from planshell.ui.widgets.review_footer import ReviewFooter
+from tests.ui.test_ui_review import make_plan, request_for
+from tests.ui_helpers import until
+
+UNANSWERED = object()
+S = TypeVar("S", bound=Screen[Any])
+
+
+@pytest.fixture(autouse=True)
+def key_grace(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The real grace (conftest turns it off for every other UI test)."""
+    monkeypatch.setattr(KeyGrace, "GRACE", DEFAULT_GRACE)
+
+
+@pytest.fixture
+def long_grace(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A grace that outlasts the test: it ends when the test calls ``end_grace()``."""
+    monkeypatch.setattr(KeyGrace, "GRACE", 3600.0)
+
+
+class Host(App[None]):
+    """Pushes one screen and records its answer."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.results: list[Any] = []
+
+    def show(self, screen: Screen[Any]) -> None:
+        push_answering(self, screen, self.results.append)
+
+    @property
+    def answer(self) -> Any:
+        return self.results[0] if self.results else UNANSWERED
+
+
+async def early_then_ready(
+    pilot: Pilot, screen: Screen[Any], key: str, *, ready: Callable[[], bool] | None = None
+) -> None:
+    """Push ``screen``, press ``key`` at once: nothing may be decided. Then wait until ready."""
+    app = pilot.app
+    assert isinstance(app, Host) and isinstance(screen, KeyGrace)
+    app.show(screen)
+    await pilot.press(key)  # the key arrives with the screen, before it is ready
+    await pilot.pause()
+    assert app.answer is UNANSWERED, f"{key!r} decided during the grace"
+    assert app.screen is screen
+    await until(pilot, ready or (lambda: screen.keys_ready))
+
+
+@asynccontextmanager
+async def showing(
+    make: Callable[[], S], size: tuple[int, int] = (100, 30)
+) -> AsyncIterator[tuple[Host, Pilot, S]]:
+    """A Host running at ``size``, with the screen ``make`` builds pushed on it."""
+    app = Host()
+    async with app.run_test(size=size) as pilot:
+        screen = make()
+        app.show(screen)
+        yield app, pilot, screen
+
+
+def plan_request() -> Any:
+    return request_for(make_plan(200))
+
+
+APPROVAL = ApprovalRequest(
+    tool="bash",
+    headline="touch made",
+    kind="bash",
+    why="bash needs approval in ask mode",
+    command="touch made",
+    segments=("touch made",),
+    session_rules=("bash(touch *)",),
+    project_rules=("bash(touch *)",),
+    project_file=".planshell/config.toml",
+)
+
+# (screen factory, decision key, the answer once ready)
+CASES: dict[str, tuple[Callable[[], Screen[Any]], str, Any]] = {
+    "review approve": (
+        lambda: ReviewScreen(plan_request()),
+        "a",
+        Review(Decision.APPROVE, reviewed_text=make_plan(200), permission_mode="accept-edits"),
+    ),
+    "review exit plan mode": (lambda: ReviewScreen(plan_request()), "x", Review(Decision.EXIT)),
+    "leave plan mode y": (
+        lambda: ConfirmScreen(LEAVE_PLAN_QUESTION, yes="Allow", no="Keep planning"),
+        "y",
+        True,
+    ),
+    "enter on a focused yes": (
+        lambda: ConfirmScreen("Plan first?", yes="Plan first", no="Not now", default=True),
+        "enter",
+        True,
+    ),
+    "delete plan y": (lambda: ConfirmDiscard(Path("/tmp/p.md")), "y", True),
+    "plan actions execute": (
+        lambda: PlanActionScreen(Path("/tmp/p.md"), make_plan(40)),
+        "e",
+        "execute",
+    ),
+    "approval y": (lambda: ApprovalScreen(APPROVAL), "y", ApprovalDecision(ApprovalChoice.ONCE)),
+    "approval always": (
+        lambda: ApprovalScreen(APPROVAL),
+        "a",
+        ApprovalDecision(ApprovalChoice.ALWAYS),
+    ),
+    "handoff compact": (lambda: HandoffScreen({}, "keep"), "c", "compact"),
+    "handoff enter on fresh": (lambda: HandoffScreen({}, "fresh"), "enter", "fresh"),
+    "questions send": (lambda: QuestionsScreen(["Which port?"]), "ctrl+s", [""]),
+    "create plan enter": (lambda: CreatePlanScreen("limits"), "enter", "limits"),
+    # A changed plan's diff: an early Enter must not skip it on the way to the review.
+    "changed plan diff enter": (
+        lambda: PlanDiffScreen(request_for(make_plan(20), diff="+- [ ] curl | sh")),
+        "enter",
+        True,
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+async def test_an_early_key_decides_nothing_the_same_key_works_once_ready(case: str) -> None:
+    make, key, expected = CASES[case]
+    app = Host()
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = make()
+        await early_then_ready(pilot, screen, key)
+        await pilot.press(key)
+        await until(pilot, lambda: app.answer is not UNANSWERED)
+    assert app.answer == expected
+
+
+@pytest.mark.parametrize("case", ["review approve", "leave plan mode y", "approval y"])
+async def test_a_key_typed_before_the_screen_appeared_is_ignored_even_when_handled_later(
+    case: str,
+) -> None:
+    """The key event's time, not when the loop gets to it, decides: a stall cannot approve."""
+    make, key, expected = CASES[case]
+    app = Host()
+    async with app.run_test(size=(100, 30)) as pilot:
+        stale = events.Key(key, key)  # typed now, before the screen exists
+        screen = make()
+        assert isinstance(screen, KeyGrace)
+        app.show(screen)
+        await until(pilot, lambda: screen.keys_ready)
+        app.post_message(stale)  # ...and handled only after the screen said ready
+        await pilot.pause()
+        assert app.answer is UNANSWERED
+        await until(pilot, lambda: screen.keys_ready)
+        await pilot.press(key)
+        await until(pilot, lambda: app.answer is not UNANSWERED)
+    assert app.answer == expected
+
+
+@pytest.mark.usefixtures("long_grace")
+async def test_a_held_key_keeps_the_review_waiting_until_it_stops() -> None:
+    """Key repeat (or a paste arriving as keys) restarts the grace: a held key never approves.
+
+    The grace is made to outlast the test and ended by hand, so the repeat that
+    arrives after it ended is exactly "typed before ready, handled after".
+    """
+    async with showing(lambda: ReviewScreen(plan_request())) as (app, pilot, screen):
+        await pilot.press(*"aaaa")  # the key is held down as the review appears
+        repeat = events.Key("a", "a")  # ...and still repeating
+        screen.end_grace()
+        assert screen.keys_ready
+        app.post_message(repeat)
+        await pilot.pause()
+        assert app.answer is UNANSWERED
+        assert not screen.keys_ready  # the repeat started the grace again
+        screen.end_grace()
+        await pilot.press("a")  # a fresh press, after the screen said ready
+        await until(pilot, lambda: app.answer is not UNANSWERED)
+    assert app.answer.decision is Decision.APPROVE
+
+
+async def test_a_paste_never_decides() -> None:
+    """A bracketed paste is text, not keys: pasting "a", "y" or "x" into the review does nothing."""
+    async with showing(lambda: ReviewScreen(plan_request())) as (app, pilot, screen):
+        await until(pilot, lambda: screen.keys_ready)
+        for text in ("a", "y", "x", "D", "a\r"):
+            screen.query_one(PlanView).post_message(events.Paste(text))
+        await pilot.pause()
+        assert app.answer is UNANSWERED and app.screen is screen
+
+
+@pytest.mark.parametrize(
+    ("make", "key", "expected"),
+    [
+        (lambda: ReviewScreen(plan_request()), "escape", Review(Decision.KEEP)),
+        (lambda: ConfirmScreen(LEAVE_PLAN_QUESTION, yes="Allow", no="Keep planning"), "n", False),
+        (
+            lambda: ConfirmScreen(LEAVE_PLAN_QUESTION, yes="Allow", no="Keep planning"),
+            "enter",
+            False,
+        ),
+        (lambda: ApprovalScreen(APPROVAL), "escape", ApprovalDecision(ApprovalChoice.DENY)),
+        (lambda: HandoffScreen({}, "compact"), "k", "keep"),
+        (lambda: PlanActionScreen(Path("/tmp/p.md"), make_plan(40)), "escape", None),
+        (lambda: QuestionsScreen(["Which port?"]), "escape", None),
+    ],
+    ids=[
+        "review esc",
+        "confirm n",
+        "confirm enter on no",
+        "approval esc",
+        "handoff k",
+        "plan actions esc",
+        "questions esc",
+    ],
+)
+@pytest.mark.usefixtures("long_grace")
+async def test_the_safe_answers_act_at_once(
+    make: Callable[[], Screen[Any]], key: str, expected: Any
+) -> None:
+    """Keep planning, no, deny, keep: never held, and never an approval."""
+    async with showing(make) as (app, pilot, screen):
+        await pilot.press(key)
+        await until(pilot, lambda: app.answer is not UNANSWERED)
+        assert isinstance(screen, KeyGrace) and not screen.keys_ready  # it was still the grace
+    assert app.answer == expected
+
+
+@pytest.mark.usefixtures("long_grace")
+async def test_scrolling_and_sections_work_during_the_grace() -> None:
+    async with showing(lambda: ReviewScreen(plan_request())) as (app, pilot, screen):
+        await pilot.press("n", "j", "space", "a")
+        assert not screen.keys_ready
+        assert screen.query_one(PlanView).scroll_y > 0
+        assert app.answer is UNANSWERED
+
+
+@pytest.mark.usefixtures("long_grace")
+async def test_a_click_before_the_dialog_is_ready_does_not_confirm() -> None:
+    async with showing(
+        lambda: ConfirmScreen("Delete this plan file?", yes="Delete", no="Keep")
+    ) as (app, pilot, screen):
+        await pilot.pause()
+        await pilot.click("#yes")
+        await pilot.pause()
+        assert app.answer is UNANSWERED
+        screen.end_grace()
+        yes = screen.query_one("#yes", Button)
+        await until(pilot, lambda: not yes.has_class("-active"))  # its press animation is over
+        await pilot.click("#yes")
+        await until(pilot, lambda: app.answer is not UNANSWERED)
+    assert app.answer is True
+
+
+@pytest.mark.usefixtures("long_grace")
+async def test_the_review_footer_shows_a_decision_key_once_it_works() -> None:
+    """Held keys show as a dimmed dot; Esc and n/p are shown (and work) from the start."""
+    async with showing(lambda: ReviewScreen(plan_request()), (120, 30)) as (_, pilot, screen):
+        await pilot.pause()
+        footer = screen.query_one(ReviewFooter)
+        held = footer.render().plain
+        assert screen.has_class("-keys-held")
+        assert "Esc keep planning" in held and "n/p sections" in held
+        assert f"{HELD_KEY} approve & run" in held and "a approve" not in held
+        screen.end_grace()
+        await pilot.pause()
+        ready = footer.render().plain
+        assert "a approve & run" in ready and HELD_KEY not in ready
+        assert len(ready) == len(held)  # nothing moves when the keys arrive
+        assert screen.has_class("-keys-ready") and not screen.has_class("-keys-held")
+
+
+@pytest.mark.usefixtures("long_grace")
+async def test_dialog_buttons_show_their_key_once_it_works() -> None:
+    async with showing(
+        lambda: ConfirmScreen(LEAVE_PLAN_QUESTION, yes="Allow", no="Keep planning")
+    ) as (_, pilot, screen):
+        await pilot.pause()
+        yes, no = screen.query_one("#yes", Button), screen.query_one("#no", Button)
+        assert str(yes.label) == f"Allow ({HELD_KEY})" and str(no.label) == "Keep planning (n)"
+        screen.end_grace()
+        assert str(yes.label) == "Allow (y)"
+
+
+@pytest.mark.usefixtures("long_grace")
+async def test_the_grace_starts_again_when_the_review_comes_back() -> None:
+    """After the delete question is answered "keep", the review holds its keys again."""
+    async with showing(lambda: ReviewScreen(plan_request())) as (app, pilot, screen):
+        await pilot.pause()
+        screen.end_grace()
+        await pilot.press("D")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmDiscard))
+        await pilot.press("n")
+        await until(pilot, lambda: app.screen is screen)
+        await pilot.press("a")
+        await pilot.pause()
+        assert app.answer is UNANSWERED and not screen.keys_ready
+        screen.end_grace()
+        await pilot.press("a")
+        await until(pilot, lambda: app.answer is not UNANSWERED)
+    assert app.answer.decision is Decision.APPROVE
