@@ -42,14 +42,17 @@ def test_quit_while_the_review_is_open(project: Path, tmp_path: Path, how: str) 
         pane.keys("Enter")
         pane.wait_until(lambda s: "Review plan" in s and "a approve" in s, what="the review")
         if how == "ctrl+q":
-            pane.keys("C-q")
+            pane.keys("C-q")  # the turn still waits for the decision: quitting asks first
+            pane.wait_for("Quit (y)")  # the letter shows once y works (key grace)
+            pane.keys("y")
         else:
-            pane.keys("Escape")  # back to the chat (the turn keeps waiting for a decision)
-            pane.wait_for("Ask anything")
+            # Esc is "keep planning": the turn ends with the plan kept, so nothing runs
+            # and /quit quits without asking (waiting for that end keeps it no race).
+            pane.keys("Escape")
+            pane.wait_for("wants to keep planning")
+            pane.wait_until(lambda s: "working" not in s, what="the turn to end")
             pane.type("/quit")
             pane.keys("Enter")
-        pane.wait_for("Quit (y)")  # the letter shows once y works (key grace)
-        pane.keys("y")
         status = pane.wait_exit()
         screen = pane.capture()
         assert "Traceback" not in screen and "Error" not in screen, screen
