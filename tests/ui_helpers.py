@@ -55,16 +55,20 @@ async def idle(pilot: Pilot, screen: ChatScreen) -> None:
 
 
 async def until(pilot: Pilot, predicate: Callable[[], bool], timeout: float = HANG_GUARD) -> None:
-    """Let the app run until ``predicate`` holds (polled every 20 ms).
+    """Let the app run until ``predicate`` holds, then until its pending messages are done.
 
-    ``timeout`` only guards against a hang on a busy machine; it is no speed budget.
+    The app runs on this loop, so a plain sleep between checks is enough for it to make
+    progress; ``pilot.pause`` on every check would also force a screen refresh and post a
+    callback to every widget, 50 times a second, for nothing. ``timeout`` only guards
+    against a hang on a busy machine; it is no speed budget.
     """
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     while not predicate():
         if loop.time() > deadline:
             raise AssertionError(f"the UI did not get there within {timeout:g} s (hang guard)")
-        await pilot.pause(0.02)
+        await asyncio.sleep(0.01)
+    await pilot.pause()
 
 
 def snapshot_app(project: Path, replies: list[Reply], settings: Settings) -> PlanshellApp:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from rich.text import Text
 from textual.widgets import Static
 
@@ -92,3 +94,29 @@ async def test_an_answer_stopped_by_a_full_window_says_so(project):
         notes = [n.message for n in screen.transcript.entries_of(NoteRow)]
         assert any("context window is full" in n for n in notes)
         assert not any("(max_tokens)" in n for n in notes)  # not blamed on max_tokens
+
+
+async def test_the_spinner_rests_under_a_dialog_and_goes_on_after_it(project):
+    """Under a dialog the spinner is hidden: ticking it only redrew the dimmed background."""
+    from planshell.ui.screens.confirm import ConfirmScreen
+
+    release = asyncio.Event()
+    app = make_app(project, [Reply(text="a long answer " * 20, chunk=8, hold=release)])
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await ready(pilot)
+        await send(pilot, "hello")
+        await until(pilot, lambda: "working" in activity_text(screen))
+        dialog = ConfirmScreen("Anything?", yes="Yes", no="No")
+        app.push_screen(dialog)
+        await until(pilot, lambda: app.screen is dialog)
+        resting = activity_text(screen)
+        await asyncio.sleep(0.35)  # a spinner that ticked would have moved 3 frames by now
+        await pilot.pause()
+        assert activity_text(screen) == resting
+        dialog.dismiss(False)
+        await until(pilot, lambda: app.screen is screen)
+        await until(pilot, lambda: activity_text(screen) not in ("", resting))
+        assert "working" in activity_text(screen)
+        release.set()
+        await idle(pilot, screen)
+        await until(pilot, lambda: activity_text(screen) == "")

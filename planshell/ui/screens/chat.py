@@ -326,7 +326,7 @@ class ChatScreen(Screen[None]):
         """
         if self._busy_since is None:
             self._busy_since = time.monotonic()
-        if self._ticker is not None:
+        if self._ticker is not None and self.is_current:
             self._ticker.resume()
         self._frame += 1
         self.status.set_activity(self._frame, time.monotonic() - self._busy_since)
@@ -351,6 +351,20 @@ class ChatScreen(Screen[None]):
         self.status.set_activity(None)
         if self._ticker is not None:
             self._ticker.pause()
+
+    def on_screen_suspend(self) -> None:
+        """A screen over the chat (a dialog, the review) hides the spinner: stop ticking.
+
+        Under a dialog each tick redrew the whole dimmed background (about 40 ms a
+        frame, ten times a second) to move a spinner nobody can read.
+        """
+        if self._ticker is not None:
+            self._ticker.pause()
+
+    def on_screen_resume(self) -> None:
+        if self._ticker is not None and self.busy:
+            self._ticker.resume()
+        self.tick()
 
     def on_key(self, event: events.Key) -> None:
         # Typing while something else has focus (after clicking the transcript)
