@@ -12,7 +12,9 @@ import gc
 import importlib
 import logging
 import sys
+from collections import deque
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -36,6 +38,18 @@ if TYPE_CHECKING:
     from planshell.ui.decider import TuiDecider
 
 log = logging.getLogger(__name__)
+
+
+TOASTS_KEPT = 100
+
+
+@dataclass(frozen=True)
+class Toast:
+    """A notification the app showed: kept so what was said can be read back."""
+
+    message: str
+    severity: SeverityLevel
+    title: str = ""
 
 
 class PlanshellApp(App[int]):
@@ -110,6 +124,7 @@ class PlanshellApp(App[int]):
         self._theme_not_remembered: str | None = None
         self._theme_warnings: list[str] = []
         self._quit_dialog: Screen[bool] | None = None
+        self.toasts: deque[Toast] = deque(maxlen=TOASTS_KEPT)
         self._quitting = False
         if settings is not None:
             wanted = settings.ui.theme
@@ -403,6 +418,7 @@ class PlanshellApp(App[int]):
                 f"{title}: " if title else "",
                 message,
             )
+        self.toasts.append(Toast(message, severity, title))
         super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
 
     def close_runtime(self) -> None:
