@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import html
+import re
 from collections.abc import Callable
 from pathlib import Path
 
+from textual.app import App
 from textual.pilot import Pilot
 
 from planshell.config import Settings
@@ -103,3 +106,14 @@ async def clear_toasts(pilot: Pilot) -> None:
     await pilot.pause(0.1)
     pilot.app.clear_notifications()
     await pilot.pause()
+
+
+_SVG_TEXT = re.compile(r'<text [^>]*?x="([\d.]+)" y="([\d.]+)"[^>]*>(.*?)</text>')
+
+
+def screen_text(app: App[object]) -> str:
+    """What the terminal shows, as text: the rows of the app's own screenshot."""
+    rows: dict[float, list[tuple[float, str]]] = {}
+    for x, y, text in _SVG_TEXT.findall(app.export_screenshot()):
+        rows.setdefault(float(y), []).append((float(x), html.unescape(text).replace("\xa0", " ")))
+    return "\n".join("".join(t for _, t in sorted(row)) for _, row in sorted(rows.items()))
