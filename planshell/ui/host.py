@@ -25,19 +25,10 @@ if TYPE_CHECKING:
     from planshell.ui.widgets.transcript import Transcript
 
 
-class CommandContext(Protocol):
-    """What a slash-command handler (or completer) may use of the screen it runs in.
-
-    Generic on purpose: nothing here belongs to one command, so a new command
-    is one decorated function (``ui/commands.py``) and changes neither this
-    protocol nor the chat screen. The app gives app-wide actions (help, theme,
-    quit, push_screen, restart_runtime); engine work stays in engine methods.
-    """
+class ScreenHost(Protocol):
+    """What the chat screen offers every part that works in it: engine, rows, status, input."""
 
     ready: bool  # the engine is up and the first frame's pending input was sent
-
-    @property
-    def app(self) -> PlanshellApp: ...
 
     @property
     def runtime(self) -> Runtime | None: ...
@@ -47,11 +38,6 @@ class CommandContext(Protocol):
 
     @property
     def status(self) -> StatusBar: ...
-
-    @property
-    def plan_ui(self) -> PlanModeUI:
-        """Plan mode's part of the screen (shared by /plan, /todos and their keys)."""
-        ...
 
     def notify(
         self,
@@ -73,6 +59,24 @@ class CommandContext(Protocol):
 
     def run_worker(self, work: Any, *, group: str = ..., exit_on_error: bool = ...) -> Any: ...
 
+
+class CommandContext(ScreenHost, Protocol):
+    """What a slash-command handler (or completer) may use of the screen it runs in.
+
+    Generic on purpose: nothing here belongs to one command, so a new command
+    is one decorated function (``ui/commands.py``) and changes neither this
+    protocol nor the chat screen. The app gives app-wide actions (help, theme,
+    quit, push_screen, restart_runtime); engine work stays in engine methods.
+    """
+
+    @property
+    def app(self) -> PlanshellApp: ...
+
+    @property
+    def plan_ui(self) -> PlanModeUI:
+        """Plan mode's part of the screen (shared by /plan, /todos and their keys)."""
+        ...
+
     def run_turn(self, work: Callable[[], Awaitable[object]], *, failed: str) -> None:
         """Run engine work like a turn: the spinner runs and Esc stops it; an unexpected
         error becomes a transcript row starting with ``failed``."""
@@ -87,43 +91,16 @@ class CommandContext(Protocol):
         ...
 
 
-class PlanHost(Protocol):
+class PlanHost(ScreenHost, Protocol):
     """What the plan-mode part of the chat uses of its screen."""
-
-    ready: bool
 
     @property
     def app(self) -> App[Any]: ...
 
     @property
-    def runtime(self) -> Runtime | None: ...
-
-    @property
-    def status(self) -> StatusBar: ...
-
-    @property
-    def transcript(self) -> Transcript: ...
-
-    @property
     def prompt(self) -> Widget: ...
 
-    def notify(
-        self,
-        message: str,
-        *,
-        title: str = "",
-        severity: Any = "information",
-        timeout: float | None = None,
-        markup: bool = True,
-    ) -> None: ...
-
-    def send(self, text: str, *, on_failure: Callable[[Exception], None] | None = None) -> None: ...
-
-    def prefill(self, text: str) -> None: ...
-
     def refresh_bindings(self) -> None: ...
-
-    def run_worker(self, work: Any, *, group: str = ..., exit_on_error: bool = ...) -> Any: ...
 
     async def checklist_panel(self, *, create: bool = False) -> ChecklistPanel | None:
         """The checklist panel; mounted on first use when ``create`` (off the first frame)."""
