@@ -131,3 +131,11 @@ def engine(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> s
     else:
         assert grep.find_rg() is not None, "the ripgrep package's rg is missing"
     return str(request.param)
+
+
+@pytest.fixture
+def cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]):
+    """planshell's command line in this process (tests/cli_helpers.py)."""
+    from tests.cli_helpers import InProcessCli
+
+    return InProcessCli(monkeypatch, capsys)

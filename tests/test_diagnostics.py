@@ -205,12 +205,13 @@ def _planshell(
     )  # fmt: skip
 
 
-def test_print_mode_logs_to_the_file_and_debug_raises_the_level(project: Path) -> None:
+def test_print_mode_logs_to_the_file_and_debug_raises_the_level(project: Path, cli) -> None:
+    """``main`` in-process (the ``cli`` fixture): the same set-up as the real program."""
     path = log_path()
-    done = _planshell("-m", "planshell", "-p", "what is in this repo?", cwd=project)
+    done = cli(["-p", "what is in this repo?"], project)
     assert done.returncode == 0, done.stderr
     assert "starting" not in (path.read_text() if path.exists() else "")
-    done = _planshell("-m", "planshell", "--debug", "-p", "what is in this repo?", cwd=project)
+    done = cli(["--debug", "-p", "what is in this repo?"], project)
     assert done.returncode == 0, done.stderr
     assert "planshell" in path.read_text() and "starting (headless)" in path.read_text()
 
@@ -260,21 +261,21 @@ def test_doctor_reports_every_section_without_textual_or_the_key(project: Path) 
     assert "planshell.runtime" in imported and "textual" not in imported
 
 
-def test_doctor_runs_the_real_sandbox_when_bubblewrap_works(project: Path) -> None:
+def test_doctor_runs_the_real_sandbox_when_bubblewrap_works(project: Path, cli) -> None:
     from planshell.sandbox.bwrap import sandbox_status
 
     if sandbox_status("auto").state != "sandboxed":
         pytest.skip("bubblewrap cannot start a sandbox on this machine")
-    done = _planshell("-m", "planshell", "doctor", cwd=project)
+    done = cli(["doctor"], project)
     assert done.returncode == 0, done.stderr
     assert re.search(r"state +sandboxed: ", done.stdout)
     assert "self-test     ok: `ls` ran in the sandbox and the project is read-only" in done.stdout
 
 
-def test_doctor_survives_a_broken_config(project: Path) -> None:
+def test_doctor_survives_a_broken_config(project: Path, cli) -> None:
     (project / ".planshell").mkdir()
     (project / ".planshell" / "config.toml").write_text("plan = [not toml\n")
-    done = _planshell("-m", "planshell", "doctor", "-C", str(project), cwd=project.parent)
+    done = cli(["doctor", "-C", str(project)], project.parent)
     assert done.returncode == 0, done.stderr
     assert "INVALID, defaults used below: config error in" in done.stdout
     assert "\ntool schema (sent with every request)\n" in done.stdout

@@ -1,37 +1,29 @@
-"""`planshell -p` as a real subprocess, against the demo model."""
+"""`planshell -p` against the demo model.
+
+Stdin, the terminal and the import check spawn the real program; the other cases
+call the same entry function, ``planshell.cli.main``, in-process (the ``cli``
+fixture, tests/cli_helpers.py).
+"""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 
-def run_cli(args: list[str], cwd: Path, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")}
-    return subprocess.run(
-        [sys.executable, "-m", "planshell", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-
-
-def test_print_mode_answers_from_the_project(project):
-    proc = run_cli(["-p", "what is in this repo?", "--verbose"], project)
+def test_print_mode_answers_from_the_project(project, cli):
+    proc = cli(["-p", "what is in this repo?", "--verbose"], project)
     assert proc.returncode == 0, proc.stderr
     assert "Offline demo model" in proc.stdout and "Widget Service" in proc.stdout
     assert "provider: demo (offline)" in proc.stderr
     assert "→ ls ." in proc.stderr and "→ read README.md" in proc.stderr
 
 
-def test_plan_print_mode_awaits_approval(project):
-    proc = run_cli(["--plan", "-p", "add rate limiting"], project)
+def test_plan_print_mode_awaits_approval(project, cli):
+    proc = cli(["--plan", "-p", "add rate limiting"], project)
     assert proc.returncode == 3, proc.stderr
     line = proc.stdout.strip().splitlines()[-1]
     assert line.startswith("Plan awaiting approval: .planshell/plans/") and line.endswith(".md")
@@ -47,13 +39,13 @@ def test_plan_print_mode_awaits_approval(project):
     ]
 
 
-def test_print_needs_a_prompt(project):
-    proc = run_cli(["-p"], project)
+def test_print_needs_a_prompt(project, cli):
+    proc = cli(["-p"], project)
     assert proc.returncode == 2 and "needs a prompt" in proc.stderr
 
 
-def test_continue_without_sessions_is_a_clear_error(project):
-    proc = run_cli(["--continue", "-p", "hi"], project)
+def test_continue_without_sessions_is_a_clear_error(project, cli):
+    proc = cli(["--continue", "-p", "hi"], project)
     assert proc.returncode == 1 and "no earlier session" in proc.stderr
 
 
@@ -73,8 +65,8 @@ def test_engine_imports_no_textual():
 # --- issue 12, item 13: what -p prints -------------------------------------------------
 
 
-def test_print_mode_prints_only_the_final_answer(project):
-    proc = run_cli(["-p", "what is in this repo?"], project)
+def test_print_mode_prints_only_the_final_answer(project, cli):
+    proc = cli(["-p", "what is in this repo?"], project)
     assert proc.returncode == 0, proc.stderr
     # The demo's first reply ("I'll look around…") comes before its tool calls.
     assert "look around" not in proc.stdout
@@ -83,8 +75,8 @@ def test_print_mode_prints_only_the_final_answer(project):
     assert "\x1b[" not in proc.stdout and "**Top level**" in proc.stdout
 
 
-def test_plan_print_mode_never_prints_text_meant_for_the_model(project):
-    proc = run_cli(["--plan", "-p", "add rate limiting"], project)
+def test_plan_print_mode_never_prints_text_meant_for_the_model(project, cli):
+    proc = cli(["--plan", "-p", "add rate limiting"], project)
     assert proc.returncode == 3, proc.stderr
     for words in ("has not approved", "Stop now", "end your turn", "non-interactive run"):
         assert words not in proc.stdout
@@ -108,8 +100,8 @@ def test_prompt_from_stdin(project):
 
 
 @pytest.mark.parametrize("prompt", ["   ", "\n\t"])
-def test_a_blank_prompt_is_refused(project, prompt):
-    proc = run_cli(["-p", prompt], project)
+def test_a_blank_prompt_is_refused(project, prompt, cli):
+    proc = cli(["-p", prompt], project)
     assert proc.returncode == 2 and "needs a prompt" in proc.stderr
     assert not (project / ".planshell").exists()
 

@@ -118,6 +118,9 @@ class Launch:
     pass_fds: tuple[int, ...] = ()
 
 
+KILL_GRACE = 1.0  # the bash tool's default seconds between SIGTERM and SIGKILL
+
+
 @dataclass
 class ToolContext:
     """Everything a tool may touch: the project root and its limits."""
@@ -127,6 +130,9 @@ class ToolContext:
     read_max_bytes: int = 256 * 1024
     bash_timeout: float = 120.0
     bash_max_output: int = 30_000
+    # Seconds a stopped command's process group gets between SIGTERM and SIGKILL
+    # (timeout, cancel, or the command's end while children still run).
+    bash_kill_grace: float = KILL_GRACE
     result_max_chars: int = RESULT_MAX_CHARS
     exec_policy: ExecPolicy = field(default_factory=ExecPolicy)
     watch: RunWatch = field(default_factory=RunWatch)  # around calls that may write

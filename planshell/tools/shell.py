@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pydantic import Field
 
 from planshell.tools.base import (
+    KILL_GRACE,
     Effect,
     ExecPolicy,
     Tool,
@@ -29,7 +30,6 @@ from planshell.tools.base import (
 )
 
 MAX_TIMEOUT = 600.0
-KILL_GRACE = 1.0  # seconds between SIGTERM and SIGKILL
 _DRAIN_GRACE = 2.0  # how long to wait for output after the group is gone
 _POLL = 0.02
 _HEADLINE_CHARS = 100
@@ -229,7 +229,7 @@ class BashTool(Tool[BashArgs]):
             timed_out = True
         finally:
             try:
-                await stop_group(proc)
+                await stop_group(proc, ctx.bash_kill_grace)
                 await _finish(pump)
             finally:
                 pump.cancel()  # no-op once it has drained; else don't leave it pending

@@ -20,13 +20,13 @@ from planshell.permissions.args import Hole
 from planshell.permissions.resolve import resolve
 from planshell.plan.decider import HeadlessDecider
 from planshell.runtime import Runtime, build_runtime
+from tests.cli_helpers import InProcessCli
 from tests.engine_helpers import HANG_GUARD, ScriptedDecider
 from tests.sse_server import (
     SSEServer,
     openai_text_response,
     openai_tool_call_response,
 )
-from tests.test_cli_provider import _run
 
 DENY_RM = ["bash(rm *)"]
 
@@ -304,12 +304,12 @@ def test_resolution_expands_braces_like_bash() -> None:
     )
 
 
-# --- headless, a real subprocess ------------------------------------------------------
+# --- headless: planshell.cli.main in-process, a real server ------------------------------------------------------
 
 
 @pytest.mark.parametrize("command", ["{rm,-f,x}", "r{m,} -f x", "$(echo rm) -f x"])
 async def test_headless_auto_denies_with_a_reason(
-    sse_server: SSEServer, project: Path, command: str
+    sse_server: SSEServer, project: Path, command: str, cli: InProcessCli
 ) -> None:
     config = Path(os.environ["XDG_CONFIG_HOME"]) / "planshell" / "config.toml"
     config.parent.mkdir(parents=True, exist_ok=True)
@@ -330,7 +330,7 @@ async def test_headless_auto_denies_with_a_reason(
         "--permission-mode",
         "auto",
     ]
-    code, _out, err = await _run(args, project, {"PLANSHELL_CONTEXT_WINDOW": "100000"})
+    code, _out, err = await cli.run(args, project, {"PLANSHELL_CONTEXT_WINDOW": "100000"})
     assert code == 0, err
     assert (project / "x").read_text() == "keep me\n"
     messages = sse_server.requests[1].json["messages"]

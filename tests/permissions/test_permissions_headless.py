@@ -1,5 +1,6 @@
 """`planshell -p` outside plan mode: a call that would ask is denied and reported in
-`ask`, runs in `auto` and when `--allow` covers it (a real subprocess, a real server)."""
+`ask`, runs in `auto` and when `--allow` covers it (a real server; the `ask` test
+spawns the real program, the others call the same ``main`` in-process)."""
 
 from __future__ import annotations
 
@@ -46,33 +47,35 @@ async def test_headless_ask_denies_and_reports(sse_server: SSEServer, project) -
     assert "needs the user's approval" in _tool_result(sse_server)
 
 
-async def test_headless_auto_runs(sse_server: SSEServer, project) -> None:
+async def test_headless_auto_runs(sse_server: SSEServer, project, cli) -> None:
     sse_server.add(
         openai_tool_call_response("bash", {"command": "touch made"}), openai_text_response("ok")
     )
-    code, _out, err = await _run(_args(sse_server, "--permission-mode", "auto"), project, WINDOW)
+    code, _out, err = await cli.run(_args(sse_server, "--permission-mode", "auto"), project, WINDOW)
     assert code == 0, err
     assert (project / "made").exists()
     assert "exit code 0" in _tool_result(sse_server)
 
 
-async def test_headless_allow_rule_covers_only_its_segments(sse_server: SSEServer, project) -> None:
+async def test_headless_allow_rule_covers_only_its_segments(
+    sse_server: SSEServer, project, cli
+) -> None:
     sse_server.add(
         openai_tool_call_response("bash", {"command": "touch a && rm -rf src"}),
         openai_text_response("ok"),
     )
-    code, _out, err = await _run(_args(sse_server, "--allow", "bash(touch *)"), project, WINDOW)
+    code, _out, err = await cli.run(_args(sse_server, "--allow", "bash(touch *)"), project, WINDOW)
     assert code == 0, err
     assert not (project / "a").exists() and (project / "src").exists()
     sse_server.requests.clear()
     sse_server.add(
         openai_tool_call_response("bash", {"command": "touch a"}), openai_text_response("ok")
     )
-    code, _out, err = await _run(_args(sse_server, "--allow", "bash(touch *)"), project, WINDOW)
+    code, _out, err = await cli.run(_args(sse_server, "--allow", "bash(touch *)"), project, WINDOW)
     assert code == 0, err
     assert (project / "a").exists()
 
 
-async def test_bad_allow_rule_is_a_clear_error(project) -> None:
-    code, _out, err = await _run(["-p", "x", "--allow", "rm -rf"], project)
+def test_bad_allow_rule_is_a_clear_error(project, cli) -> None:
+    code, _out, err = cli(["-p", "x", "--allow", "rm -rf"], project)
     assert code == 1 and "--allow" in err and "Traceback" not in err

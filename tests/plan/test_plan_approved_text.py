@@ -7,6 +7,7 @@ after the person approved it and checks what the *provider* is sent.
 
 from __future__ import annotations
 
+import asyncio
 import io
 import os
 import subprocess
@@ -171,33 +172,21 @@ async def test_continue_with_an_untouched_plan_runs_the_approved_text(project):
     assert EXECUTE_MARKER in request.system and "- [x] Add a cache dict" in request.system
 
 
-def test_the_cli_refuses_to_continue_a_changed_plan(project, tmp_path):
-    """`planshell -p --continue` itself (demo model): exit 3, the diff on stderr."""
+async def test_the_cli_refuses_to_continue_a_changed_plan(project, tmp_path):
+    """`planshell -p --continue` itself (demo model): exit 3, the diff on stderr.
+
+    The approved session is made in this process; only the command under test is
+    a real ``python -m planshell``.
+    """
     env = {k: v for k, v in os.environ.items() if k not in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")}
-    code = (
-        "import asyncio, sys\n"
-        "from pathlib import Path\n"
-        "from tests.plan.test_plan_approved_text import approved_session\n"
-        "path, _ = asyncio.run(approved_session(Path(sys.argv[1])))\n"
-        "print(path)\n"
-    )
-    root = REPO
-    made = subprocess.run(
-        [sys.executable, "-c", code, str(project)],
-        cwd=root,
-        env={**env, "PYTHONPATH": str(root)},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert made.returncode == 0, made.stderr
-    plan = Path(made.stdout.strip().splitlines()[-1])
+    plan, _ = await approved_session(project)
     with plan.open("a") as fh:
         fh.write(INJECTED + "\n")
-    proc = subprocess.run(
+    proc = await asyncio.to_thread(
+        subprocess.run,
         [sys.executable, "-m", "planshell", "-p", "--continue", "continue"],
         cwd=project,
-        env={**env, "PYTHONPATH": str(root)},
+        env={**env, "PYTHONPATH": str(REPO)},
         capture_output=True,
         text=True,
         timeout=120,

@@ -774,17 +774,20 @@ async def test_checklist_follows_execution_and_goes_away(project: Path) -> None:
             ("Verification: make test", "pending"),
         )
         assert chip_text(app) == "EXECUTE · Add caching · 0/3"
-        # Live: the tick shows while the turn is still running.
+        # Live: the tick shows while the turn is still running (its last reply holds
+        # the turn open until the test has looked).
+        turn_ends = asyncio.Event()
         tick = [("set_plan_steps", {"updates": [{"step": i, "status": "done"}]}) for i in (1, 2)]
         provider(app).replies = [
             Reply(calls=tick[:1]),
             Reply(calls=tick[1:]),
-            Reply(text="Two steps done, pausing here. " * 20, chunk=10, delay=0.02),
+            Reply(text="Two steps done, pausing here.", hold=turn_ends),
         ]
         await send(pilot, "go")
         await until(pilot, lambda: panel.done == 2)
         assert runtime(app).agent.busy
         assert chip_text(app) == "EXECUTE · Add caching · 2/3"
+        turn_ends.set()
         await idle(pilot, screen)
         assert panel.items[:3] == (
             ("Read the server", "completed"),

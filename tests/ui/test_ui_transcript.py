@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -33,8 +34,13 @@ async def scroll_up_while_streaming(pilot: Pilot, screen: ChatScreen) -> None:
 
 @pytest.mark.parametrize("how", ["pagedown", "end", "G", "wheel"])
 async def test_returning_to_the_bottom_by_any_means_reattaches(project: Path, how: str) -> None:
-    """Issue 12 item 2: PgUp then back to the bottom keeps following the stream."""
-    app = make_app(project, [Reply(text=LONG, chunk=30, delay=0.02)])
+    """Issue 12 item 2: PgUp then back to the bottom keeps following the stream.
+
+    The reply streams its first half, then holds the turn open until the view is
+    back at the bottom; the second half must then be followed to the end.
+    """
+    more = asyncio.Event()
+    app = make_app(project, [Reply(text=LONG, chunk=len(LONG) // 2 + 1, hold=more)])
     async with app.run_test(size=(100, 30)) as pilot:
         screen = await ready(pilot)
         transcript = screen.transcript
@@ -54,6 +60,9 @@ async def test_returning_to_the_bottom_by_any_means_reattaches(project: Path, ho
             await pilot.press(how)
         await pilot.pause()
         assert transcript.following
+        assert screen.busy  # still streaming: the rest of the reply is yet to come
+        assert "Paragraph 79" not in transcript.visible_text()
+        more.set()
         await idle(pilot, screen)
         await pilot.pause()
         assert at_bottom(screen)

@@ -1,0 +1,72 @@
+"""planshell's command line in this process: ``planshell.cli.main`` with its output captured.
+
+A ``python -m planshell`` subprocess per case pays an interpreter start and every
+import (0.6-1 s on the CI box); the entry function the real program calls costs
+neither. A module that tests the CLI this way keeps at least one test that spawns
+the real program, so argv, pipes and exit statuses are still covered end to end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import NamedTuple
+
+import pytest
+
+from planshell.cli import main
+from planshell.logs import reset_logging
+
+
+class CliRun(NamedTuple):
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+class InProcessCli:
+    """``cli(args, cwd)`` (or ``await cli.run(...)`` from an async test) runs ``main(args)``.
+
+    Environment variables are set with ``monkeypatch``; ``stdin`` is what a pipe
+    would carry. The log handler ``main`` installs is removed afterwards, as the
+    process exiting would.
+    """
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+        self._monkeypatch = monkeypatch
+        self._capsys = capsys
+
+    def __call__(
+        self,
+        args: Sequence[str],
+        cwd: Path,
+        env: Mapping[str, str] | None = None,
+        stdin: str = "",
+    ) -> CliRun:
+        for name, value in (env or {}).items():
+            self._monkeypatch.setenv(name, value)
+        self._monkeypatch.chdir(cwd)
+        self._monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
+        self._capsys.readouterr()  # only this run's output
+        try:
+            code = main(list(args))
+        except SystemExit as exc:  # argparse usage errors and --help
+            code = exc.code if isinstance(exc.code, int) else 1
+        finally:
+            reset_logging()
+        out, err = self._capsys.readouterr()
+        return CliRun(code, out, err)
+
+    async def run(
+        self,
+        args: Sequence[str],
+        cwd: Path,
+        env: Mapping[str, str] | None = None,
+        stdin: str = "",
+    ) -> CliRun:
+        """From an async test: ``main`` runs its own event loop, so it runs in a thread
+        while this loop keeps serving (the ``sse_server`` fixture lives on it)."""
+        return await asyncio.to_thread(self, args, cwd, env, stdin)
