@@ -20,13 +20,13 @@ from planshell.permissions.args import Hole
 from planshell.permissions.resolve import resolve
 from planshell.plan.decider import HeadlessDecider
 from planshell.runtime import Runtime, build_runtime
+from tests.cli_helpers import run_planshell
 from tests.engine_helpers import HANG_GUARD, ScriptedDecider
 from tests.sse_server import (
     SSEServer,
     openai_text_response,
     openai_tool_call_response,
 )
-from tests.test_cli_provider import _run
 
 DENY_RM = ["bash(rm *)"]
 
@@ -330,7 +330,7 @@ async def test_headless_auto_denies_with_a_reason(
         "--permission-mode",
         "auto",
     ]
-    code, _out, err = await _run(args, project, {"PLANSHELL_CONTEXT_WINDOW": "100000"})
+    code, _out, err = await run_planshell(args, project, {"PLANSHELL_CONTEXT_WINDOW": "100000"})
     assert code == 0, err
     assert (project / "x").read_text() == "keep me\n"
     messages = sse_server.requests[1].json["messages"]

@@ -3,12 +3,12 @@
 
 from __future__ import annotations
 
+from tests.cli_helpers import run_planshell
 from tests.sse_server import (
     SSEServer,
     openai_text_response,
     openai_tool_call_response,
 )
-from tests.test_cli_provider import _run
 
 
 def _args(server: SSEServer, *extra: str) -> list[str]:
@@ -39,7 +39,7 @@ async def test_headless_ask_denies_and_reports(sse_server: SSEServer, project) -
     sse_server.add(
         openai_tool_call_response("bash", {"command": "touch made"}), openai_text_response("ok")
     )
-    code, _out, err = await _run(_args(sse_server), project, WINDOW)
+    code, _out, err = await run_planshell(_args(sse_server), project, WINDOW)
     assert code == 0, err
     assert not (project / "made").exists()
     assert "Denied (needs approval): bash touch made" in err
@@ -50,7 +50,9 @@ async def test_headless_auto_runs(sse_server: SSEServer, project) -> None:
     sse_server.add(
         openai_tool_call_response("bash", {"command": "touch made"}), openai_text_response("ok")
     )
-    code, _out, err = await _run(_args(sse_server, "--permission-mode", "auto"), project, WINDOW)
+    code, _out, err = await run_planshell(
+        _args(sse_server, "--permission-mode", "auto"), project, WINDOW
+    )
     assert code == 0, err
     assert (project / "made").exists()
     assert "exit code 0" in _tool_result(sse_server)
@@ -61,18 +63,22 @@ async def test_headless_allow_rule_covers_only_its_segments(sse_server: SSEServe
         openai_tool_call_response("bash", {"command": "touch a && rm -rf src"}),
         openai_text_response("ok"),
     )
-    code, _out, err = await _run(_args(sse_server, "--allow", "bash(touch *)"), project, WINDOW)
+    code, _out, err = await run_planshell(
+        _args(sse_server, "--allow", "bash(touch *)"), project, WINDOW
+    )
     assert code == 0, err
     assert not (project / "a").exists() and (project / "src").exists()
     sse_server.requests.clear()
     sse_server.add(
         openai_tool_call_response("bash", {"command": "touch a"}), openai_text_response("ok")
     )
-    code, _out, err = await _run(_args(sse_server, "--allow", "bash(touch *)"), project, WINDOW)
+    code, _out, err = await run_planshell(
+        _args(sse_server, "--allow", "bash(touch *)"), project, WINDOW
+    )
     assert code == 0, err
     assert (project / "a").exists()
 
 
 async def test_bad_allow_rule_is_a_clear_error(project) -> None:
-    code, _out, err = await _run(["-p", "x", "--allow", "rm -rf"], project)
+    code, _out, err = await run_planshell(["-p", "x", "--allow", "rm -rf"], project)
     assert code == 1 and "--allow" in err and "Traceback" not in err
