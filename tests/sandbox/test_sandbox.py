@@ -21,8 +21,7 @@ from planshell.sandbox import bwrap
 from planshell.sandbox.gitsafe import git_shim_dir, plan_git_env
 from planshell.tools.base import ExecPolicy, ToolContext, ToolResult
 from planshell.tools.shell import BashArgs, BashTool
-from tests.engine_helpers import HANG_GUARD
-from tests.plan.test_plan_mode import make
+from tests.engine_helpers import HANG_GUARD, make_runtime
 
 
 def _bwrap_problem() -> str | None:
@@ -248,7 +247,7 @@ async def test_hostile_repo_runs_nothing(hostile, mode):
         "git log -p -1",
         "git blame b.dat",
     ]
-    runtime, *_ = make(
+    runtime, *_ = make_runtime(
         repo,
         [Reply(calls=[("bash", {"command": c}) for c in commands]), Reply(text="ok")],
         settings=Settings.model_validate({"plan": {"sandbox": mode}}),
@@ -304,7 +303,7 @@ def test_shim_inserts_the_flags(tmp_path, repo):
 
 async def test_required_without_bwrap_refuses(project, monkeypatch):
     monkeypatch.setattr(bwrap, "find_bwrap", lambda: None)
-    runtime, *_ = make(
+    runtime, *_ = make_runtime(
         project,
         [Reply(calls=[("bash", {"command": "cat README.md"})]), Reply(text="ok")],
         settings=Settings.model_validate({"plan": {"sandbox": "required"}}),
@@ -345,7 +344,7 @@ def test_probe_is_lazy_and_once(project, monkeypatch):
         calls.append(1)
 
     monkeypatch.setattr(bwrap, "find_bwrap", fake_find)
-    runtime, *_ = make(project)
+    runtime, *_ = make_runtime(project)
     assert calls == []  # start-up does not probe
     runtime.plan.enter_plan()
     assert calls == [1] and runtime.plan.mode is Mode.PLAN
