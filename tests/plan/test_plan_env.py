@@ -18,7 +18,7 @@ from planshell.sandbox.env import clean_path, denied, is_secret_name, plan_envir
 from planshell.sandbox.gitsafe import git_shim_dir
 from tests.engine_helpers import make_runtime
 from tests.paths import REPO
-from tests.sandbox.test_sandbox import needs_bwrap
+from tests.sandbox_helpers import needs_bwrap
 
 MODES = [
     pytest.param("required", marks=[needs_bwrap, pytest.mark.bwrap], id="sandboxed"),

@@ -27,7 +27,7 @@ from planshell.sandbox.bwrap import WorkspaceExecPolicy, sandbox_failure, worksp
 from planshell.tools.base import ExecPolicy, ToolContext, ToolResult
 from planshell.tools.shell import BashArgs, BashTool
 from tests.engine_helpers import Recorder, ScriptedDecider
-from tests.sandbox.test_sandbox import needs_bwrap
+from tests.sandbox_helpers import needs_bwrap
 from tests.ui_helpers import until
 
 

@@ -18,7 +18,7 @@ from planshell.plan.decider import HeadlessDecider
 from planshell.runtime import build_runtime
 from planshell.sandbox import bwrap
 from tests.engine_helpers import make_runtime
-from tests.sandbox.test_sandbox import needs_bwrap
+from tests.sandbox_helpers import needs_bwrap
 from tests.ui.test_ui_plan import SIZE, make_app, toasts
 from tests.ui_helpers import ready, until
 
