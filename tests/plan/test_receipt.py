@@ -497,7 +497,7 @@ def test_walk_mode_says_what_it_skips(project):
 
 
 async def test_review_chip_shows_what_is_not_covered(ignored_tree, monkeypatch):
-    from tests.ui.test_ui_review import SHORT, ReviewHost, request_for
+    from tests.ui.review_helpers import SHORT, ReviewHost, request_for
 
     monkeypatch.setattr(rc, "MAX_IGNORED", 7)
     receipt = check(ignored_tree)

@@ -253,7 +253,7 @@ async def test_review_a_and_A_choose_the_permission_mode(
     approve_mode: str, key: str, runs_in: str
 ) -> None:
     from planshell.plan.decider import Decision
-    from tests.ui.test_ui_review import SHORT, run_keys
+    from tests.ui.review_helpers import SHORT, run_keys
 
     _, results = await run_keys(SHORT, key, approve_mode=approve_mode)
     assert results[0] is not None and results[0].decision is Decision.APPROVE
