@@ -19,7 +19,7 @@ from planshell.runtime import build_runtime
 from planshell.sandbox import bwrap
 from tests.engine_helpers import make_runtime
 from tests.sandbox_helpers import needs_bwrap
-from tests.ui.test_ui_plan import SIZE, make_app, toasts
+from tests.ui.plan_helpers import SIZE, make_app, toasts
 from tests.ui_helpers import ready, until
 
 GUARD_ONLY = "Plan mode runs shell commands with the bash guard only, no sandbox"
