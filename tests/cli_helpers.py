@@ -3,13 +3,15 @@
 A ``python -m planshell`` subprocess per case pays an interpreter start and every
 import (0.6-1 s on the CI box); the entry function the real program calls costs
 neither. A module that tests the CLI this way keeps at least one test that spawns
-the real program, so argv, pipes and exit statuses are still covered end to end.
+the real program, so argv, pipes and exit statuses are still covered end to end:
+``run_planshell`` runs it as a subprocess, as a user would.
 """
 
 from __future__ import annotations
 
 import asyncio
 import io
+import os
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -70,3 +72,23 @@ class InProcessCli:
         """From an async test: ``main`` runs its own event loop, so it runs in a thread
         while this loop keeps serving (the ``sse_server`` fixture lives on it)."""
         return await asyncio.to_thread(self, args, cwd, env, stdin)
+
+
+async def run_planshell(
+    args: list[str], cwd: Path, extra_env: dict[str, str] | None = None
+) -> tuple[int, str, str]:
+    """``python -m planshell ARGS`` in CWD without API keys: its exit code, stdout and stderr."""
+    env = {k: v for k, v in os.environ.items() if k not in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")}
+    env.update(extra_env or {})
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "planshell",
+        *args,
+        cwd=cwd,
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    return proc.returncode or 0, out.decode(), err.decode()

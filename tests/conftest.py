@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
 
-from tests.sse_server import sse_server_fixture  # noqa: F401  (the sse_server fixture, for every test)
+from tests.sse_server import SSEServer
 
 _KEY_VARS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")
 
@@ -59,6 +60,13 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+@pytest.fixture
+async def sse_server() -> AsyncIterator[SSEServer]:
+    """A started scripted server (tests/sse_server.py) on 127.0.0.1, closed after the test."""
+    async with SSEServer() as server:
+        yield server
 
 
 @pytest.fixture(autouse=True)

@@ -11,7 +11,9 @@ from pydantic import Field
 
 from planshell.agent import events as ev
 from planshell.agent.loop import Agent
+from planshell.config import Settings
 from planshell.llm.scripted import Reply, ReplySource, Request, ScriptedProvider
+from planshell.runtime import build_runtime
 from planshell.tools.base import Effect, Tool, ToolArgs, ToolContext, ToolError, ToolResult
 from planshell.tools.registry import ToolRegistry
 
@@ -182,3 +184,13 @@ class ScriptedDecider:
             return ApprovalDecision(ApprovalChoice.ONCE)
         item = self.approvals.pop(0)
         return item(request) if callable(item) else item
+
+
+def make_runtime(project: Path, replies=(), reviews=(), settings: Settings | None = None, **kw):
+    """A runtime on PROJECT with scripted replies and reviews: (runtime, provider, decider, recorder)."""
+    decider = ScriptedDecider(reviews)
+    provider = ScriptedProvider(list(replies))
+    runtime = build_runtime(settings or Settings(), project, decider, provider=provider, **kw)
+    recorder = Recorder()
+    runtime.agent.subscribe(recorder)
+    return runtime, provider, decider, recorder

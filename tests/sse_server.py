@@ -51,13 +51,11 @@ import socket
 import sys
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from http import HTTPStatus
 from pathlib import Path
 from typing import Any, Literal
-
-import pytest
 
 Framing = Literal["chunked", "length", "close"]
 DATA_DIR = Path(__file__).parent / "data" / "sse"
@@ -435,16 +433,6 @@ class _Answer:
         if self.response.framing == "chunked":
             return b"%x\r\n%s\r\n" % (len(chunk), chunk)
         return chunk
-
-
-@pytest.fixture(name="sse_server")
-async def sse_server_fixture() -> AsyncIterator[SSEServer]:
-    """A started server, closed after the test.
-
-    ``tests/conftest.py`` imports it, so every test can ask for ``sse_server``.
-    """
-    async with SSEServer() as server:
-        yield server
 
 
 # --- standalone mode -----------------------------------------------------------

@@ -148,3 +148,101 @@ def test_the_old_guard_address_still_scores() -> None:
 
     assert bash_guard.is_read_only is guard.is_read_only
     assert bash_guard.is_read_only("ls -la") and not bash_guard.is_read_only("rm -rf x")
+
+
+# --- the test suite itself ---------------------------------------------------------------
+
+TESTS = Path(__file__).resolve().parent
+
+
+def _module_name(path: Path) -> str:
+    """``tests/ui/test_x.py`` -> ``tests.ui.test_x``; a package's ``__init__.py`` -> the package."""
+    parts = path.relative_to(TESTS.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imported_names(module: str, is_package: bool, tree: ast.AST) -> list[tuple[int, str]]:
+    """Each dotted name an import statement anywhere in ``tree`` may load, with its line.
+
+    ``from a.b import c`` may load ``a.b`` or the submodule ``a.b.c``: both are listed.
+    Relative imports are resolved against ``module``.
+    """
+    package = module.split(".") if is_package else module.split(".")[:-1]
+    names = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package[: len(package) - (node.level - 1)]
+                base = ".".join([*anchor, *([node.module] if node.module else [])])
+            if node.module:
+                names.append((node.lineno, base))
+            names += [(node.lineno, f"{base}.{alias.name}") for alias in node.names]
+    return names
+
+
+def _is_test_module(name: str) -> bool:
+    parts = name.split(".")
+    if parts[0].startswith("test_"):  # as pytest's rootdir-relative sys.path would find it
+        return True
+    return parts[0] == "tests" and any(part.startswith("test_") for part in parts[1:])
+
+
+def _test_module_imports(module: str, is_package: bool, source: str) -> list[str]:
+    """``line N: module`` for each import of a test module in ``source`` (one per statement)."""
+    found: dict[int, str] = {}
+    for line, name in _imported_names(module, is_package, ast.parse(source)):
+        if _is_test_module(name):
+            found.setdefault(line, name)
+    return [f"line {line}: {name}" for line, name in sorted(found.items())]
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "from tests.ui.test_ui_plan import PLAN",
+        "import tests.sandbox.test_sandbox",
+        "import tests.test_cli_provider as cli",
+        "from tests.ui import test_ui_picker",
+        "from .test_ui_review import ReviewHost",
+        "from . import test_ui_review",
+        "from ..plan.test_plan_mode import make",
+        "from ..test_cli_provider import _run",
+        "def f():\n    from tests.ui.test_ui_review import SHORT",
+        "import test_cli_provider",
+    ],
+)
+def test_the_test_import_check_catches(source: str) -> None:
+    """Absolute, relative and function-local imports of a test module are all found."""
+    assert _test_module_imports("tests.ui.helpers", False, source) != []
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "from tests.ui.review_helpers import ReviewHost",
+        "from tests.engine_helpers import make_runtime",
+        "from . import review_helpers",
+        "from .picker_helpers import PickerHost",
+        "import pytest",
+        "from planshell.ui.app import PlanshellApp",
+    ],
+)
+def test_the_test_import_check_passes_helpers(source: str) -> None:
+    assert _test_module_imports("tests.ui.helpers", False, source) == []
+
+
+def test_a_test_module_never_imports_another_test_module() -> None:
+    """CONTRIBUTING.md: shared test code lives in helpers modules and fixtures in conftest.py."""
+    modules = sorted(TESTS.rglob("*.py"))
+    assert TESTS / "ui" / "test_ui_plan.py" in modules  # the walk reaches the folders
+    found = {}
+    for path in modules:
+        bad = _test_module_imports(
+            _module_name(path), path.name == "__init__.py", path.read_text(encoding="utf-8")
+        )
+        if bad:
+            found[path.relative_to(TESTS.parent).as_posix()] = bad
+    assert found == {}, "move what these share into a *_helpers.py module or a conftest.py"

@@ -2,34 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
-import os
-import sys
-
+from tests.cli_helpers import run_planshell
 from tests.sse_server import (
     Response,
     SSEServer,
     openai_chunk,
 )
-
-
-async def _run(
-    args: list[str], cwd, extra_env: dict[str, str] | None = None
-) -> tuple[int, str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")}
-    env.update(extra_env or {})
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "planshell",
-        *args,
-        cwd=cwd,
-        env=env,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(proc.communicate(), 60)
-    return proc.returncode or 0, out.decode(), err.decode()
 
 
 async def test_print_mode_streams_from_openai_compatible_server(sse_server: SSEServer, project):
@@ -44,7 +22,7 @@ async def test_print_mode_streams_from_openai_compatible_server(sse_server: SSES
             ]
         )
     )
-    code, out, err = await _run(
+    code, out, err = await run_planshell(
         [
             "-p",
             "hi",
@@ -68,7 +46,7 @@ async def test_print_mode_streams_from_openai_compatible_server(sse_server: SSES
 
 async def test_print_mode_reports_http_errors(sse_server: SSEServer, project):
     sse_server.add(Response.json(401, {"error": {"message": "bad key"}}))
-    code, _out, err = await _run(
+    code, _out, err = await run_planshell(
         ["-p", "hi", "--provider", "openai", "--base-url", f"{sse_server.url}/v1", "--model", "m"],
         project,
     )

@@ -14,7 +14,7 @@ from planshell.llm.scripted import Reply, ScriptedProvider
 from planshell.plan.decider import HeadlessDecider
 from planshell.plan.store import PlanStore, PlanStoreError
 from planshell.runtime import build_runtime
-from tests.ui.test_ui_review import ReviewHost, request_for
+from tests.ui.review_helpers import ReviewHost, request_for
 
 OSC52 = "\x1b]52;c;cm0gLXJmIH4=\x07"
 PLAN = "# Plan: x\n\n## Steps\n\n- [ ] one\n"

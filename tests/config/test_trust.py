@@ -387,7 +387,7 @@ async def test_a_repository_cannot_allow_secrets_back_into_bash_until_trusted(
 ) -> None:
     """``plan.env_allow`` from an untrusted project is ignored: its bash still sees no key."""
     from planshell.llm.scripted import Reply
-    from tests.plan.test_plan_mode import make
+    from tests.engine_helpers import make_runtime
 
     monkeypatch.setenv("DEPLOY_TOKEN", "tok-from-the-user")
     root = tmp_path / "repo"
@@ -397,7 +397,7 @@ async def test_a_repository_cannot_allow_secrets_back_into_bash_until_trusted(
     assert settings.plan.env_allow == []
     assert settings.untrusted_project is not None
     assert ("plan", "env_allow") in settings.untrusted_project.keys
-    runtime, *_ = make(
+    runtime, *_ = make_runtime(
         root,
         [Reply(calls=[("bash", {"command": "printenv"})]), Reply(text="ok")],
         settings=settings,

@@ -4,12 +4,12 @@ spawns the real program, the others call the same ``main`` in-process)."""
 
 from __future__ import annotations
 
+from tests.cli_helpers import run_planshell
 from tests.sse_server import (
     SSEServer,
     openai_text_response,
     openai_tool_call_response,
 )
-from tests.test_cli_provider import _run
 
 
 def _args(server: SSEServer, *extra: str) -> list[str]:
@@ -40,7 +40,7 @@ async def test_headless_ask_denies_and_reports(sse_server: SSEServer, project) -
     sse_server.add(
         openai_tool_call_response("bash", {"command": "touch made"}), openai_text_response("ok")
     )
-    code, _out, err = await _run(_args(sse_server), project, WINDOW)
+    code, _out, err = await run_planshell(_args(sse_server), project, WINDOW)
     assert code == 0, err
     assert not (project / "made").exists()
     assert "Denied (needs approval): bash touch made" in err

@@ -16,9 +16,9 @@ from planshell.llm.factory import KEY_VARS
 from planshell.llm.scripted import Reply
 from planshell.sandbox.env import clean_path, denied, is_secret_name, plan_environment, utf8_locale
 from planshell.sandbox.gitsafe import git_shim_dir
+from tests.engine_helpers import make_runtime
 from tests.paths import REPO
-from tests.plan.test_plan_mode import make
-from tests.sandbox.test_sandbox import needs_bwrap
+from tests.sandbox_helpers import needs_bwrap
 
 MODES = [
     pytest.param("required", marks=[needs_bwrap, pytest.mark.bwrap], id="sandboxed"),
@@ -163,7 +163,7 @@ async def test_secrets_are_not_visible_to_printenv(project, monkeypatch, mode):
     monkeypatch.setenv("PATH", os.pathsep.join(["bin", "", str(inside), os.environ["PATH"]]))
     settings = Settings.model_validate({"plan": {"sandbox": mode, **ENV_SETTINGS}})
     commands = ["printenv", "printenv PATH", "ls"]
-    runtime, *_ = make(
+    runtime, *_ = make_runtime(
         project,
         [Reply(calls=[("bash", {"command": c}) for c in commands]), Reply(text="ok")],
         settings=settings,

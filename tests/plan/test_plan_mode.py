@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import ClassVar
 
 import pytest
@@ -10,19 +9,17 @@ import pytest
 from planshell.agent import events as ev
 from planshell.agent.session import SessionLog
 from planshell.config import Settings
-from planshell.llm.scripted import Reply, ScriptedProvider
+from planshell.llm.scripted import Reply
 from planshell.llm.types import Message
 from planshell.plan.controller import Mode
 from planshell.plan.decider import Decision, Review
 from planshell.plan.document import parse_plan
 from planshell.plan.prompts import EXECUTE_MARKER, PLAN_MARKER
-from planshell.runtime import build_runtime
 from planshell.tools.base import Effect, Tool, ToolArgs, ToolContext, ToolResult
 from planshell.tools.todo import TodoStatus
 from tests.engine_helpers import RATE_LIMIT_PLAN as PLAN
 from tests.engine_helpers import (
-    Recorder,
-    ScriptedDecider,
+    make_runtime,
     saved_plan_path,
     write_and_review,
 )
@@ -60,17 +57,8 @@ class DeployTool(Tool[NoteArgs]):
         return ToolResult("deployed")
 
 
-def make(project: Path, replies=(), reviews=(), settings: Settings | None = None, **kw):
-    decider = ScriptedDecider(reviews)
-    provider = ScriptedProvider(list(replies))
-    runtime = build_runtime(settings or Settings(), project, decider, provider=provider, **kw)
-    recorder = Recorder()
-    runtime.agent.subscribe(recorder)
-    return runtime, provider, decider, recorder
-
-
 def test_mode_round_trip_restores_exact_tool_set(project):
-    runtime, *_ = make(project)
+    runtime, *_ = make_runtime(project)
     runtime.registry.register(NoteTool())
     runtime.registry.register(DeployTool())
     before = runtime.registry.active
@@ -104,7 +92,7 @@ def test_mode_round_trip_restores_exact_tool_set(project):
 
 
 def test_each_mode_offers_only_the_plan_tools_that_can_succeed_there(project):
-    runtime, *_ = make(project)
+    runtime, *_ = make_runtime(project)
     plan_tools = {
         "enter_plan_mode",
         "write_plan",
@@ -132,7 +120,7 @@ def test_each_mode_offers_only_the_plan_tools_that_can_succeed_there(project):
 
 def test_allowed_tools_config_replaces_the_default(project):
     settings = Settings.model_validate({"plan": {"allowed_tools": ["read", "edit", "nope"]}})
-    runtime, *_ = make(project, settings=settings)
+    runtime, *_ = make_runtime(project, settings=settings)
     runtime.plan.enter_plan()
     assert runtime.registry.active == ("read", "write_plan", "exit_plan_mode")
     warnings = " ".join(runtime.plan.policy.warnings)
@@ -141,7 +129,7 @@ def test_allowed_tools_config_replaces_the_default(project):
 
 async def test_gate_refuses_writes_even_when_called_by_name(project):
     deploy = DeployTool()
-    runtime, _, _, _rec = make(
+    runtime, _, _, _rec = make_runtime(
         project,
         [
             Reply(
@@ -175,7 +163,7 @@ async def test_gate_refuses_writes_even_when_called_by_name(project):
 
 
 async def test_approve_executes_and_completes(project):
-    runtime, provider, decider, rec = make(
+    runtime, provider, decider, rec = make_runtime(
         project,
         [
             *write_and_review(),
@@ -225,7 +213,7 @@ async def test_approve_executes_and_completes(project):
 
 
 async def test_approval_seeds_todos_with_verification_last(project):
-    runtime, *_ = make(
+    runtime, *_ = make_runtime(
         project, write_and_review(), [lambda r: Review(Decision.APPROVE, reviewed_text=r.text)]
     )
     runtime.plan.enter_plan()
@@ -255,7 +243,7 @@ async def test_approval_seeds_todos_with_verification_last(project):
     ],
 )
 async def test_every_decision(project, decision, mode, kept, says):
-    runtime, *_ = make(
+    runtime, *_ = make_runtime(
         project, [*write_and_review(), Reply(text="ok")], [Review(decision, "shorter please")]
     )
     runtime.plan.enter_plan()
@@ -272,7 +260,7 @@ async def test_approval_is_bound_to_the_reviewed_text(project):
         request.path.write_text(request.text.replace("token bucket", "leaky bucket"))
         return Review(Decision.APPROVE, reviewed_text=request.text)
 
-    runtime, _, decider, rec = make(
+    runtime, _, decider, rec = make_runtime(
         project,
         [*write_and_review(), Reply(text="ok")],
         [edit_during_review, lambda r: Review(Decision.APPROVE, reviewed_text=r.text)],
@@ -288,7 +276,7 @@ async def test_approval_is_bound_to_the_reviewed_text(project):
 
 async def test_refinement_reports_changed_sections(project):
     revised = PLAN.replace("Limit requests.", "Limit requests per client.")
-    runtime, _, decider, _ = make(
+    runtime, _, decider, _ = make_runtime(
         project,
         [
             *write_and_review(),
@@ -316,7 +304,7 @@ async def test_refinement_reports_changed_sections(project):
 
 
 async def test_set_plan_steps_is_all_or_nothing(project):
-    runtime, *_ = make(
+    runtime, *_ = make_runtime(
         project,
         [
             Reply(
@@ -350,7 +338,7 @@ async def test_set_plan_steps_is_all_or_nothing(project):
 
 
 async def test_plan_tools_refuse_outside_their_mode(project):
-    runtime, *_ = make(
+    runtime, *_ = make_runtime(
         project,
         [
             Reply(
@@ -384,7 +372,7 @@ async def test_plan_tools_refuse_outside_their_mode(project):
 
 async def test_too_many_steps_refused_at_write(project):
     big = "# Plan: big\n\n## Steps\n\n" + "".join(f"- [ ] step {i}\n" for i in range(51))
-    runtime, *_ = make(
+    runtime, *_ = make_runtime(
         project, [Reply(calls=[("write_plan", {"title": "big", "content": big})]), Reply(text="ok")]
     )
     runtime.plan.enter_plan()
@@ -395,13 +383,15 @@ async def test_too_many_steps_refused_at_write(project):
 
 
 async def test_enter_plan_mode_tool_asks_the_user(project):
-    runtime, _, decider, _ = make(
+    runtime, _, decider, _ = make_runtime(
         project, [Reply(calls=[("enter_plan_mode", {"reason": "big change"})]), Reply(text="ok")]
     )
     await runtime.agent.submit("refactor everything")
     assert decider.confirm_reasons == ["big change"]
     assert runtime.plan.mode is Mode.PLAN
-    declined, _, d2, _ = make(project, [Reply(calls=[("enter_plan_mode", {})]), Reply(text="ok")])
+    declined, _, d2, _ = make_runtime(
+        project, [Reply(calls=[("enter_plan_mode", {})]), Reply(text="ok")]
+    )
     d2.confirm = False
     await declined.agent.submit("x")
     assert declined.plan.mode is Mode.OFF
@@ -410,7 +400,7 @@ async def test_enter_plan_mode_tool_asks_the_user(project):
 
 async def test_named_plan_and_cleanup_on_complete(project):
     settings = Settings.model_validate({"plan": {"cleanup_on_complete": True}})
-    runtime, *_ = make(
+    runtime, *_ = make_runtime(
         project,
         [*write_and_review(), Reply(calls=[("plan_complete", {})]), Reply(text="ok")],
         [lambda r: Review(Decision.APPROVE, reviewed_text=r.text)],
@@ -423,40 +413,40 @@ async def test_named_plan_and_cleanup_on_complete(project):
 
 
 async def test_resume_restores_plan_and_execute(project):
-    runtime, *_ = make(project)
+    runtime, *_ = make_runtime(project)
     runtime.plan.enter_plan()
     saved = runtime.plan.saved_tools
     log_path = runtime.agent.session.path
     runtime.close()
-    resumed, *_ = make(project, resume=SessionLog.load(log_path))
+    resumed, *_ = make_runtime(project, resume=SessionLog.load(log_path))
     assert resumed.plan.mode is Mode.PLAN and resumed.plan.saved_tools == saved
     assert "write" not in resumed.registry.active
     resumed.plan.leave()
     assert "write" in resumed.registry.active
     resumed.close()
 
-    runtime, *_ = make(project)
+    runtime, *_ = make_runtime(project)
     path = runtime.store.write(runtime.store.new_path("exec"), PLAN)
     runtime.plan.execute_existing(path)
     log_path = runtime.agent.session.path
     runtime.close()
-    resumed, *_ = make(project, resume=SessionLog.load(log_path))
+    resumed, *_ = make_runtime(project, resume=SessionLog.load(log_path))
     assert resumed.plan.mode is Mode.EXECUTE and resumed.plan.plan_path == path
     assert EXECUTE_MARKER in resumed.agent.system_prompt()
     assert len(resumed.todos.items) == 4
 
 
 def test_forced_plan_flag_on_resume(project):
-    runtime, *_ = make(project)
+    runtime, *_ = make_runtime(project)
     runtime.agent.session.append_message(Message("user", "earlier"))
     log_path = runtime.agent.session.path
     runtime.close()
-    resumed, *_ = make(project, resume=SessionLog.load(log_path), plan=True)
+    resumed, *_ = make_runtime(project, resume=SessionLog.load(log_path), plan=True)
     assert resumed.plan.mode is Mode.PLAN
 
 
 async def test_plan_mode_bash_runs_with_git_overrides(project):
-    runtime, *_ = make(
+    runtime, *_ = make_runtime(
         project,
         [Reply(calls=[("bash", {"command": "printenv GIT_CONFIG_KEY_0"})]), Reply(text="ok")],
     )
@@ -468,7 +458,7 @@ async def test_plan_mode_bash_runs_with_git_overrides(project):
 
 
 async def test_todo_changes_reach_the_event_bus(project):
-    runtime, _, _, rec = make(
+    runtime, _, _, rec = make_runtime(
         project,
         [
             *write_and_review(),
@@ -490,7 +480,7 @@ async def test_todo_changes_reach_the_event_bus(project):
 
 async def test_approving_an_edited_plan_saves_the_edit_then_approves_it(project):
     edited = PLAN.replace("- [ ] Test it", "- [ ] Test it\n- [ ] USER STEP: update the docs")
-    runtime, _provider, decider, _rec = make(
+    runtime, _provider, decider, _rec = make_runtime(
         project,
         [*write_and_review(), Reply(text="on it")],
         [lambda req: Review(Decision.APPROVE, reviewed_text=edited, edited=True)],
@@ -507,7 +497,7 @@ async def test_approving_an_edited_plan_saves_the_edit_then_approves_it(project)
 
 
 async def test_an_invalid_edit_is_not_saved_and_the_review_opens_again(project):
-    runtime, _provider, decider, rec = make(
+    runtime, _provider, decider, rec = make_runtime(
         project,
         [*write_and_review(), Reply(text="ok")],
         [
@@ -527,7 +517,7 @@ async def test_an_invalid_edit_is_not_saved_and_the_review_opens_again(project):
 
 
 def test_rewriting_a_plan_keeps_its_title_and_file(project):
-    runtime, *_ = make(project)
+    runtime, *_ = make_runtime(project)
     plan = runtime.plan
     plan.enter_plan()
     first = plan.write_plan("Add rate limiting", PLAN, None)

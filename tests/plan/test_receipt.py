@@ -16,8 +16,7 @@ from planshell.plan import receipt as rc
 from planshell.plan.controller import Mode
 from planshell.plan.decider import Decision, Review
 from tests.engine_helpers import RATE_LIMIT_PLAN as PLAN
-from tests.engine_helpers import write_and_review
-from tests.plan.test_plan_mode import make
+from tests.engine_helpers import make_runtime, write_and_review
 
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
@@ -163,7 +162,7 @@ def test_many_changes_are_summarised(project):
 
 
 async def test_review_carries_a_clean_receipt_and_logs_it(project):
-    runtime, _, decider, _ = make(
+    runtime, _, decider, _ = make_runtime(
         project,
         [*write_and_review(), Reply(text="ok")],
         [lambda r: Review(Decision.APPROVE, reviewed_text=r.text)],
@@ -183,7 +182,7 @@ async def test_review_carries_a_clean_receipt_and_logs_it(project):
 
 
 async def test_changes_before_review_are_shown_then_approval_proceeds(project):
-    runtime, _, decider, _ = make(
+    runtime, _, decider, _ = make_runtime(
         project,
         [*write_and_review(), Reply(text="ok")],
         [lambda r: Review(Decision.APPROVE, reviewed_text=r.text)],
@@ -205,7 +204,7 @@ async def test_new_changes_during_review_show_the_review_again(project):
         (project / "README.md").write_text("changed while the review was open\n")
         return Review(Decision.APPROVE, reviewed_text=request.text)
 
-    runtime, _, decider, rec = make(
+    runtime, _, decider, rec = make_runtime(
         project,
         [*write_and_review(), Reply(text="ok")],
         [change_then_approve, lambda r: Review(Decision.APPROVE, reviewed_text=r.text)],
@@ -221,7 +220,7 @@ async def test_new_changes_during_review_show_the_review_again(project):
 
 
 async def test_plan_file_writes_are_not_changes(project):
-    runtime, _, decider, _ = make(
+    runtime, _, decider, _ = make_runtime(
         project, [*write_and_review(), Reply(text="ok")], [Review(Decision.KEEP)]
     )
     runtime.plan.enter_plan()
@@ -231,7 +230,7 @@ async def test_plan_file_writes_are_not_changes(project):
 
 
 def test_capabilities_table(project):
-    runtime, *_ = make(project)
+    runtime, *_ = make_runtime(project)
     text = runtime.plan.capabilities()
     assert "| `edit` | blocked | effects: write |" in text
     assert "| `bash` | allowed | only commands the bash guard proves read-only |" in text
@@ -498,7 +497,7 @@ def test_walk_mode_says_what_it_skips(project):
 
 
 async def test_review_chip_shows_what_is_not_covered(ignored_tree, monkeypatch):
-    from tests.ui.test_ui_review import SHORT, ReviewHost, request_for
+    from tests.ui.review_helpers import SHORT, ReviewHost, request_for
 
     monkeypatch.setattr(rc, "MAX_IGNORED", 7)
     receipt = check(ignored_tree)
@@ -516,7 +515,7 @@ async def test_controller_in_git_ignores_plans_but_not_planshell_config(repo):
         (repo / ".planshell" / "config.toml").write_text('[plan]\nsandbox = "off"\n')
         return Review(Decision.APPROVE, reviewed_text=request.text)
 
-    runtime, _, decider, _ = make(
+    runtime, _, decider, _ = make_runtime(
         repo,
         [*write_and_review(), Reply(text="ok")],
         [write_config_then_approve, lambda r: Review(Decision.APPROVE, reviewed_text=r.text)],

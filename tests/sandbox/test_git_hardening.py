@@ -19,7 +19,7 @@ import pytest
 from planshell.config import PlanSettings
 from planshell.sandbox import bwrap
 from planshell.sandbox.gitsafe import git_shim_dir
-from tests.sandbox.test_sandbox import git, needs_bwrap, needs_git, run
+from tests.sandbox_helpers import git, needs_bwrap, needs_git, run
 
 pytestmark = needs_git
 

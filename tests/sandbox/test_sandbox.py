@@ -9,7 +9,6 @@ import asyncio
 import os
 import socket
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -19,51 +18,9 @@ from planshell.llm.scripted import Reply
 from planshell.plan.controller import Mode
 from planshell.sandbox import bwrap
 from planshell.sandbox.gitsafe import git_shim_dir, plan_git_env
-from planshell.tools.base import ExecPolicy, ToolContext, ToolResult
-from planshell.tools.shell import BashArgs, BashTool
-from tests.engine_helpers import HANG_GUARD
-from tests.plan.test_plan_mode import make
-
-
-def _bwrap_problem() -> str | None:
-    if not sys.platform.startswith("linux"):
-        return "bubblewrap sandboxes need Linux"
-    path = bwrap.find_bwrap()
-    if path is None:
-        return "bubblewrap (bwrap) is not installed; apt install bubblewrap"
-    ok, why = bwrap.probe(path)
-    return None if ok else why
-
-
-BWRAP_PROBLEM = _bwrap_problem()
-needs_bwrap = pytest.mark.skipif(BWRAP_PROBLEM is not None, reason=f"no sandbox: {BWRAP_PROBLEM}")
-needs_git = pytest.mark.skipif(git_shim_dir() is None, reason="git (and bash) are needed")
-
-
-def git(repo: Path, *args: str, env: dict[str, str] | None = None) -> str:
-    done = subprocess.run(
-        ["git", *args],
-        cwd=repo,
-        capture_output=True,
-        text=True,
-        check=True,
-        env={**os.environ, **(env or {})},
-    )
-    return done.stdout
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    root.mkdir()
-    git(root, "init", "-q")
-    git(root, "config", "user.email", "t@example.com")
-    git(root, "config", "user.name", "T")
-    (root / "README.md").write_text("# Repo\n\nhello\n")
-    (root / "b.dat").write_text("x\n")
-    git(root, "add", "-A")
-    git(root, "commit", "-qm", "init")
-    return root
+from planshell.tools.base import ExecPolicy
+from tests.engine_helpers import HANG_GUARD, make_runtime
+from tests.sandbox_helpers import git, needs_bwrap, needs_git, run, sandboxed
 
 
 def tree_state(root: Path) -> dict[str, bytes]:
@@ -73,17 +30,6 @@ def tree_state(root: Path) -> dict[str, bytes]:
         for p in sorted(root.rglob("*"))
         if p.is_file() and not p.is_symlink()
     }
-
-
-async def run(policy: ExecPolicy, root: Path, command: str, **kw: object) -> ToolResult:
-    ctx = ToolContext(root=root, exec_policy=policy)
-    return await BashTool().run(BashArgs(command=command, **kw), ctx)
-
-
-def sandboxed(root: Path) -> ExecPolicy:
-    policy = bwrap.plan_exec_policy(PlanSettings(sandbox="required"), root)
-    assert policy.label == "sandboxed", policy
-    return policy
 
 
 # --- the kernel sandbox -----------------------------------------------------------
@@ -248,7 +194,7 @@ async def test_hostile_repo_runs_nothing(hostile, mode):
         "git log -p -1",
         "git blame b.dat",
     ]
-    runtime, *_ = make(
+    runtime, *_ = make_runtime(
         repo,
         [Reply(calls=[("bash", {"command": c}) for c in commands]), Reply(text="ok")],
         settings=Settings.model_validate({"plan": {"sandbox": mode}}),
@@ -304,7 +250,7 @@ def test_shim_inserts_the_flags(tmp_path, repo):
 
 async def test_required_without_bwrap_refuses(project, monkeypatch):
     monkeypatch.setattr(bwrap, "find_bwrap", lambda: None)
-    runtime, *_ = make(
+    runtime, *_ = make_runtime(
         project,
         [Reply(calls=[("bash", {"command": "cat README.md"})]), Reply(text="ok")],
         settings=Settings.model_validate({"plan": {"sandbox": "required"}}),
@@ -345,7 +291,7 @@ def test_probe_is_lazy_and_once(project, monkeypatch):
         calls.append(1)
 
     monkeypatch.setattr(bwrap, "find_bwrap", fake_find)
-    runtime, *_ = make(project)
+    runtime, *_ = make_runtime(project)
     assert calls == []  # start-up does not probe
     runtime.plan.enter_plan()
     assert calls == [1] and runtime.plan.mode is Mode.PLAN

@@ -13,8 +13,7 @@ import pytest
 from planshell.config import PlanSettings
 from planshell.sandbox import bwrap, seccomp
 from planshell.tools.base import ExecPolicy
-from tests.sandbox.test_sandbox import needs_bwrap, run, sandboxed
-from tests.sandbox.test_sandbox import repo as repo  # the fixture, shared
+from tests.sandbox_helpers import needs_bwrap, run, sandboxed
 
 ARCH = seccomp.ARCHES.get(platform.machine().lower())
 HEADERS = {

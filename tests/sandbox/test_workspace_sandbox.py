@@ -27,7 +27,7 @@ from planshell.sandbox.bwrap import WorkspaceExecPolicy, sandbox_failure, worksp
 from planshell.tools.base import ExecPolicy, ToolContext, ToolResult
 from planshell.tools.shell import BashArgs, BashTool
 from tests.engine_helpers import Recorder, ScriptedDecider
-from tests.sandbox.test_sandbox import needs_bwrap
+from tests.sandbox_helpers import needs_bwrap
 from tests.ui_helpers import until
 
 
@@ -265,13 +265,13 @@ def test_sub_agents_get_no_way_out(repo: Path) -> None:
 
 @needs_bwrap
 async def test_status_bar_says_workspace_sandbox_once_known(project: Path) -> None:
-    from tests.ui.test_ui_permissions import _app, _done, _send
+    from tests.ui.permission_helpers import permission_app, send_prompt, until_turn_done
 
-    app = _app(project, [Reply(calls=[("bash", {"command": "ls"})]), Reply("done")])
+    app = permission_app(project, [Reply(calls=[("bash", {"command": "ls"})]), Reply("done")])
     async with app.run_test(size=(120, 30)) as pilot:
-        chat = await _send(pilot)
+        chat = await send_prompt(pilot)
         marker = chat.status.query_one("#permission-mode")
-        await _done(pilot, chat)
+        await until_turn_done(pilot, chat)
         assert str(marker.render()) == "ask · workspace sandbox"
         await pilot.press("shift+tab")
         await until(pilot, lambda: str(marker.render()) == "accept edits · workspace sandbox")

@@ -17,9 +17,9 @@ from planshell.llm.scripted import Reply, ScriptedProvider
 from planshell.plan.decider import HeadlessDecider
 from planshell.runtime import build_runtime
 from planshell.sandbox import bwrap
-from tests.plan.test_plan_mode import make
-from tests.sandbox.test_sandbox import needs_bwrap
-from tests.ui.test_ui_plan import SIZE, make_app, toasts
+from tests.engine_helpers import make_runtime
+from tests.sandbox_helpers import needs_bwrap
+from tests.ui.plan_helpers import SIZE, make_app, toasts
 from tests.ui_helpers import ready, until
 
 GUARD_ONLY = "Plan mode runs shell commands with the bash guard only, no sandbox"
@@ -39,7 +39,7 @@ def warnings(recorder) -> list[str]:
 
 
 def test_one_notice_per_session(project, no_bwrap):
-    runtime, _, _, recorder = make(project, settings=auto())
+    runtime, _, _, recorder = make_runtime(project, settings=auto())
     runtime.plan.enter_plan()
     [notice] = warnings(recorder)
     assert notice.startswith(GUARD_ONLY)
@@ -55,7 +55,7 @@ def test_one_notice_per_session(project, no_bwrap):
     ["off", pytest.param("auto", marks=[needs_bwrap, pytest.mark.bwrap], id="auto-with-bwrap")],
 )
 def test_no_notice_when_the_sandbox_runs_or_was_switched_off(project, mode):
-    runtime, _, _, recorder = make(
+    runtime, _, _, recorder = make_runtime(
         project, settings=Settings.model_validate({"plan": {"sandbox": mode}})
     )
     runtime.plan.enter_plan()

@@ -28,12 +28,9 @@ from textual.pilot import Pilot
 from planshell.config import Settings
 from planshell.llm.scripted import Reply
 from tests.conftest import PINNED_ENVIRONMENT
-from tests.ui.test_ui_picker import PickerHost, three_plans
-from tests.ui.test_ui_picker_snapshots import settle as settle_picker
-from tests.ui.test_ui_review_snapshots import RECEIPT
-from tests.ui.test_ui_review_snapshots import host as review_host
-from tests.ui.test_ui_review_snapshots import settle as settle_review
-from tests.ui.test_ui_snapshots import ANSWER
+from tests.ui.picker_helpers import PickerHost, settle_picker, three_plans
+from tests.ui.review_helpers import RECEIPT, review_host, settle_review
+from tests.ui.samples import ANSWER
 from tests.ui_helpers import clear_toasts, ready_for_snapshot, send_and_settle, snapshot_app
 
 Settle = Callable[[Pilot], Awaitable[None]]

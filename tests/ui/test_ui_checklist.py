@@ -6,14 +6,7 @@ from textual.app import App, ComposeResult
 from textual.widgets import Static
 
 from planshell.ui.widgets.checklist import ChecklistBody, ChecklistPanel, normalise_items
-
-ITEMS = [
-    ("Read the callers of handle_request", "completed"),
-    ("Add a token-bucket limiter", "in_progress"),
-    ("Wire it into handle_request", "pending"),
-    ("Write tests", "pending"),
-    ("Verification: pytest -q", "pending"),
-]
+from tests.ui.samples import ITEMS
 
 
 class ChecklistHost(App[None]):

@@ -44,7 +44,7 @@ from planshell.ui.screens.results import push_answering
 from planshell.ui.screens.review import ConfirmDiscard, ReviewScreen
 from planshell.ui.widgets.plan_view import PlanView
 from planshell.ui.widgets.review_footer import ReviewFooter
-from tests.ui.test_ui_review import make_plan, request_for
+from tests.ui.review_helpers import make_plan, request_for
 from tests.ui_helpers import until
 
 UNANSWERED = object()

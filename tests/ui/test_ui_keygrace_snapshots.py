@@ -13,8 +13,7 @@ from textual.pilot import Pilot
 from planshell.ui.decider import LEAVE_PLAN_QUESTION
 from planshell.ui.keygrace import KeyGrace
 from planshell.ui.screens.confirm import ConfirmScreen
-from tests.ui.test_ui_review import ReviewHost, make_plan, request_for
-from tests.ui.test_ui_review_snapshots import settle
+from tests.ui.review_helpers import ReviewHost, make_plan, request_for, settle_review
 
 
 @pytest.fixture(autouse=True)
@@ -24,14 +23,14 @@ def held(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_review_keys_held(snap_compare) -> None:  # type: ignore[no-untyped-def]
     app = ReviewHost(request_for(make_plan(300)))
-    assert snap_compare(app, terminal_size=(100, 24), run_before=settle)
+    assert snap_compare(app, terminal_size=(100, 24), run_before=settle_review)
 
 
 def test_leave_plan_question_held(snap_compare) -> None:  # type: ignore[no-untyped-def]
     app = ReviewHost(request_for(make_plan(300)))
 
     async def ask(pilot: Pilot[None]) -> None:
-        await settle(pilot)
+        await settle_review(pilot)
         question = ConfirmScreen(
             LEAVE_PLAN_QUESTION,
             detail="Leaving gives the agent every tool back without a reviewed plan.",

@@ -13,15 +13,13 @@ from pathlib import Path
 
 from textual.app import App, ComposeResult
 from textual.pilot import Pilot
-from textual.widgets import Input, Static
+from textual.widgets import Static
 
 from planshell.plan.store import PlanStore
 from planshell.ui.screens.plan_actions import PlanActionScreen
 from planshell.ui.widgets.checklist import ChecklistPanel
-from planshell.ui.widgets.plan_view import PlanView
-from tests.ui.test_ui_checklist import ITEMS
-from tests.ui.test_ui_picker import NOW, PickerHost, plan_text, three_plans
-from tests.ui_helpers import until
+from tests.ui.picker_helpers import NOW, PickerHost, plan_text, settle_picker, three_plans
+from tests.ui.samples import ITEMS
 
 
 def _themes(app: App[None], theme: str) -> None:
@@ -30,19 +28,6 @@ def _themes(app: App[None], theme: str) -> None:
     for loaded in load_themes().themes:
         app.register_theme(loaded)
     app.theme = theme
-
-
-async def settle(pilot: Pilot[None], *keys: str) -> None:
-    await pilot.pause()
-    for widget in pilot.app.screen.query(Input):
-        widget.cursor_blink = False
-    if keys:
-        await pilot.press(*keys)
-    for view in pilot.app.screen.query(
-        PlanView
-    ):  # until done: 200 pauses was not enough under load
-        await until(pilot, lambda view=view: view.layout_complete)
-    await pilot.pause()
 
 
 def picker_with_broken(root: Path, theme: str = "planshell-dark") -> PickerHost:
@@ -57,21 +42,21 @@ def test_picker_three_plans(snap_compare, tmp_path: Path) -> None:  # type: igno
     app = PickerHost(three_plans(tmp_path))
 
     async def run_before(pilot: Pilot[None]) -> None:
-        await settle(pilot, "down")
+        await settle_picker(pilot, "down")
 
     assert snap_compare(app, terminal_size=(100, 30), run_before=run_before)
 
 
 def test_picker_light_with_a_broken_file(snap_compare, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     app = picker_with_broken(tmp_path, theme="planshell-light")
-    assert snap_compare(app, terminal_size=(80, 24), run_before=settle)
+    assert snap_compare(app, terminal_size=(80, 24), run_before=settle_picker)
 
 
 def test_picker_filtered_to_nothing(snap_compare, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     app = PickerHost(three_plans(tmp_path))
 
     async def run_before(pilot: Pilot[None]) -> None:
-        await settle(pilot, *"websockets")
+        await settle_picker(pilot, *"websockets")
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
 
@@ -80,8 +65,8 @@ def test_create_modal(snap_compare, tmp_path: Path) -> None:  # type: ignore[no-
     app = PickerHost(three_plans(tmp_path))
 
     async def run_before(pilot: Pilot[None]) -> None:
-        await settle(pilot, "enter", *"rate limiting")
-        await settle(pilot)
+        await settle_picker(pilot, "enter", *"rate limiting")
+        await settle_picker(pilot)
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
 
@@ -113,21 +98,21 @@ def test_action_screen(snap_compare, tmp_path: Path) -> None:  # type: ignore[no
     app = _action_host(tmp_path, "planshell-dark")
 
     async def run_before(pilot: Pilot[None]) -> None:
-        await settle(pilot, "tab", "right")
+        await settle_picker(pilot, "tab", "right")
 
     assert snap_compare(app, terminal_size=(100, 30), run_before=run_before)
 
 
 def test_action_screen_light_80x24(snap_compare, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     app = _action_host(tmp_path, "planshell-light")
-    assert snap_compare(app, terminal_size=(80, 24), run_before=settle)
+    assert snap_compare(app, terminal_size=(80, 24), run_before=settle_picker)
 
 
 def test_action_screen_discard_confirmation(snap_compare, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     app = _action_host(tmp_path, "planshell-dark")
 
     async def run_before(pilot: Pilot[None]) -> None:
-        await settle(pilot, "D")
+        await settle_picker(pilot, "D")
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
 

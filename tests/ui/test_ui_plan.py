@@ -35,79 +35,27 @@ from planshell.ui.widgets.messages import ErrorRow, NoteRow, UserMessage
 from planshell.ui.widgets.mode_chip import ModeChip
 from planshell.ui.widgets.tool_row import ToolRow
 from tests.engine_helpers import HANG_GUARD
+from tests.ui.plan_helpers import (
+    PLAN,
+    SIZE,
+    chip_text,
+    make_app,
+    mode,
+    plans_dir,
+    runtime,
+    save_plan,
+    toasts,
+)
 from tests.ui_helpers import idle, ready, send, until
-
-SIZE = (100, 30)
-
-PLAN = """# Plan: Add caching
-
-## Goal
-
-Cache widgets.
-
-## Steps
-
-- [ ] Read the server
-- [ ] Add the cache
-- [ ] Test it
-
-## Verification
-
-```sh
-make test
-```
-"""
 
 WRITE = ("write_plan", {"title": "Add caching", "content": PLAN, "plan_path": "caching.md"})
 EXIT = ("exit_plan_mode", {"plan_path": "caching.md"})
-
-
-def make_app(
-    project: Path, replies: list[Any], settings: Settings | None = None, **kwargs: Any
-) -> PlanshellApp:
-    kwargs.setdefault("persist", False)
-    return PlanshellApp(
-        settings or Settings(),
-        project,
-        provider=ScriptedProvider(replies),
-        project_label="~/proj",
-        **kwargs,
-    )
-
-
-def runtime(app: PlanshellApp) -> Any:
-    assert app.runtime is not None
-    return app.runtime
-
-
-def mode(app: PlanshellApp) -> str:
-    return str(runtime(app).plan.mode.value)
 
 
 def provider(app: PlanshellApp) -> ScriptedProvider:
     p = runtime(app).agent.provider
     assert isinstance(p, ScriptedProvider)
     return p
-
-
-def plans_dir(project: Path) -> Path:
-    return project / ".planshell" / "plans"
-
-
-def save_plan(project: Path, name: str = "2026-01-01-1200-caching.md", text: str = PLAN) -> Path:
-    folder = plans_dir(project)
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / name
-    path.write_text(text)
-    return path
-
-
-def chip_text(app: PlanshellApp) -> str:
-    return str(app.screen_stack[0].query_one(ModeChip).render()).strip()
-
-
-def toasts(app: PlanshellApp) -> list[str]:
-    return [str(n.message) for n in app._notifications]
 
 
 def notes(screen: ChatScreen) -> list[str]:

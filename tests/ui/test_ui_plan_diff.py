@@ -82,7 +82,7 @@ async def test_a_resumed_session_with_a_changed_plan_opens_the_diff_and_stays_pa
     from planshell.agent.session import SessionLog
     from planshell.llm.types import Message
     from planshell.plan.approval_record import ApprovalRecord
-    from tests.ui.test_ui_plan import chip_text, make_app, mode, save_plan
+    from tests.ui.plan_helpers import chip_text, make_app, mode, save_plan
     from tests.ui_helpers import ready, until
 
     path = save_plan(project, text=APPROVED)

@@ -15,7 +15,7 @@ from textual.pilot import Pilot
 from planshell.config import Settings
 from planshell.llm.scripted import Reply
 from planshell.ui.app import PlanshellApp
-from tests.ui.test_ui_plan import PLAN
+from tests.ui.plan_helpers import PLAN
 from tests.ui_helpers import (
     clear_toasts,
     ready_for_snapshot,

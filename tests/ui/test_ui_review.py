@@ -10,7 +10,7 @@ import pytest
 from textual.app import App
 from textual.selection import SELECT_ALL
 
-from planshell.plan.decider import Decision, Review, ReviewRequest
+from planshell.plan.decider import Decision, Review
 from planshell.plan.document import parse_plan
 from planshell.plan.receipt import Receipt
 from planshell.ui.review_app import MAX_VIEW_BYTES, run_review
@@ -25,47 +25,9 @@ from planshell.ui.widgets.review_footer import (
     fit_hints,
     hints_width,
 )
-from tests.plan_samples import generated_plan
+from tests.ui.review_helpers import SHORT, ReviewHost, make_plan, request_for, run_keys
 
 # ------------------------------------------------------------------ helpers
-
-
-def make_plan(lines: int) -> str:
-    return generated_plan(
-        lines,
-        title="Generated test plan",
-        intro="A generated plan for the review screen tests.",
-        last_line="LAST LINE OF THE PLAN",
-    )
-
-
-def request_for(text: str, **kwargs: object) -> ReviewRequest:
-    return ReviewRequest(
-        path=Path("/tmp/plans/2025-01-01-1200-test.md"),
-        text=text,
-        title=parse_plan(text).title,
-        **kwargs,  # type: ignore[arg-type]
-    )
-
-
-class ReviewHost(App[None]):
-    """Pushes one ReviewScreen and records what it was dismissed with."""
-
-    def __init__(self, request: ReviewRequest, *, read_only: bool = False) -> None:
-        super().__init__()
-        self.request = request
-        self.read_only = read_only
-        self.results: list[Review | None] = []
-        self.review_screen: ReviewScreen | None = None
-        from planshell.ui.themes import load_themes
-
-        for theme in load_themes().themes:
-            self.register_theme(theme)
-        self.theme = "planshell-dark"
-
-    def on_mount(self) -> None:
-        self.review_screen = ReviewScreen(self.request, read_only=self.read_only)
-        push_answering(self, self.review_screen, self.results.append)
 
 
 def view_of(app: ReviewHost) -> PlanView:
@@ -82,7 +44,6 @@ def screen_rows(view: PlanView) -> list[str]:
     return [view.render_line(y).text.rstrip() for y in range(view.size.height)]
 
 
-SHORT = make_plan(60)
 MEDIUM = make_plan(400)
 
 
@@ -300,16 +261,6 @@ async def test_review_help_lists_only_keys_that_work_here_once() -> None:
 
 
 # ---------------------------------------------------------------- decisions
-
-
-async def run_keys(
-    text: str, *keys: str, **request: object
-) -> tuple[ReviewHost, list[Review | None]]:
-    app = ReviewHost(request_for(text, **request))
-    async with app.run_test(size=(100, 30)) as pilot:
-        await pilot.press(*keys)
-        await pilot.pause()
-    return app, app.results
 
 
 async def test_approve_returns_the_exact_text_shown() -> None:

@@ -19,6 +19,7 @@ from planshell.llm.scripted import Reply
 from planshell.llm.types import ProviderError, Usage
 from planshell.ui.app import PlanshellApp
 from planshell.ui.widgets.messages import ErrorRow
+from tests.ui.samples import ANSWER
 from tests.ui_helpers import (
     clear_toasts,
     ready_for_snapshot,
@@ -27,11 +28,6 @@ from tests.ui_helpers import (
     snapshot_app,
     until,
 )
-
-ANSWER = """**Widget Service** is a tiny HTTP service.
-
-- `src/app/server.py` handles requests
-- `make test` runs the tests"""
 
 
 def conversation_app(project: Path, theme: str) -> PlanshellApp:

@@ -24,7 +24,7 @@ from planshell.runtime import Runtime, build_runtime
 from planshell.sandbox.bwrap import bwrap_command
 from planshell.workspace.protected import creates_repository, protection, readonly_binds
 from tests.engine_helpers import Recorder, ScriptedDecider
-from tests.sandbox.test_sandbox import needs_bwrap
+from tests.sandbox_helpers import needs_bwrap
 
 YES = ApprovalDecision(ApprovalChoice.ONCE)
 
