@@ -185,7 +185,7 @@ async def test_tui_toasts_are_logged_once(project: Path, log_file: Path) -> None
         app.notify("just so you know")
         assert app.runtime is not None
         app.runtime.agent.emit(ev.Notice("The agent asked to leave plan mode", "warning"))
-        await until(pilot, lambda: len(app._notifications) >= 3)
+        await until(pilot, lambda: len(app.toasts) >= 3)
         del screen
     text = _read(log_file)
     assert text.count("Could not remember the theme: disk full") == 1

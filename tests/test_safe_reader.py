@@ -289,7 +289,7 @@ async def test_the_tui_shows_the_notice(tmp_path, monkeypatch):
             pilot,
             lambda: any(
                 "AGENTS.md is a symlink to /dev/zero; not read" in str(n.message)
-                for n in app._notifications
+                for n in app.toasts
             ),
         )
         assert app.runtime is not None and SECRET not in app.runtime.agent.base_prompt

@@ -8,6 +8,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
+from rich.cells import cell_len
 from textual.app import App
 from textual.pilot import Pilot
 
@@ -108,12 +109,32 @@ async def clear_toasts(pilot: Pilot) -> None:
     await pilot.pause()
 
 
-_SVG_TEXT = re.compile(r'<text [^>]*?x="([\d.]+)" y="([\d.]+)"[^>]*>(.*?)</text>')
+_SVG_TEXT = re.compile(
+    r'<text [^>]*?x="([\d.]+)" y="([\d.]+)" textLength="([\d.]+)"[^>]*>(.*?)</text>'
+)
 
 
 def screen_text(app: App[object]) -> str:
-    """What the terminal shows, as text: the rows of the app's own screenshot."""
-    rows: dict[float, list[tuple[float, str]]] = {}
-    for x, y, text in _SVG_TEXT.findall(app.export_screenshot()):
-        rows.setdefault(float(y), []).append((float(x), html.unescape(text).replace("\xa0", " ")))
-    return "\n".join("".join(t for _, t in sorted(row)) for _, row in sorted(rows.items()))
+    """What the terminal shows, as text: the rows of the app's own screenshot.
+
+    The SVG draws each run of text at its cell (x / cell width); blank cells are only
+    background, so the row is rebuilt cell by cell.
+    """
+    rows: dict[float, dict[int, str]] = {}
+    for x, y, length, raw in _SVG_TEXT.findall(app.export_screenshot()):
+        text = html.unescape(raw).replace("\xa0", " ")
+        cells = cell_len(text)
+        if not cells:
+            continue
+        cell = round(float(x) / (float(length) / cells))
+        row = rows.setdefault(float(y), {})
+        for char in text:
+            row[cell] = char
+            if cell_len(char) == 2:
+                row[cell + 1] = ""  # the wide character's second cell
+            cell += cell_len(char)
+    lines = []
+    for _, row in sorted(rows.items()):
+        width = max(row) + 1
+        lines.append("".join(row.get(column, " ") for column in range(width)).rstrip())
+    return "\n".join(lines)

@@ -12,9 +12,7 @@ import gc
 import importlib
 import logging
 import sys
-from collections import deque
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -26,6 +24,7 @@ from textual.screen import Screen
 from planshell.ui import themes as theme_files
 from planshell.ui.commands import REGISTRY, SlashCommand
 from planshell.ui.screens.chat import ChatScreen
+from planshell.ui.toasts import ToastLog
 from planshell.ui.widgets.status import abbreviate_home
 
 if TYPE_CHECKING:
@@ -40,19 +39,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-TOASTS_KEPT = 100
-
-
-@dataclass(frozen=True)
-class Toast:
-    """A notification the app showed: kept so what was said can be read back."""
-
-    message: str
-    severity: SeverityLevel
-    title: str = ""
-
-
-class PlanshellApp(App[int]):
+class PlanshellApp(ToastLog[int]):
     TITLE = "planshell"
     # dialogs.tcss is loaded by the dialog screens themselves, on first use.
     CSS_PATH: ClassVar[CSSPathType | None] = ["app.tcss", "screens/chat.tcss"]
@@ -124,7 +111,6 @@ class PlanshellApp(App[int]):
         self._theme_not_remembered: str | None = None
         self._theme_warnings: list[str] = []
         self._quit_dialog: Screen[bool] | None = None
-        self.toasts: deque[Toast] = deque(maxlen=TOASTS_KEPT)
         self._quitting = False
         if settings is not None:
             wanted = settings.ui.theme
@@ -407,7 +393,8 @@ class PlanshellApp(App[int]):
         markup: bool = True,
         logged: bool = False,
     ) -> None:
-        """Every warning or error toast, from any screen, also goes to the log file.
+        """Every warning or error toast, from any screen, also goes to the log file
+        (and every toast to ``toasts``).
 
         ``logged``: the engine's event bus already logged it (a ``Notice``).
         """
@@ -418,7 +405,6 @@ class PlanshellApp(App[int]):
                 f"{title}: " if title else "",
                 message,
             )
-        self.toasts.append(Toast(message, severity, title))
         super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
 
     def close_runtime(self) -> None:

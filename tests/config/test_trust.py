@@ -339,7 +339,7 @@ async def test_tui_asks_and_no_is_the_default(project: Path, keys: list[str]) ->
         await pilot.press(*keys)
         await until(pilot, lambda: app.runtime is not None)
         assert app.settings.plan.sandbox == "auto" and app.settings.plan.bash.safe_patterns is None
-        assert any("Ignoring security settings" in n.message for n in app._notifications)
+        assert any("Ignoring security settings" in n.message for n in app.toasts)
     assert loads == [1] and not trust_file_path().exists()
 
 
@@ -377,7 +377,7 @@ async def test_project_theme_name_is_never_markup(project: Path) -> None:
     app = PlanshellApp(None, project, loader=load, provider=ScriptedProvider([]), persist=False)
     async with app.run_test(size=(100, 30)) as pilot:
         await until(pilot, lambda: not app.is_running)
-    warned = [n for n in app._notifications if "[@click" in n.message]
+    warned = [n for n in app.toasts if "[@click" in n.message]
     assert warned and not any(n.markup for n in warned)
     assert app.startup_error is not None and "ui.theme" in app.startup_error
 

@@ -13,6 +13,7 @@ from planshell.plan.store import PlanStore
 from planshell.ui.screens.plan_actions import PlanActionScreen
 from planshell.ui.screens.plan_picker import PickerChoice, PlanPickerScreen
 from planshell.ui.screens.results import push_answering
+from planshell.ui.toasts import ToastLog
 from planshell.ui.widgets.plan_view import PlanView
 from tests.ui_helpers import until
 
@@ -41,7 +42,7 @@ def three_plans(root: Path) -> PlanStore:
     return store
 
 
-class PickerHost(App[None]):
+class PickerHost(ToastLog[None]):
     """Pushes one PlanPickerScreen and records what it was dismissed with."""
 
     def __init__(self, store: PlanStore, theme: str = "planshell-dark") -> None:

@@ -71,4 +71,4 @@ def chip_text(app: PlanshellApp) -> str:
 
 
 def toasts(app: PlanshellApp) -> list[str]:
-    return [str(n.message) for n in app._notifications]
+    return [str(n.message) for n in app.toasts]

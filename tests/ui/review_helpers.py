@@ -5,7 +5,6 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
-from textual.app import App
 from textual.pilot import Pilot
 
 from planshell.plan.decider import Review, ReviewRequest
@@ -13,6 +12,7 @@ from planshell.plan.document import parse_plan
 from planshell.plan.receipt import Receipt
 from planshell.ui.screens.results import push_answering
 from planshell.ui.screens.review import ReviewScreen
+from planshell.ui.toasts import ToastLog
 from planshell.ui.widgets.plan_view import PlanView
 from tests.plan_samples import generated_plan
 from tests.ui_helpers import until
@@ -36,7 +36,7 @@ def request_for(text: str, **kwargs: object) -> ReviewRequest:
     )
 
 
-class ReviewHost(App[None]):
+class ReviewHost(ToastLog[None]):
     """Pushes one ReviewScreen and records what it was dismissed with."""
 
     def __init__(self, request: ReviewRequest, *, read_only: bool = False) -> None:

@@ -191,9 +191,7 @@ async def test_enter_on_partial_command_runs_the_highlighted_one(project: Path) 
         # Typed faster than the Changed messages arrive: Enter must use the final text.
         await pilot.press("/", "t", "h", "e", "m", "e", "enter")
         await pilot.pause()
-        await until(
-            pilot, lambda: any("Current theme" in str(n.message) for n in app._notifications)
-        )
+        await until(pilot, lambda: any("Current theme" in str(n.message) for n in app.toasts))
 
 
 async def test_argument_completion_for_theme(project: Path) -> None:
@@ -224,7 +222,7 @@ async def test_unknown_command_warns(project: Path) -> None:
         await ready(pilot)
         await send(pilot, "/nonsense")
         await pilot.pause()
-        assert any("Unknown command /nonsense" in n.message for n in app._notifications)
+        assert any("Unknown command /nonsense" in n.message for n in app.toasts)
 
 
 async def test_steering_while_busy_is_queued_then_delivered(project: Path) -> None:
@@ -309,8 +307,8 @@ async def test_ctrl_c_right_after_sending_stops_the_turn_about_to_start(project:
         screen.send("talk a lot")
         screen.action_ctrl_c()  # same tick: nothing is running in the engine yet
         await idle(pilot, screen)
-        assert any("Stopping" in n.message for n in app._notifications)
-        assert not any("Press ctrl+c again" in n.message for n in app._notifications)
+        assert any("Stopping" in n.message for n in app.toasts)
+        assert not any("Press ctrl+c again" in n.message for n in app.toasts)
         assert not screen.transcript.entries_of(AssistantMessage)
 
 
@@ -322,7 +320,7 @@ async def test_ctrl_c_twice_within_a_second_quits(project: Path) -> None:
         await pilot.press("ctrl+c")
         await pilot.pause()
         assert app.is_running
-        assert any("ctrl+c again to quit" in n.message for n in app._notifications)
+        assert any("ctrl+c again to quit" in n.message for n in app.toasts)
         clock.now += 0.5
         await pilot.press("ctrl+c")
         await until(pilot, lambda: not app.is_running)
@@ -405,9 +403,7 @@ async def test_model_command_shows_and_switches(project: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         screen = await ready(pilot)
         await send(pilot, "/model")
-        await until(
-            pilot, lambda: any("scripted · script" in n.message for n in app._notifications)
-        )
+        await until(pilot, lambda: any("scripted · script" in n.message for n in app.toasts))
         await send(pilot, "/provider demo")
         runtime = app.runtime
         assert runtime is not None
@@ -723,7 +719,7 @@ async def test_mode_chip_follows_mode_changes(project: Path) -> None:
         app.runtime.plan.leave()
         await until(pilot, lambda: chip.mode == "off")
         assert chip.has_class("-off") and not chip.has_class("-plan")
-        assert any("Plan mode off" in n.message for n in app._notifications)
+        assert any("Plan mode off" in n.message for n in app.toasts)
 
 
 async def test_mode_chip_custom_colour_from_settings(project: Path) -> None:

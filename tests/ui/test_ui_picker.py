@@ -397,7 +397,7 @@ async def test_a_plan_deleted_after_listing_is_reported_not_opened(tmp_path: Pat
             "Rewrite the docs",
             "Cache lookups",
         ]
-        assert any("no plan named" in n.message for n in app._notifications)
+        assert any("no plan named" in n.message for n in app.toasts)
 
 
 # -------------------------------------------------------------------- create

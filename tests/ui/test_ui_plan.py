@@ -820,7 +820,7 @@ async def test_custom_labels_colour_and_notify(project: Path) -> None:
         chip = screen.query_one(ModeChip)
         assert chip.styles.background.hex6 == "#123456"
         await until(pilot, lambda: "Planning the plan now" in toasts(app))
-        note = next(n for n in app._notifications if n.message == "Planning the plan now")
+        note = next(n for n in app.toasts if n.message == "Planning the plan now")
         assert note.severity == "warning"
         runtime(app).plan.enter_plan(plan_path=path)
         runtime(app).plan.execute_existing(path)

@@ -540,7 +540,7 @@ async def test_without_editor_set_a_fallback_editor_is_used_and_named(
         await pilot.press("e")
         await pilot.pause()
         assert seen == ["vi"]
-        messages = [n.message for n in app._notifications]
+        messages = [n.message for n in app.toasts]
         assert any("editing with vi" in m for m in messages), messages
 
 

@@ -116,7 +116,7 @@ async def test_app_skips_bad_theme_files_and_still_starts(tmp_path: Path, projec
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.pause()
         assert isinstance(app.screen, ChatScreen)
-        messages = [n.message for n in app._notifications]
+        messages = [n.message for n in app.toasts]
         assert any("broken.toml" in m for m in messages)
         # planshell-dark is not in that folder: the app falls back and says so.
         assert app.theme == "textual-dark"
