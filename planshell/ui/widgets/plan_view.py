@@ -256,13 +256,19 @@ class PlanView(ScrollView, can_focus=True):
             self.post_message(self.Checked(self))
             return
         generation, text = self._loads, self._raw
+        app = self.app  # here: a thread has no active app, and this view may unmount first
 
         def check() -> None:
             try:
                 found = unshown_lines(text)
             except Exception as exc:  # never leave the review waiting: say the check failed
                 found = (UnshownLine(0, f"(the check failed: {exc})", "not checked"),)
-            self.app.call_from_thread(self._checked, generation, found)
+            if not app.is_running:
+                return  # the app closed meanwhile: nobody waits for the answer
+            try:
+                app.call_from_thread(self._checked, generation, found)
+            except RuntimeError:
+                pass  # it closed between the two lines
 
         self.run_worker(check, thread=True, group="plan-view-coverage", exit_on_error=False)
 
