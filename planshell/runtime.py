@@ -300,9 +300,7 @@ def build_runtime(
     controller.shape_tools()
     # The checklist is engine state; views learn about it through the event bus.
     todos.subscribe(
-        lambda items: agent.emit(
-            ev.TodosChanged(tuple((item.content, item.status.value) for item in items))
-        )
+        lambda items: agent.emit(ev.TodosChanged(tuple(item.shown() for item in items)))
     )
     runtime = Runtime(
         root,

@@ -2,8 +2,9 @@
 
 It owns the conversation and emits events; it knows nothing of plan mode
 beyond the hooks that plan mode plugs into: *gates* (may this call run?),
-*prompt parts* (text added to the system prompt on every model call) and
-*call checks* (may the turn go on to the next model call?).
+*prompt parts* (text added to the system prompt on every model call),
+*call checks* (may the turn go on to the next model call?) and *result hooks*
+(a tool that ran has finished: plan mode files its work under the current step).
 """
 
 from __future__ import annotations
@@ -52,6 +53,8 @@ and the first refusal wins, so plan mode's gate (added first) decides in PLAN.
 """
 
 PromptPart = Callable[[], str | None]
+ResultHook = Callable[[Tool, ToolArgs, ToolResult], None]
+"""Told about every call that ran (not refused), with its final result; returns nothing."""
 CallCheck = Callable[[], Awaitable[str | None]]
 """Runs before every model call; a returned reason ends the turn there (stop "paused").
 
@@ -119,6 +122,7 @@ class Agent:
         self.gates: list[Gate] = []
         self.prompt_parts: list[PromptPart] = []
         self.call_checks: list[CallCheck] = []
+        self.result_hooks: list[ResultHook] = []
         self.context_tokens = 0
         self._steering: list[str] = []
         self._task: asyncio.Task[None] | None = None
@@ -733,6 +737,8 @@ class Agent:
             watch.announce(note)
             data = {**result.data, "protected_change": True}
             result = ToolResult(f"{result.content}\n\n{note}", result.is_error, data)
+        for hook in self.result_hooks:
+            hook(tool, args, result)
         self.emit(ev.ToolFinished(call.id, call.name, result.content, result.is_error, result.data))
         return result
 

@@ -30,10 +30,11 @@ from planshell.plan.mode_tools import mode_tool_names
 from planshell.plan.policy import PlanPolicy
 from planshell.plan.receipt import Receipt, Snapshot, compare, take_snapshot
 from planshell.plan.review_rounds import KEPT_CHANGING, ReviewRounds
+from planshell.plan.run_log import RunLog
 from planshell.plan.steps import StepUpdate, checklist, tick_steps, tick_todos
 from planshell.plan.store import PlanStore, PlanStoreError
 from planshell.shell.guard import BashGuard
-from planshell.tools.base import ExecPolicy, Tool, ToolArgs, ToolError
+from planshell.tools.base import ExecPolicy, Tool, ToolArgs, ToolError, ToolResult
 from planshell.tools.registry import ToolRegistry
 from planshell.tools.todo import TodoList
 
@@ -119,6 +120,9 @@ class PlanController:
         agent.gates.append(self.gate)
         agent.prompt_parts.append(self.prompt_part)
         agent.call_checks.append(self.check_before_call)
+        # What each approved step's work was (planshell/plan/run_log.py): EXECUTE only.
+        self.run_log = RunLog(store, lambda text: agent.emit(ev.Notice(text, "warning")))
+        agent.result_hooks.append(self.record_result)
 
     # --- hooks ----------------------------------------------------------------
 
@@ -320,7 +324,8 @@ class PlanController:
         if permission_mode and self.on_approve_mode is not None:
             self.on_approve_mode(permission_mode)
         self.mode = Mode.EXECUTE
-        self.todos.replace(checklist(text))
+        self.run_log.start(path, text)
+        self.todos.replace(self.run_log.flagged(checklist(text)))
         self._changed(previous)
 
     def execute_existing(
@@ -517,8 +522,20 @@ class PlanController:
             receipt=self.receipt,
         )
 
-    def set_steps(self, updates: list[StepUpdate]) -> str:
-        """``set_plan_steps``: tick the approved text, write it, and mirror it in the checklist."""
+    def record_result(self, tool: Tool, args: ToolArgs, result: ToolResult) -> None:
+        """The agent's result hook: a finished call's work, filed under the current step.
+
+        Only while an approved plan executes: in PLAN nothing but the plan is written.
+        """
+        if self.mode is Mode.EXECUTE and self.approval is not None:
+            self.run_log.record_result(tool, args, result)
+
+    def set_steps(self, updates: list[StepUpdate], reasons: dict[int, str] | None = None) -> str:
+        """``set_plan_steps``: tick the approved text, write it, and mirror it in the checklist.
+
+        A step in ``reasons`` was skipped (its box is ticked: it is closed); the run
+        record keeps the reason, and a step ticked done with no recorded work is flagged.
+        """
         if self.mode is Mode.PLAN:
             raise ToolError("set_plan_steps works after approval; in plan mode, revise the plan.")
         if self.plan_path is None or self.approval is None:
@@ -536,7 +553,15 @@ class PlanController:
         # planshell's own tick: the ticked text is the approved text from now on.
         self.approval = self.approval.ticked(text)
         self._record_mode()
+        reasons = reasons or {}
+        self.run_log.tick(
+            [
+                (n, ("skipped" if n in reasons else "done") if done else "open", reasons.get(n, ""))
+                for n, done, _ in updates
+            ]
+        )
         tick_todos(self.todos, updates)
+        self.todos.replace(self.run_log.flagged(self.todos.items))
         new = parse_plan(text)
         self._plan_updated(self.plan_path, text)
         return f"Updated {len(updates)} step(s): {new.done_count}/{new.total_steps} done."
@@ -674,6 +699,8 @@ class PlanController:
         registry.set_active(mode_tool_names(registry.active, registry.names(), self.mode))
 
     def _changed(self, previous: Mode) -> None:
+        if self.mode is not Mode.EXECUTE:
+            self.run_log.stop()
         self.shape_tools()
         title = self._title()
         self._record_mode()

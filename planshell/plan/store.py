@@ -30,6 +30,8 @@ from planshell.plan.document import parse_plan
 
 __all__ = [
     "MAX_PLAN_BYTES",
+    "MAX_RUN_BYTES",
+    "RUN_SUFFIX",
     "PlanInfo",
     "PlanStore",
     "PlanStoreError",
@@ -38,6 +40,8 @@ __all__ = [
 ]
 
 MAX_PLAN_BYTES = 256 * 1024
+MAX_RUN_BYTES = 1024 * 1024
+RUN_SUFFIX = ".run.json"  # a plan's run record: ``foo.md`` -> ``foo.run.json``
 _CAP_TEXT = "256 KiB"
 _SLUG_MAX = 48
 _STAMP_FORMAT = "%Y-%m-%d-%H%M"
@@ -302,7 +306,7 @@ class PlanStore:
         return f"{name} is {size} bytes, over the {_CAP_TEXT} ({MAX_PLAN_BYTES} bytes) cap"
 
     def delete(self, path: str | Path) -> None:
-        """Remove one plan file."""
+        """Remove one plan file (and its run record, if it is a plain file)."""
         target = self.resolve(path)
         try:
             target.unlink()
@@ -310,6 +314,62 @@ class PlanStore:
             raise PlanStoreError(f"no plan named {target.name}") from error
         except OSError as error:
             raise PlanStoreError(f"cannot delete {target.name}: {error.strerror}") from error
+        run = self.run_path(target)
+        try:
+            if stat.S_ISREG(run.lstat().st_mode):
+                run.unlink()
+        except OSError:
+            pass  # no record, or one we may not touch: the plan is gone either way
+
+    # ------------------------------------------------------------ run record
+
+    def run_path(self, plan: str | Path) -> Path:
+        """Where the run record of ``plan`` lives: beside it, ``<stem>.run.json``.
+
+        The plan path is checked like any plan path; the record's name does not
+        end in ``.md``, so nothing that writes plans (``write_plan``) can reach it.
+        """
+        target = self.resolve(plan)
+        return target.with_name(target.stem + RUN_SUFFIX)
+
+    def write_run(self, plan: str | Path, text: str) -> Path:
+        """Atomically write ``plan``'s run record, with the same fences as a plan."""
+        target = self.run_path(plan)
+        data = text.encode("utf-8")
+        if len(data) > MAX_RUN_BYTES:
+            raise PlanStoreError(
+                f"{target.name} would be {len(data)} bytes, over the {MAX_RUN_BYTES} byte cap"
+            )
+        self.ensure_dir()
+        self._check_not_link_or_dir(target)
+        try:
+            atomic_write_text(target, text)
+        except OSError as error:
+            raise PlanStoreError(
+                f"cannot write {target.name}: {error.strerror or error}"
+            ) from error
+        if Path(os.path.realpath(target)).parent != self.plans_dir:
+            raise PlanStoreError(
+                f"{target.name} did not end up inside {self._shown_dir()}; refusing to use it"
+            )
+        return target
+
+    def read_run(self, plan: str | Path) -> str | None:
+        """``plan``'s run record as text; None if there is none. Refuses links, huge files."""
+        target = self.run_path(plan)
+        self._check_not_link_or_dir(target)
+        try:
+            data = read_project_file(self.root, target, MAX_RUN_BYTES)
+        except FileNotFoundError:
+            return None
+        except OSError as error:
+            raise PlanStoreError(f"cannot open {target.name}: {error.strerror}") from error
+        except ReadRefused as refused:
+            raise PlanStoreError(f"{target.name}: {refused.message}") from None
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise PlanStoreError(f"{target.name} is not valid UTF-8") from error
 
     def exists(self, path: str | Path) -> bool:
         """Whether ``path`` names an existing, acceptable plan file."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from planshell.plan.controller import Mode, PlanController
 from planshell.tools.base import (
@@ -169,8 +169,20 @@ def _question(text: str) -> str:
 class StepUpdate(BaseModel):
     model_config = ConfigDict(extra="forbid")
     step: int = Field(ge=1, description="1-based step number in the plan's Steps list.")
-    status: Literal["done", "pending"] = Field(description="done ticks, pending unticks.")
+    status: Literal["done", "skipped", "pending"] = Field(
+        description="done ticks, skipped closes the step undone (give a reason), pending unticks."
+    )
     expected: str = Field("", description="The step's text, to detect a changed plan.")
+    reason: str = Field("", max_length=300, description="Why the step was skipped (required).")
+
+    @model_validator(mode="after")
+    def _skip_needs_reason(self) -> StepUpdate:
+        if self.status == "skipped" and not self.reason.strip():
+            raise ValueError(
+                f"step {self.step} is skipped without a reason; say why in `reason` "
+                "(one short sentence)"
+            )
+        return self
 
 
 class SetStepsArgs(ToolArgs):
@@ -181,18 +193,22 @@ class SetPlanStepsTool(_PlanTool[SetStepsArgs]):
     name = "set_plan_steps"
     description = (
         "Tick or untick numbered steps of the approved plan (all-or-nothing). Pass each "
-        "step's text as `expected`; the call is refused if the plan changed."
+        "step's text as `expected`; the call is refused if the plan changed. A step you "
+        "will not do is `skipped` with a `reason`. Edits and commands are recorded against "
+        "the first open step, so tick each step when its work is done."
     )
     Args = SetStepsArgs
     effects: ClassVar[frozenset[Effect]] = frozenset({Effect.WRITE})
 
     def headline(self, args: SetStepsArgs) -> str:
-        marks = ", ".join(f"{u.step}{'✓' if u.status == 'done' else '○'}" for u in args.updates)
+        shown = {"done": "✓", "skipped": "⊘", "pending": "○"}
+        marks = ", ".join(f"{u.step}{shown[u.status]}" for u in args.updates)
         return f"set_plan_steps {marks}"
 
     async def run(self, args: SetStepsArgs, ctx: ToolContext) -> ToolResult:
-        updates = [(u.step, u.status == "done", u.expected) for u in args.updates]
-        return ToolResult(self.controller.set_steps(updates))
+        updates = [(u.step, u.status != "pending", u.expected) for u in args.updates]
+        reasons = {u.step: u.reason.strip() for u in args.updates if u.status == "skipped"}
+        return ToolResult(self.controller.set_steps(updates, reasons))
 
 
 class PlanCompleteTool(_PlanTool[NoArgs]):

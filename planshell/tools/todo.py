@@ -31,6 +31,14 @@ class TodoItem:
     content: str
     status: TodoStatus = TodoStatus.PENDING
     active_form: str | None = None  # "Running tests" for a spinner while in progress
+    # A plan step's evidence state: "unverified" (ticked done, no recorded work) or "skipped".
+    note: str = ""
+
+    def shown(self) -> tuple[str, str]:
+        """``(content, status)`` for views: a noted completed step shows its note as status."""
+        if self.note and self.status is TodoStatus.COMPLETED:
+            return self.content, self.note
+        return self.content, self.status.value
 
 
 TodoListener = Callable[[list[TodoItem]], None]

@@ -120,7 +120,7 @@ class PlanModeUI:
             title, progress = self._plan_facts(controller.plan_path)
         self.screen.status.chip.set_mode(mode, title, progress if mode == "execute" else None)
         self._show_marker(mode)
-        items = tuple((item.content, item.status.value) for item in runtime.todos.items)
+        items = tuple(item.shown() for item in runtime.todos.items)
         self.screen.run_worker(
             self._sync_checklist(items, show=mode == "execute"),
             group="checklist",
@@ -225,7 +225,7 @@ class PlanModeUI:
         runtime = self.runtime
         if runtime is None:
             return ()
-        return tuple((item.content, item.status.value) for item in runtime.todos.items)
+        return tuple(item.shown() for item in runtime.todos.items)
 
     async def _sync_checklist(
         self, items: tuple[tuple[str, str], ...] | None, *, show: bool | None = None

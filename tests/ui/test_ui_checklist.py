@@ -158,3 +158,23 @@ async def test_updates_before_mount_are_shown() -> None:
         await pilot.pause()
         assert header(app) == "Plan progress 1/2"
         assert rows(app) == ["☑ Read the callers of handle_request", "◐ Add a token-bucket limiter"]
+
+
+async def test_a_step_ticked_without_evidence_shows_a_warning_mark() -> None:
+    """The engine's ``unverified`` and ``skipped`` statuses: closed steps, marked apart."""
+    items = [
+        ("Read the callers", "completed"),
+        ("Add a token bucket", "unverified"),
+        ("Test it (skipped: no runner)", "skipped"),
+        ("Verification: pytest -q", "pending"),
+    ]
+    app = ChecklistHost(items)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert header(app) == "Plan progress 3/4"
+        shown = rows(app)
+        assert shown[0] == "☑ Read the callers"
+        assert shown[1] == "⚠ Add a token bucket"
+        assert shown[2] == "⊘ Test it (skipped: no runner)"
+        painted = app.query_one(ChecklistBody).render_line(1).text.rstrip()
+        assert painted == "⚠ Add a token bucket"

@@ -1,10 +1,13 @@
 """ChecklistPanel: the plan's steps and how far execution has got.
 
 Fed from the engine's ``TodosChanged.items``: ``(content, status)`` pairs where
-status is ``"pending"``, ``"in_progress"`` or ``"completed"``. It shows a header
-``Plan progress 2/5`` and one row per item::
+status is ``"pending"``, ``"in_progress"`` or ``"completed"``, or for a closed plan
+step ``"unverified"`` (ticked done with no recorded work) or ``"skipped"``. It
+shows a header ``Plan progress 2/5`` and one row per item::
 
     ☑ Read the callers          (completed: muted, struck through)
+    ⚠ Update the docs           (ticked without evidence: done, marked in warning colour)
+    ⊘ Migrate (skipped: …)      (skipped: done, muted mark)
     ◐ Add the rate limiter      (in progress: bold)
     ☐ Write the tests
     ┄┄┄┄┄┄┄┄┄┄┄┄┄┄┄┄┄┄┄┄┄┄┄┄┄
@@ -40,7 +43,14 @@ __all__ = ["MARKS", "ChecklistBody", "ChecklistPanel", "normalise_items"]
 
 _CSS_FILE = Path(__file__).with_name("checklist.tcss")
 
-MARKS = {"pending": "☐", "in_progress": "◐", "completed": "☑"}
+MARKS = {
+    "pending": "☐",
+    "in_progress": "◐",
+    "completed": "☑",
+    "unverified": "⚠",
+    "skipped": "⊘",
+}
+_CLOSED = frozenset({"completed", "unverified", "skipped"})
 _VERIFICATION = "verification:"
 _RULE = "┄"
 
@@ -64,6 +74,7 @@ class ChecklistBody(Widget):
         "checklist--mark",
         "checklist--mark-active",
         "checklist--mark-done",
+        "checklist--mark-warn",
         "checklist--rule",
     }
 
@@ -101,6 +112,10 @@ class ChecklistBody(Widget):
                 rows.append(Text(_RULE * width, self._style("rule")))
             if status == "completed":
                 text_style, mark_style = self._style("done"), self._style("mark-done")
+            elif status == "unverified":
+                text_style, mark_style = self._style("done"), self._style("mark-warn")
+            elif status == "skipped":
+                text_style, mark_style = self._style("done"), self._style("mark")
             elif status == "in_progress":
                 text_style, mark_style = self._style("active"), self._style("mark-active")
                 if active is None:
@@ -167,7 +182,7 @@ class ChecklistPanel(Vertical):
 
     @property
     def done(self) -> int:
-        return sum(1 for _content, status in self._items if status == "completed")
+        return sum(1 for _content, status in self._items if status in _CLOSED)
 
     @property
     def total(self) -> int:
