@@ -205,6 +205,14 @@ def _offer_handoff(agent: Agent, decider: Decider, root: Path) -> None:
     agent.subscribe(on_event)
 
 
+def _approved_text(controller: PlanController) -> str | None:
+    """The executing plan's text as approved (the record, not the file): its scope is a fence."""
+    approval = controller.approval
+    if controller.mode is not Mode.EXECUTE or approval is None:
+        return None
+    return approval.text
+
+
 def build_runtime(
     settings: Settings,
     root: Path,
@@ -293,6 +301,7 @@ def build_runtime(
         extra_allow=list(allow or []),
         project_file=project_config_path(root),
         sandboxed=lambda: workspace.active,
+        approved_plan=lambda: _approved_text(controller),
     )
     controller.on_approve_mode = permissions.set_mode
     controller.permission_mode_now = lambda: permissions.mode.value

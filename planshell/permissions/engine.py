@@ -19,7 +19,11 @@ classified, in this order:
    ask in every mode, ``auto`` included, with a warning, and no rule covers them;
 3. bash the guard proves read-only runs;
 4. ``auto`` runs everything else; ``accept-edits`` runs edits and writes inside
-   the project;
+   the project. While an approved plan executes, its scope (``plan/scope.py``: the
+   files its approved text names) is a fence: ``accept-edits`` asks for an edit or
+   write outside it ("Unplanned file …", allow once or deny), ``auto`` runs it and
+   flags it (a warning notice and the session log). Bash is left to the mode: its
+   writes cannot be known before it runs;
 5. an allow rule (config, ``--allow``, this session's answers) that covers it
    runs it: for bash, *every* command the line runs (wrappers unwrapped) must
    be covered by a rule or be read-only, and the line must be nothing but
@@ -52,6 +56,7 @@ from planshell.plan.decider import (
     ApprovalRequest,
     Decider,
 )
+from planshell.plan.scope import Scope, plan_scope
 from planshell.sanitize import plain_line
 from planshell.shell.guard import BashGuard
 from planshell.shell.segments import CommandParts, split_command
@@ -100,6 +105,9 @@ class Verdict:
     # A protected path or a new repository (workspace/protected.py): asked in every mode, shown
     # in red, never covered by a rule; a person's yes lets the project watch keep the change.
     warning: str = ""
+    # An edit/write outside the executing plan's scope (the path): asked in accept-edits
+    # (once or deny, no rule offered), flagged when auto mode runs it.
+    unplanned: str = ""
 
 
 @dataclass
@@ -126,6 +134,9 @@ class PermissionController:
     trust_file: Path | None = None  # tests point trust elsewhere
     warnings: list[str] = field(default_factory=list)
     sandboxed: Callable[[], bool] = lambda: False  # bash runs in the workspace sandbox
+    # The executing plan's approved text (the controller's approval record, never the
+    # file on disk), or None when no plan executes: its scope fences edits and writes.
+    approved_plan: Callable[[], str | None] = lambda: None
 
     def __post_init__(self) -> None:
         self.mode = PermissionMode(self.settings.mode)
@@ -133,6 +144,7 @@ class PermissionController:
         self.deny = parse_rules(list(self.settings.deny), self.warnings, "deny")
         self.session_allow: list[Rule] = []
         self.session_tools: set[str] = set()  # "s" for tools rules do not describe
+        self._scope: tuple[str, Scope] | None = None  # (approved text, its scope)
         self.agent.gates.append(self.gate)
 
     # --- mode -----------------------------------------------------------------
@@ -153,7 +165,17 @@ class PermissionController:
         if verdict.by in ("read-only", "plan") and tool.read_only:
             return None
         if verdict.action == "allow":
-            self._record(tool, args, "allow", verdict.by, verdict.rule)
+            reason = ""
+            if verdict.unplanned:
+                reason = f"outside the approved plan's scope: {verdict.unplanned}"
+                self.agent.emit(
+                    ev.Notice(
+                        f"Unplanned file {plain_line(verdict.unplanned, 200)}: the approved plan "
+                        f"does not name it; {self.mode.value} mode let the {tool.name} run.",
+                        "warning",
+                    )
+                )
+            self._record(tool, args, "allow", verdict.by, verdict.rule, reason)
             return None
         if verdict.action == "deny":
             self._record(tool, args, "deny", verdict.by, verdict.rule)
@@ -290,19 +312,37 @@ class PermissionController:
                     "ask",
                     warning=guarded.warning,
                 )
+        unplanned = target.rel if target.inside and self._unplanned(target.rel) else ""
         if self.mode is PermissionMode.AUTO:
-            return Verdict("allow", "auto mode", "mode")
-        if self.mode is PermissionMode.ACCEPT_EDITS and target.inside:
+            return Verdict("allow", "auto mode", "mode", unplanned=unplanned)
+        if self.mode is PermissionMode.ACCEPT_EDITS and target.inside and not unplanned:
             return Verdict("allow", "accept-edits mode", "mode")
         if target.inside:
             for rule in self._allow_rules():
                 if rule.matches_path(tool, target.rel):
                     return Verdict("allow", "allow rule", "rule", rule.text)
+        if unplanned and self.mode is PermissionMode.ACCEPT_EDITS:
+            return Verdict(
+                "ask",
+                f"Unplanned file {target.rel} — allow once / deny "
+                "(the approved plan does not name it)",
+                "ask",
+                unplanned=unplanned,
+            )
         where = "inside the project" if target.inside else "OUTSIDE the project"
         return Verdict("ask", f"{tool} changes {target.rel} ({where})", "ask")
 
     def _allow_rules(self) -> list[Rule]:
         return [*self.allow, *self.session_allow]
+
+    def _unplanned(self, rel: str) -> bool:
+        """Whether an executing plan's approved scope leaves ``rel`` out (no plan: False)."""
+        text = self.approved_plan()
+        if text is None:
+            return False
+        if self._scope is None or self._scope[0] != text:  # ticks change the text, rarely
+            self._scope = (text, plan_scope(text))
+        return not self._scope[1].covers(rel)
 
     def _target(self, args: ToolArgs) -> _Target | None:
         ctx = self.agent.ctx
@@ -442,7 +482,7 @@ class PermissionController:
             diff, new_file = _diff(tool.name, rel, planned)
             project = (f"{tool.name}({_glob_literal(rel)})",) if target and target.inside else ()
             session: tuple[str, ...] = (tool.name,)
-            if verdict.warning:  # a protected path: asked every time, no rule offered
+            if verdict.warning or verdict.unplanned:  # protected or unplanned: no rule offered
                 project, session = (), ()
             request = ApprovalRequest(
                 tool.name,
