@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from planshell.plan.checkpoint import apply_undo, plan_undo, take_checkpoint
+from planshell.plan.checkpoint import take_checkpoint
+from planshell.plan.undo import apply_undo, plan_undo
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "t",
