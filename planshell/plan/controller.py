@@ -33,7 +33,12 @@ from planshell.plan.review_rounds import KEPT_CHANGING, ReviewRounds
 from planshell.plan.steps import StepUpdate, checklist, tick_steps, tick_todos
 from planshell.plan.store import PlanStore, PlanStoreError
 from planshell.plan.undo import UndoPlan
-from planshell.plan.undo_keeper import CheckpointKeeper, UndoRefused
+from planshell.plan.undo_keeper import (
+    EXECUTE_REFUSED,
+    PLAN_REFUSED,
+    CheckpointKeeper,
+    UndoRefused,
+)
 from planshell.shell.guard import BashGuard
 from planshell.tools.base import ExecPolicy, Tool, ToolArgs, ToolError
 from planshell.tools.registry import ToolRegistry
@@ -427,12 +432,9 @@ class PlanController:
     def _check_undo(self) -> None:
         """Undo writes the project: never in PLAN (read-only), nor under a running plan."""
         if self.mode is Mode.PLAN:
-            raise UndoRefused(
-                "Plan mode is read-only: /undo writes files, so it does not run here. "
-                "Leave plan mode (/plan off) first."
-            )
+            raise UndoRefused(PLAN_REFUSED)
         if self.mode is Mode.EXECUTE:
-            raise UndoRefused("A plan is executing: end it first (/plan off), then /undo.")
+            raise UndoRefused(EXECUTE_REFUSED)
 
     def undo_preview(self) -> UndoPlan:
         """What ``/undo`` would restore, recreate and delete (reads the tree: from a worker)."""

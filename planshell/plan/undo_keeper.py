@@ -27,6 +27,11 @@ NOTHING_RECORDED = (
     "Nothing to undo: no plan has been executed here yet "
     "(a checkpoint is taken when a plan's execution starts)."
 )
+PLAN_REFUSED = (
+    "Plan mode is read-only: /undo writes files, so it does not run here. "
+    "Leave plan mode (/plan off) first."
+)
+EXECUTE_REFUSED = "A plan is executing: end it first (/plan off), then /undo."
 
 
 class UndoRefused(Exception):
