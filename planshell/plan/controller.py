@@ -33,6 +33,13 @@ from planshell.plan.review_rounds import KEPT_CHANGING, ReviewRounds
 from planshell.plan.run_log import RunLog
 from planshell.plan.steps import StepUpdate, checklist, tick_steps, tick_todos
 from planshell.plan.store import PlanStore, PlanStoreError
+from planshell.plan.undo import UndoPlan
+from planshell.plan.undo_keeper import (
+    EXECUTE_REFUSED,
+    PLAN_REFUSED,
+    CheckpointKeeper,
+    UndoRefused,
+)
 from planshell.shell.guard import BashGuard
 from planshell.tools.base import ExecPolicy, Tool, ToolArgs, ToolError, ToolResult
 from planshell.tools.registry import ToolRegistry
@@ -117,6 +124,8 @@ class PlanController:
         # holds it (PLAN, waiting for a person): see planshell/plan/approval_record.py.
         self.approval: ApprovalRecord | None = None
         self.changed_plan: PlanChange | None = None
+        # The project as EXECUTE found it, for /undo (planshell/plan/undo_keeper.py).
+        self.undo_keeper = CheckpointKeeper(agent.ctx.root, agent.emit, self._record_mode)
         agent.gates.append(self.gate)
         agent.prompt_parts.append(self.prompt_part)
         agent.call_checks.append(self.check_before_call)
@@ -139,6 +148,8 @@ class PlanController:
         return self._plan_exec
 
     def gate(self, tool: Tool, args: ToolArgs) -> str | None:
+        if self.mode is Mode.EXECUTE:
+            self.undo_keeper.settle()  # no change of the plan before the checkpoint
         if self.mode is Mode.EXECUTE and self.approval is not None and self._plan_change():
             # A later call of a reply that changed the plan: nothing more runs until
             # a person approves (the check before the next model call pauses).
@@ -171,6 +182,8 @@ class PlanController:
         Returns why the turn stops, or None to go on (nothing changed, or the
         person approved the changed plan, or asked for a refinement).
         """
+        if self.mode is Mode.EXECUTE:
+            await self.undo_keeper.settle_async()
         if self.mode is Mode.EXECUTE and not self.reviews.questions_open:
             change = self._plan_change()
             if change is not None:
@@ -231,6 +244,7 @@ class PlanController:
                 self.agent.emit(ev.Notice(str(exc), "error"))
         if previous is Mode.EXECUTE:
             self.todos.replace([])
+            self.undo_keeper.end()
         self._snapshot = None
         self.mode = Mode.OFF
         self.plan_path = None
@@ -315,7 +329,8 @@ class PlanController:
         self._snapshot = None
         self.plan_path = path
         self.changed_plan = None
-        if record is None:
+        if record is None:  # a new approval, not a resumed one: record the project first
+            self.undo_keeper.start()
             before = self.permission_mode_now() if self.permission_mode_now is not None else None
             if self.approval is not None:  # approved again while executing: same "before"
                 before = self.approval.permission_before
@@ -368,6 +383,7 @@ class PlanController:
         """Bring back the mode recorded in a resumed session log."""
         if not entry:
             return
+        self.undo_keeper.load(entry.get("checkpoint"))
         recorded = RecordedMode.parse(entry, set(self.registry.names()))
         mode, path, saved_tuple = recorded.mode, recorded.plan_path, recorded.saved_tools
         if mode is Mode.PLAN:
@@ -415,6 +431,29 @@ class PlanController:
 
     def state(self) -> ModeState:
         return ModeState(self.mode, self.plan_path, self.saved_tools)
+
+    # --- undo ---------------------------------------------------------------------
+
+    def _check_undo(self) -> None:
+        """Undo writes the project: never in PLAN (read-only), nor under a running plan."""
+        if self.mode is Mode.PLAN:
+            raise UndoRefused(PLAN_REFUSED)
+        if self.mode is Mode.EXECUTE:
+            raise UndoRefused(EXECUTE_REFUSED)
+
+    def undo_preview(self) -> UndoPlan:
+        """What ``/undo`` would restore, recreate and delete (reads the tree: from a worker)."""
+        self._check_undo()
+        return self.undo_keeper.preview()
+
+    def undo(self, overwrite_hand_edits: bool = False, plan: UndoPlan | None = None) -> list[str]:
+        """Put the project back as the last plan's execution found it; returns the problems.
+
+        ``plan`` is the preview a person saw; hand-edited files only with
+        ``overwrite_hand_edits``.
+        """
+        self._check_undo()
+        return self.undo_keeper.undo(overwrite_hand_edits, plan)
 
     # --- the plan tools' logic -----------------------------------------------
 
@@ -717,11 +756,12 @@ class PlanController:
         """The whole plan state in one entry: ``--continue`` restores from the last one."""
         if self.agent.session is None:
             return
-        self.agent.session.append(
-            mode_entry(
-                self.mode, self.plan_path, self.saved_tools, self.approval, self.changed_plan
-            )
+        entry = mode_entry(
+            self.mode, self.plan_path, self.saved_tools, self.approval, self.changed_plan
         )
+        if self.undo_keeper.ident is not None:
+            entry["checkpoint"] = self.undo_keeper.ident
+        self.agent.session.append(entry)
 
     def _title(self) -> str | None:
         if self.plan_path is None:

@@ -68,6 +68,7 @@ class PlanshellApp(ToastLog[int]):
         "planshell.ui.commands_model",
         "planshell.ui.permissions_ui",
         "planshell.ui.plan_ui",
+        "planshell.ui.commands_undo",
     )
 
     def __init__(

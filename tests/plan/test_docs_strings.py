@@ -17,6 +17,7 @@ import pytest
 from planshell.config import PlanLabels
 from planshell.plan import prompts
 from planshell.plan.coverage import UnshownLine
+from planshell.plan.undo_keeper import EXECUTE_REFUSED, NOTHING_RECORDED, PLAN_REFUSED
 from planshell.ui.decider import ENTER_PLAN_QUESTION, LEAVE_PLAN_QUESTION, changed_question
 from planshell.ui.screens.unshown import unshown_notice
 from planshell.ui.widgets.review_footer import DECISION_HINTS, SEPARATOR, decision_hints
@@ -55,6 +56,9 @@ def code_strings() -> list[tuple[str, str]]:
         ("footer outside PLAN", str(decision_hints("off")[0])),
         ("discard question", "Delete this plan file?"),
         ("unshown-lines notice", unshown_notice([UnshownLine(n, "", "") for n in range(3)])),
+        ("/undo in plan mode", PLAN_REFUSED),
+        ("/undo while executing", EXECUTE_REFUSED),
+        ("/undo with no checkpoint", NOTHING_RECORDED),
     ]
 
 

@@ -1,0 +1,139 @@
+"""The plan's checkpoint over its life: taken when EXECUTE starts, ended with the plan, undone on request.
+
+The controller calls :meth:`CheckpointKeeper.start` on approval; the walk and
+hashing run in a thread so the event loop keeps painting, and the next tool
+call (:meth:`settle`) or model call (:meth:`settle_async`) waits for it, so no
+change of the plan lands before the project is recorded. Its warnings become
+engine notices there, on the loop's thread. The manifest
+(``checkpoint_manifest.py``) is written beside the copies so ``--continue``
+can still undo; the session's ``mode`` entry carries the id.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from planshell.agent import events as ev
+from planshell.plan.checkpoint import Checkpoint, take_checkpoint
+from planshell.plan.checkpoint_manifest import load_manifest, save_manifest
+from planshell.plan.undo import UndoPlan, apply_undo, plan_undo
+
+NOTHING_RECORDED = (
+    "Nothing to undo: no plan has been executed here yet "
+    "(a checkpoint is taken when a plan's execution starts)."
+)
+PLAN_REFUSED = (
+    "Plan mode is read-only: /undo writes files, so it does not run here. "
+    "Leave plan mode (/plan off) first."
+)
+EXECUTE_REFUSED = "A plan is executing: end it first (/plan off), then /undo."
+
+
+class UndoRefused(Exception):
+    """``/undo`` cannot run now: plan mode (read-only), a plan executing, or no checkpoint."""
+
+
+@dataclass
+class CheckpointKeeper:
+    """Holds the checkpoint of the current or last plan; ``on_change`` records it in the session."""
+
+    root: Path
+    emit: Callable[[ev.Event], None]
+    on_change: Callable[[], None]
+    checkpoint: Checkpoint | None = None
+    _job: Future[Checkpoint] | None = field(default=None, repr=False)
+
+    @property
+    def ident(self) -> str | None:
+        return self.checkpoint.ident if self.checkpoint is not None else None
+
+    def start(self) -> None:
+        """EXECUTE starts: record the project in a thread.
+
+        A plan paused (its file changed) and approved again keeps the checkpoint
+        of its first approval: undo goes back to before the whole plan.
+        """
+        if self._job is not None or (self.checkpoint is not None and self.checkpoint.after is None):
+            return
+        job: Future[Checkpoint] = Future()
+        root = self.root
+
+        def take() -> None:
+            try:
+                cp = take_checkpoint(root)
+                save_manifest(cp)
+            except BaseException as exc:  # handed to the loop's thread by settle()
+                job.set_exception(exc)
+            else:
+                job.set_result(cp)
+
+        threading.Thread(target=take, name="planshell-checkpoint", daemon=True).start()
+        self._job = job
+
+    def settle(self) -> None:
+        """Wait for a checkpoint being taken (blocking) and take it in; warnings become notices."""
+        job, self._job = self._job, None
+        if job is None:
+            return
+        try:
+            cp = job.result()
+        except Exception as exc:
+            self.emit(
+                ev.Notice(
+                    f"No checkpoint of the project ({exc}): /undo cannot undo this plan.", "warning"
+                )
+            )
+            return
+        self.checkpoint = cp
+        for warning in cp.warnings:
+            self.emit(ev.Notice(f"Checkpoint: {warning}", "warning"))
+        self.on_change()
+
+    async def settle_async(self) -> None:
+        """:meth:`settle` without blocking the event loop while the thread works."""
+        job = self._job
+        if job is not None:
+            await asyncio.wait([asyncio.wrap_future(job)])
+        self.settle()
+
+    def end(self) -> None:
+        """The plan ended: record what it left (hand edits after this are told apart)."""
+        self.settle()
+        cp = self.checkpoint
+        if cp is None or cp.after is not None:
+            return
+        try:
+            cp.mark_end()
+            save_manifest(cp)
+        except OSError as exc:
+            self.emit(ev.Notice(f"Checkpoint: could not record the plan's end ({exc}).", "warning"))
+
+    def load(self, ident: object) -> None:
+        """A resumed session: the checkpoint its ``mode`` entry names, if its manifest is still there."""
+        if not isinstance(ident, str):
+            return
+        from planshell.agent.session import project_dir
+
+        self.checkpoint = load_manifest(self.root, ident, project_dir(self.root) / "checkpoints")
+        if self.checkpoint is None:
+            self.emit(
+                ev.Notice("The last plan's checkpoint is gone: /undo cannot undo it.", "warning")
+            )
+
+    def preview(self) -> UndoPlan:
+        """What undo would do now (reads the tree: call it from a worker)."""
+        self.settle()
+        if self.checkpoint is None:
+            raise UndoRefused(NOTHING_RECORDED)
+        return plan_undo(self.checkpoint)
+
+    def undo(self, overwrite_hand_edits: bool, plan: UndoPlan | None = None) -> list[str]:
+        """Carry out ``plan`` (the one shown), or a fresh one; returns the problems."""
+        if plan is None:
+            plan = self.preview()
+        return apply_undo(plan, overwrite_hand_edits=overwrite_hand_edits)
