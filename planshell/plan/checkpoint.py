@@ -42,6 +42,9 @@ MAX_BYTES = 256 << 20  # content recorded beyond what git already tracks
 IGNORED_FILE_MAX = 1 << 20  # ignored files (build output, caches) recorded up to this size
 READ_MAX = 1 << 31
 GIT = ".git"
+# planshell's own folder (plans, their run records, config): not the plan's work, so a
+# checkpoint neither records it nor lets undo delete the plan or its evidence.
+OWN = ".planshell"
 
 
 @dataclass(frozen=True)
@@ -70,7 +73,8 @@ class Tree:
 
 
 def walk(root: Path, skip: frozenset[str] = frozenset()) -> Tree:
-    """Every file, link and folder under ``root``, without following links or entering ``.git``."""
+    """Every file, link and folder under ``root``, without following links or entering
+    ``.git`` (or planshell's own ``.planshell`` at the top)."""
     tree = Tree()
     stack = [""]
     while stack:
@@ -81,7 +85,7 @@ def walk(root: Path, skip: frozenset[str] = frozenset()) -> Tree:
         except OSError:
             continue
         for name in names:
-            if name == GIT:
+            if name == GIT or (not rel and name == OWN):
                 continue
             path = f"{rel}/{name}" if rel else name
             try:
@@ -177,7 +181,7 @@ def rel_path(root: Path, path: Path) -> str | None:
         except ValueError:
             return None
     parts = path.parts
-    if not parts or any(p in ("", ".", "..", GIT) for p in parts):
+    if not parts or parts[0] == OWN or any(p in ("", ".", "..", GIT) for p in parts):
         return None
     return "/".join(parts)
 

@@ -46,3 +46,9 @@ def state(root: Path) -> dict[str, str]:
                 digest = hashlib.sha256(path.read_bytes()).hexdigest()
                 out[rel] = f"{digest} {path.stat().st_mode & 0o7777:o}"
     return out
+
+
+def outside_plans(root: Path) -> dict[str, str]:
+    """The project's state but planshell's own folder (plans and run records: not the plan's
+    work, and never recorded or undone by a checkpoint)."""
+    return {k: v for k, v in state(root).items() if not k.startswith(".planshell")}

@@ -11,16 +11,11 @@ from planshell.plan.controller import Mode
 from planshell.plan.decider import Decision, Review
 from planshell.plan.undo_keeper import UndoRefused
 from tests.engine_helpers import make_runtime, write_and_review
-from tests.plan.checkpoint_helpers import git, state
+from tests.plan.checkpoint_helpers import git, outside_plans, state
 
 SERVER = "src/app/server.py"
 OLD = "    # TODO: rate limiting\n"
 NEW = "    limiter.take()\n"
-
-
-def outside_plans(root):
-    """The project's state but the plans folder (written in PLAN, before the checkpoint)."""
-    return {k: v for k, v in state(root).items() if not k.startswith(".planshell")}
 
 
 def executing_replies():
@@ -72,8 +67,12 @@ async def test_undo_restores_every_file_after_a_completed_plan(project, use_git)
         "src/new/deep.txt": "delete",
     }
     assert "-    limiter.take()" in preview.diff and preview.hand_edited == []
+    own = {k: v for k, v in state(project).items() if k.startswith(".planshell")}
+    assert any(k.endswith(".run.json") for k in own)  # the plan's evidence, written meanwhile
     assert runtime.plan.undo(plan=preview) == []
     assert outside_plans(project) == before
+    # The plan and its run record are planshell's, not the plan's work: undo keeps them.
+    assert {k: v for k, v in state(project).items() if k.startswith(".planshell")} == own
     assert runtime.plan.undo_preview().changes == []
     assert not [n for n in rec.of(ev.Notice) if n.level == "error"]
 

@@ -9,7 +9,7 @@ from planshell.ui.screens.chat import ChatScreen
 from planshell.ui.screens.confirm import ConfirmScreen
 from planshell.ui.screens.undo import UndoScreen
 from planshell.ui.widgets.messages import NoteRow
-from tests.plan.checkpoint_helpers import state
+from tests.plan.checkpoint_helpers import outside_plans
 from tests.ui.plan_helpers import SIZE, make_app, runtime, save_plan
 from tests.ui_helpers import ready, screen_text, send, until
 
@@ -24,7 +24,7 @@ def run_a_plan(app: PlanshellApp, project: Path) -> dict[str, str]:
     """Approve a saved plan, change files as its execution would, complete it; the state before."""
     plan = runtime(app).plan
     plan_file = save_plan(project)
-    before = state(project)
+    before = outside_plans(project)
     plan.execute_existing(plan_file)
     plan.undo_keeper.settle()  # what the first tool call of the plan waits for
     server = project / SERVER
@@ -45,10 +45,10 @@ async def test_undo_shows_the_diff_then_restores(project: Path) -> None:
         shown = screen_text(app)
         assert "1 to delete, 1 to restore." in shown
         assert "-    limiter.take()" in shown and "+    # TODO: rate limiting" in shown
-        assert state(project) != before  # nothing written before the answer
+        assert outside_plans(project) != before  # nothing written before the answer
         await pilot.press("enter")
         await until(pilot, lambda: any(n.startswith("Undid the last plan") for n in notes(screen)))
-        assert state(project) == before
+        assert outside_plans(project) == before
         assert "2 file(s) put back" in notes(screen)[-1]
 
 
@@ -85,8 +85,8 @@ async def test_undo_in_plan_mode_refuses_and_writes_nothing(project: Path) -> No
         screen = await ready(pilot)
         run_a_plan(app, project)
         runtime(app).plan.enter_plan()
-        after_plan = state(project)
+        after_plan = outside_plans(project)
         await send(pilot, "/undo")
         await until(pilot, lambda: any("Plan mode is read-only" in n for n in notes(screen)))
         assert isinstance(app.screen, ChatScreen)  # no diff, no question
-        assert state(project) == after_plan
+        assert outside_plans(project) == after_plan
