@@ -92,10 +92,20 @@ class ApproveModeScreen(KeyGrace, ModalScreen[str | None]):
                 ),
                 id="choices",
             )
-            yield Static(
-                Text("Enter chooses · 1-3 choose by number · Esc back to the plan", "dim"),
-                id="hint",
-            )
+            yield Static(self._hint(), id="hint")
+
+    def _hint(self) -> Text:
+        """The keys, each shown as ``·`` until it works (``KeyGrace.key_hint``)."""
+        last = str(len(self.choices))
+        return Text(
+            f"{self.key_hint('Enter')} chooses · {self.key_hint('1')}-{self.key_hint(last)} "
+            "choose by number · Esc back to the plan",
+            "dim",
+        )
+
+    def keys_ready_changed(self) -> None:
+        super().keys_ready_changed()
+        self.query_one("#hint", Static).update(self._hint())
 
     def on_mount(self) -> None:
         options = self.query_one("#choices", OptionList)
