@@ -155,8 +155,15 @@ class PlanShortcuts(_Section):
 
 class PlanSettings(_Section):
     approve_mode: Literal["accept-edits", "ask"] = Field(
-        "accept-edits",
-        description="Permission mode an approved plan runs in by default (the review's Enter).",
+        "ask",
+        description="The approve dialog's focused choice (Enter): how an approved plan runs.",
+    )
+    approve_auto: bool = Field(
+        False,
+        description=(
+            "Offer 'Auto: run everything without asking' when approving a plan. "
+            "Only the user's own config can set it: a project file never can, trusted or not."
+        ),
     )
     allowed_tools: list[str] | None = Field(
         None, description="Tools offered in plan mode; replaces the default read-only set."

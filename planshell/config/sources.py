@@ -30,7 +30,7 @@ from planshell.config.errors import ConfigError
 from planshell.config.files import project_config_path, read_config_file, user_config_path
 from planshell.config.schema import ENV_NESTED_DELIMITER, ENV_PREFIX, LOADING, Settings
 from planshell.config.trust import is_trusted
-from planshell.config.untrusted import UntrustedProject, split_project_data
+from planshell.config.untrusted import UntrustedProject, split_project_data, without_user_only
 
 
 @dataclass
@@ -173,6 +173,7 @@ def load_settings(
             project_data = project.data
         else:
             untrusted = UntrustedProject(project, relevant)
+    project_data = without_user_only(project_data)  # e.g. plan.approve_auto: never a project's
     unknown = _unknown_env_names(environ)
     if unknown:
         raise ConfigError(

@@ -28,6 +28,23 @@ from planshell.config.schema import Settings
 HARMLESS_PROJECT_KEYS: frozenset[tuple[str, ...]] = frozenset({("ui", "theme")})
 
 
+# Keys only the user's own config (file, environment, flags) may set: a project
+# file never applies them, trusted or not. Offering "auto" when a plan is
+# approved must be the person's choice, not a repository's.
+USER_ONLY_KEYS: frozenset[tuple[str, ...]] = frozenset({("plan", "approve_auto")})
+
+
+def without_user_only(data: dict[str, Any], prefix: tuple[str, ...] = ()) -> dict[str, Any]:
+    """A parsed project table without ``USER_ONLY_KEYS`` (a new table; ``data`` is unchanged)."""
+    kept: dict[str, Any] = {}
+    for key, value in data.items():
+        path = (*prefix, key)
+        if path in USER_ONLY_KEYS:
+            continue
+        kept[key] = without_user_only(value, path) if isinstance(value, dict) else value
+    return kept
+
+
 def is_security_relevant(path: tuple[str, ...]) -> bool:
     """True unless ``path`` is an allowlisted harmless leaf key (exact, case-sensitive)."""
     return tuple(path) not in HARMLESS_PROJECT_KEYS

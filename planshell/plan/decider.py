@@ -24,7 +24,8 @@ class Review:
     decision: Decision
     feedback: str = ""
     reviewed_text: str | None = None  # the exact text the user approved
-    # With APPROVE: the permission mode the plan runs in ("accept-edits", "ask"); None: unchanged.
+    # With APPROVE: the permission mode the plan runs in ("ask", "accept-edits", "auto");
+    # None: unchanged.
     permission_mode: str | None = None
     # reviewed_text is the user's own edit of the plan: the engine saves it to the
     # plan file (atomically, through the plan store) before the approval holds.
@@ -41,7 +42,8 @@ class ReviewRequest:
     notice: str = ""  # e.g. "the plan changed while you were reviewing"
     receipt: Receipt | None = None  # the write-barrier receipt, when available
     hidden: int = 0  # invisible/bidi characters in the text (removed from the display)
-    approve_mode: str = "accept-edits"  # what ``a`` runs the plan in (``A``: the other one)
+    approve_mode: str = "ask"  # the approve dialog's focused choice ("ask" or "accept-edits")
+    allow_auto: bool = False  # offer "auto": only the user's own config (plan.approve_auto)
 
     mode: str = "plan"  # the mode the review opened in: the screen words its keys for it
     # A changed plan (approved, then changed on disk): the unified diff from the

@@ -152,6 +152,7 @@ class ReviewRounds:
             receipt,
             count_hidden(text),
             approve_mode=self.settings.approve_mode,
+            allow_auto=self.settings.approve_auto,
             mode=self._mode().value,
             diff=diff,
         )

@@ -156,7 +156,9 @@ class BrowserLink:
         if not self.screen.is_current:
             return
         if review.decision is Decision.APPROVE:
-            self.screen.action_approve()  # an edit made in the TUI is still never approved
+            # The page's Approve runs the plan in the approve dialog's default
+            # (ask, unless the user's plan.approve_mode says accept-edits): never auto.
+            self.screen.approve_in(self.screen.request.approve_mode)
         else:
             self.screen.dismiss(review)
 

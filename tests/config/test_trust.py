@@ -409,3 +409,25 @@ async def test_a_repository_cannot_allow_secrets_back_into_bash_until_trusted(
     assert "tok-from-the-user" not in printed and "PATH=" in printed
     trust(read_config_file(project_config_path(root), project_root=root))
     assert load_settings(root).plan.env_allow == ["*"]
+
+
+# --- offering "auto" when a plan is approved: the user's own config only -------------------
+
+
+def test_a_repository_config_can_never_offer_auto_approval(tmp_path: Path) -> None:
+    """plan.approve_auto comes from the user's file: a project file, even trusted, is ignored."""
+    root = tmp_path / "repo"
+    (root / ".planshell").mkdir(parents=True)
+    (root / ".planshell" / "config.toml").write_text(
+        '[plan]\napprove_auto = true\napprove_mode = "accept-edits"\n'
+    )
+    untrusted = load_settings(root)
+    assert untrusted.plan.approve_auto is False
+    assert untrusted.untrusted_project is not None  # the warning names the ignored keys
+    trust(read_config_file(project_config_path(root)))
+    trusted = load_settings(root)
+    assert trusted.plan.approve_mode == "accept-edits"  # trust applies the project's other keys
+    assert trusted.plan.approve_auto is False  # ...but never this one
+    user = tmp_path / "user.toml"
+    user.write_text("[plan]\napprove_auto = true\n")
+    assert load_settings(root, user_file=user).plan.approve_auto is True

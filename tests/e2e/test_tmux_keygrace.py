@@ -3,7 +3,9 @@
 The review shows a held key as a dimmed dot (`· approve & run`); the test sends
 `a` as soon as it sees that state, then waits for the letter to appear (the
 held key started the grace again, so it appears only after it). The review is
-still open; the next `a` approves and the plan runs to the end.
+still open; the next `a` opens the approve dialog, whose early `2` does nothing
+either; once its keys show, `2` ("Accept edits inside the plan's scope") runs
+the plan to the end.
 """
 
 from __future__ import annotations
@@ -28,6 +30,11 @@ def test_an_a_sent_as_the_review_appears_does_not_approve(project: Path, tmp_pat
         screen = pane.wait_for("a approve & run")  # ready: the early `a` did nothing
         assert "Review plan" in screen and "Plan progress" not in screen
         pane.keys("a")
+        pane.wait_for(f"{HELD_KEY * 5} chooses")  # the approve dialog is up, its keys held
+        pane.keys("2")
+        screen = pane.wait_for("Enter chooses · 1-2")  # ready: the early `2` chose nothing
+        assert "Plan progress" not in screen
+        pane.keys("2")
         # The demo's last words (not the "Plan complete: permissions back to ask." toast),
         # and the turn over: /quit during a turn asks first instead of quitting.
         pane.wait_until(

@@ -2,7 +2,7 @@
 
 The demo model explores the project read-only, writes a plan and calls
 exit_plan_mode; the review screen opens, `n` jumps to the next section, `a`
-approves; the steps tick in the checklist and plan_complete brings the mode
+asks how the plan runs and `2` chooses "Accept edits inside the plan's scope"; the steps tick in the checklist and plan_complete brings the mode
 chip back to OFF. Then the toggle keys, as a real terminal sends them.
 """
 
@@ -44,9 +44,18 @@ def test_plan_review_approve_execute(project: Path, tmp_path: Path) -> None:
         pane.keys("n")
         pane.wait_for("§ Goal")
         pane.keys("a")
+        # The approve dialog names the choices; Enter and the numbers work once it is ready.
+        screen = pane.wait_for("Enter chooses · 1-2 choose by number")
+        assert "Ask me before each edit" in screen
+        assert "Accept edits inside the plan's scope" in screen
+        assert "Auto" not in screen  # the user's config does not offer it
+        pane.keys("2")
         seen: list[tuple[int, int]] = []
+        modes: set[str] = set()
 
         def progress(screen: str) -> bool:
+            if "Plan progress" in screen:
+                modes.add("accept edits" if "accept edits" in status_line(screen) else "other")
             match = PROGRESS.search(screen)
             if match:
                 state = (int(match.group(1)), int(match.group(2)))
@@ -64,7 +73,9 @@ def test_plan_review_approve_execute(project: Path, tmp_path: Path) -> None:
         assert seen[0][1] == 5  # four steps and the verification
         assert "Plan progress" not in screen
         assert "Plan complete: 4 steps ticked" in screen
-        # `a` ran the plan in accept-edits; that mode ended with the plan (issue 21.7).
+        # The status bar showed the chosen mode while the plan ran...
+        assert "accept edits" in modes, modes
+        # ...and that mode ended with the plan (issue 21.7).
         assert "accept edits" not in status_line(screen) and " ask" in status_line(screen)
         assert (project / ".planshell" / "plans").is_dir()
         plan = next((project / ".planshell" / "plans").glob("*.md")).read_text()

@@ -86,9 +86,8 @@ async def test_approve_in_the_page_takes_the_a_path(tmp_path: Path) -> None:
             if app.results:
                 break
             await pilot.pause(0.02)
-        assert app.results == [
-            Review(Decision.APPROVE, reviewed_text=PLAN, permission_mode="accept-edits")
-        ]
+        # The page's Approve runs the plan in the dialog's default: ask, never auto.
+        assert app.results == [Review(Decision.APPROVE, reviewed_text=PLAN, permission_mode="ask")]
         assert await asyncio.to_thread(page.review.wait_closed, WAIT)
 
 
@@ -130,7 +129,7 @@ async def test_terminal_decision_closes_the_browser_review(tmp_path: Path) -> No
     async with app.run_test(size=(110, 30)) as pilot:
         await pilot.press("w")
         page = served(app)
-        await pilot.press("a")
+        await pilot.press("a", "2")
         assert app.results == [
             Review(Decision.APPROVE, reviewed_text=PLAN, permission_mode="accept-edits")
         ]

@@ -34,6 +34,7 @@ from planshell.plan.decider import (
 from planshell.ui.decider import LEAVE_PLAN_QUESTION
 from planshell.ui.keygrace import DEFAULT_GRACE, HELD_KEY, KeyGrace
 from planshell.ui.screens.approval import ApprovalScreen
+from planshell.ui.screens.approve_mode import ApproveModeScreen
 from planshell.ui.screens.confirm import ConfirmScreen
 from planshell.ui.screens.handoff import HandoffScreen
 from planshell.ui.screens.plan_actions import PlanActionScreen
@@ -98,6 +99,43 @@ async def early_then_ready(pilot: Pilot, screen: Screen[Any], key: str) -> None:
     await until(pilot, lambda: screen.keys_ready)
 
 
+async def choose_in_dialog(pilot: Pilot, review: ReviewScreen) -> None:
+    """The approve dialog the review's a opened: an early Enter does nothing, then it chooses."""
+    app = pilot.app
+    assert isinstance(app, Host)
+    await until(pilot, lambda: isinstance(app.screen, ApproveModeScreen))
+    dialog = app.screen
+    assert isinstance(dialog, ApproveModeScreen)
+    await pilot.press("enter")  # at once: the dialog holds it, as every decision screen does
+    await pilot.pause()
+    assert app.answer is UNANSWERED and app.screen is dialog
+    dialog.end_grace()
+    await until(pilot, lambda: dialog.keys_ready)
+    await pilot.press("enter")
+    await until(pilot, lambda: app.answer is not UNANSWERED)
+
+
+@pytest.mark.usefixtures("long_grace")
+async def test_the_review_a_is_held_then_opens_the_dialog() -> None:
+    """An early a opens nothing; once ready a opens the dialog, whose early keys decide nothing."""
+    async with showing(lambda: ReviewScreen(plan_request())) as (app, pilot, screen):
+        await pilot.press("a", "1", "2", "enter")  # typed as the review appears
+        await pilot.pause()
+        assert app.screen is screen and app.answer is UNANSWERED
+        screen.end_grace()
+        await until(pilot, lambda: screen.keys_ready)
+        await pilot.press("a")
+        await until(pilot, lambda: isinstance(app.screen, ApproveModeScreen))
+        dialog = app.screen
+        await pilot.press("2", "3", "enter")  # typed before the dialog was ready
+        await pilot.pause()
+        assert app.answer is UNANSWERED and app.screen is dialog
+        await pilot.press("escape")  # back to the review: safe, so at once
+        await until(pilot, lambda: app.screen is screen)
+        await pilot.pause()
+        assert app.answer is UNANSWERED  # Esc approved nothing
+
+
 @asynccontextmanager
 async def showing(
     make: Callable[[], S], size: tuple[int, int] = (100, 30)
@@ -128,11 +166,10 @@ APPROVAL = ApprovalRequest(
 
 # (screen factory, decision key, the answer once ready)
 CASES: dict[str, tuple[Callable[[], Screen[Any]], str, Any]] = {
-    "review approve": (
-        lambda: ReviewScreen(plan_request()),
-        "a",
-        Review(Decision.APPROVE, reviewed_text=make_plan(200), permission_mode="accept-edits"),
-    ),
+    # The review's a opens the approve dialog (test_the_review_a_is_held_then_opens_the_dialog);
+    # the dialog's Enter (on the focused, safe choice) and its numbers are the decision.
+    "approve dialog enter": (lambda: ApproveModeScreen(), "enter", "ask"),
+    "approve dialog 2": (lambda: ApproveModeScreen(), "2", "accept-edits"),
     "review exit plan mode": (lambda: ReviewScreen(plan_request()), "x", Review(Decision.EXIT)),
     "leave plan mode y": (
         lambda: ConfirmScreen(LEAVE_PLAN_QUESTION, yes="Allow", no="Keep planning"),
@@ -182,7 +219,9 @@ async def test_an_early_key_decides_nothing_the_same_key_works_once_ready(case: 
     assert app.answer == expected
 
 
-@pytest.mark.parametrize("case", ["review approve", "leave plan mode y", "approval y"])
+@pytest.mark.parametrize(
+    "case", ["approve dialog enter", "approve dialog 2", "leave plan mode y", "approval y"]
+)
 async def test_a_key_typed_before_the_screen_appeared_is_ignored_even_when_handled_later(
     case: str,
 ) -> None:
@@ -221,10 +260,13 @@ async def test_a_held_key_keeps_the_review_waiting_until_it_stops() -> None:
         await pilot.pause()
         assert app.answer is UNANSWERED
         assert not screen.keys_ready  # the repeat started the grace again
+        assert app.screen is screen  # ...and never opened the approve dialog
         screen.end_grace()
         await pilot.press("a")  # a fresh press, after the screen said ready
-        await until(pilot, lambda: app.answer is not UNANSWERED)
-    assert app.answer.decision is Decision.APPROVE
+        await choose_in_dialog(pilot, screen)
+    assert app.answer == Review(
+        Decision.APPROVE, reviewed_text=make_plan(200), permission_mode="ask"
+    )
 
 
 async def test_a_paste_never_decides() -> None:
@@ -343,7 +385,8 @@ async def test_the_grace_starts_again_when_the_review_comes_back() -> None:
         await pilot.press("a")
         await pilot.pause()
         assert app.answer is UNANSWERED and not screen.keys_ready
+        assert app.screen is screen
         screen.end_grace()
         await pilot.press("a")
-        await until(pilot, lambda: app.answer is not UNANSWERED)
+        await choose_in_dialog(pilot, screen)
     assert app.answer.decision is Decision.APPROVE

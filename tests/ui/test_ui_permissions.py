@@ -223,25 +223,33 @@ async def test_status_bar_mode_command_and_shift_tab_cycle(project: Path) -> Non
         await until(pilot, lambda: str(marker.render()) == "ask")
 
 
-# --- plan approval: a / A choose how the plan runs -----------------------------------------
+# --- plan approval: a opens a dialog that names how the plan runs ----------------------------
 
 
 @pytest.mark.parametrize(
-    ("approve_mode", "key", "runs_in"),
+    ("request_fields", "keys", "runs_in"),
     [
-        ("accept-edits", "a", "accept-edits"),
-        ("accept-edits", "A", "ask"),
-        ("ask", "a", "ask"),
-        ("ask", "A", "accept-edits"),
+        ({}, ("a", "enter"), "ask"),  # the safe choice is focused
+        ({"approve_mode": "accept-edits"}, ("a", "enter"), "accept-edits"),  # the user's default
+        ({}, ("a", "1"), "ask"),
+        ({}, ("a", "2"), "accept-edits"),
+        ({}, ("a", "down", "enter"), "accept-edits"),
+        ({}, ("a", "3"), None),  # no third choice: auto is not offered
+        ({}, ("a", "A"), None),  # the old hidden key does nothing
+        ({"allow_auto": True}, ("a", "3"), "auto"),
+        ({"allow_auto": True}, ("a", "end", "enter"), "auto"),
     ],
 )
-async def test_review_a_and_A_choose_the_permission_mode(
-    approve_mode: str, key: str, runs_in: str
+async def test_review_approve_dialog_chooses_the_permission_mode(
+    request_fields: dict[str, object], keys: tuple[str, ...], runs_in: str | None
 ) -> None:
     from planshell.plan.decider import Decision
     from tests.ui.review_helpers import SHORT, run_keys
 
-    _, results = await run_keys(SHORT, key, approve_mode=approve_mode)
+    _, results = await run_keys(SHORT, *keys, **request_fields)
+    if runs_in is None:
+        assert results == []
+        return
     assert results[0] is not None and results[0].decision is Decision.APPROVE
     assert results[0].permission_mode == runs_in
 
@@ -264,7 +272,8 @@ async def test_approving_a_plan_sets_the_permission_mode(project: Path) -> None:
     recorder = Recorder()
     runtime.agent.subscribe(recorder)
     await runtime.agent.submit("add rate limiting to the request handler")
-    assert decider.requests[0].approve_mode == "accept-edits"
+    assert decider.requests[0].approve_mode == "ask"  # the dialog's focused default
+    assert not decider.requests[0].allow_auto  # auto is offered only by the user's config
     # The demo model runs the plan to plan_complete: accept-edits for the plan, then ask.
     changes = [(e.previous, e.mode) for e in recorder.of(ev.PermissionModeChanged)]
     assert changes == [("ask", "accept-edits"), ("accept-edits", "ask")]

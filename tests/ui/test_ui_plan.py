@@ -27,6 +27,7 @@ from planshell.ui.app import PlanshellApp
 from planshell.ui.keys import DEFAULT_TOGGLE_KEYS
 from planshell.ui.plan_args import parse_plan_argument, toggle_keys
 from planshell.ui.plan_ui import CREATE_HINT
+from planshell.ui.screens.approve_mode import ApproveModeScreen
 from planshell.ui.screens.chat import ChatScreen
 from planshell.ui.screens.confirm import ConfirmScreen
 from planshell.ui.screens.plan_why import PlanWhyScreen
@@ -471,7 +472,7 @@ async def test_plan_review_newest_approve_executes(project: Path) -> None:
         await send(pilot, "/plan review")
         review = await screen_of(pilot, ReviewScreen)
         assert review.request.path == path
-        await pilot.press("a")
+        await approve(pilot)
         await until(pilot, lambda: mode(app) == "execute")
         await idle(pilot, screen)
         assert users(screen) == [f"Execute the approved plan .planshell/plans/{path.name}."]
@@ -520,7 +521,7 @@ async def test_plan_review_refuses_a_plan_changed_during_review(project: Path) -
         await send(pilot, "/plan review")
         first = await screen_of(pilot, ReviewScreen)
         path.write_text(PLAN.replace("Test it", "Test it twice"))
-        await pilot.press("a")
+        await approve(pilot)
         await until(pilot, lambda: isinstance(app.screen, ReviewScreen) and app.screen is not first)
         second = app.screen
         assert "Test it twice" in second.request.text
@@ -544,12 +545,19 @@ async def test_palette_cannot_turn_plan_mode_off_under_an_open_review(project: P
         await pilot.press("f2")  # the toggle key from the review: also refused
         await pilot.pause(0.05)
         assert mode(app) == "plan" and app.screen is review
-        await pilot.press("a")
+        await approve(pilot)
         await until(pilot, lambda: mode(app) == "execute")
         assert runtime(app).registry.is_active("write")
 
 
 # ------------------------------------------------------------------ the engine's review (exit_plan_mode)
+
+
+async def approve(pilot: Pilot, key: str = "enter") -> None:
+    """The review's a, then ``key`` in the approve dialog (Enter: the focused "ask")."""
+    await pilot.press("a")
+    await screen_of(pilot, ApproveModeScreen)
+    await pilot.press(key)
 
 
 def review_flow(after: list[Reply] | None = None) -> list[Any]:
@@ -564,7 +572,7 @@ def last_tool_result(app: PlanshellApp) -> str:
 @pytest.mark.parametrize(
     ("keys", "expected_mode", "result_start", "kept"),
     [
-        (["a"], "execute", "Approved. Plan mode is over", True),
+        (["a", "enter"], "execute", "Approved. Plan mode is over", True),
         (["escape"], "plan", "wants to keep planning", True),
         (["x"], "off", "The user left plan mode without approving", True),
         (["D", "y"], "off", "The user discarded the plan", False),
@@ -620,14 +628,14 @@ async def test_engine_shows_the_review_again_when_the_plan_changed(project: Path
         await send(pilot, "plan caching")
         first = await screen_of(pilot, ReviewScreen)
         (plans_dir(project) / "caching.md").write_text(PLAN.replace("Test it", "Test it twice"))
-        await pilot.press("a")
+        await approve(pilot)
         await until(pilot, lambda: isinstance(app.screen, ReviewScreen) and app.screen is not first)
         second = app.screen
         assert "Test it twice" in second.request.text
         notice = str(second.query_one("#review-notice").render())
         assert "changed while you were reviewing" in notice
         assert mode(app) == "plan"
-        await pilot.press("a")
+        await approve(pilot)
         await back_to_chat(pilot)
         await idle(pilot, screen)
         assert mode(app) == "execute"
@@ -645,7 +653,7 @@ async def test_files_changed_while_planning_asks_again(project: Path) -> None:
         await send(pilot, "plan caching")
         review = await screen_of(pilot, ReviewScreen)
         assert "README.md" in str(review.query_one("#receipt").render())
-        await pilot.press("a")
+        await approve(pilot)
         confirm = await screen_of(pilot, ConfirmScreen)
         assert str(confirm.query_one("#question").render()) == (
             "Files changed while planning: README.md. Approve anyway?"
@@ -672,7 +680,7 @@ async def test_dirty_receipt_no_goes_back_to_the_review(project: Path) -> None:
         request = ReviewRequest(project / "p.md", PLAN, "Add caching", receipt=DIRTY_RECEIPT)
         task = asyncio.ensure_future(app.decider.review_plan(request))
         await screen_of(pilot, ReviewScreen)
-        await pilot.press("a")
+        await approve(pilot)
         confirm = await screen_of(pilot, ConfirmScreen)
         question = str(confirm.query_one("#question").render())
         assert question.startswith("Files changed while planning: src/f0.py, src/f1.py")
@@ -680,7 +688,7 @@ async def test_dirty_receipt_no_goes_back_to_the_review(project: Path) -> None:
         await pilot.press("n")
         await screen_of(pilot, ReviewScreen)  # shown again
         assert not task.done()
-        await pilot.press("a")
+        await approve(pilot)
         await screen_of(pilot, ConfirmScreen)
         await pilot.press("escape")  # dismissal is "no" as well
         await screen_of(pilot, ReviewScreen)
@@ -690,7 +698,7 @@ async def test_dirty_receipt_no_goes_back_to_the_review(project: Path) -> None:
         # Yes approves.
         task = asyncio.ensure_future(app.decider.review_plan(request))
         await screen_of(pilot, ReviewScreen)
-        await pilot.press("a")
+        await approve(pilot, "2")  # "Accept edits inside the plan's scope"
         await screen_of(pilot, ConfirmScreen)
         await pilot.press("y")
         review = await asyncio.wait_for(task, HANG_GUARD)
@@ -710,7 +718,7 @@ async def test_checklist_follows_execution_and_goes_away(project: Path) -> None:
         screen = await ready(pilot)
         await send(pilot, "plan caching")
         await screen_of(pilot, ReviewScreen)
-        await pilot.press("a")
+        await approve(pilot)
         await back_to_chat(pilot)
         await idle(pilot, screen)
         panel = screen.query_one("#checklist", ChecklistPanel)

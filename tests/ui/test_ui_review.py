@@ -265,8 +265,8 @@ async def test_review_help_lists_only_keys_that_work_here_once() -> None:
 
 async def test_approve_returns_the_exact_text_shown() -> None:
     text = SHORT + "tricky \x1b[31mred\x1b[0m\n"
-    _, results = await run_keys(text, "a")
-    assert results == [Review(Decision.APPROVE, reviewed_text=text, permission_mode="accept-edits")]
+    _, results = await run_keys(text, "a", "enter")  # Enter: the focused "ask me" choice
+    assert results == [Review(Decision.APPROVE, reviewed_text=text, permission_mode="ask")]
 
 
 async def test_escape_keeps_planning() -> None:
@@ -495,10 +495,11 @@ async def test_an_edit_is_shown_marked_and_approving_binds_to_it(
         assert edited in view.changed
         labels = [str(hint) for hint in screen.query_one(ReviewFooter).hints]
         assert "a approve my edit" in labels and "f send edit as feedback" in labels
-        await pilot.press("a")
+        await pilot.press("a", "enter")
         await pilot.pause()
     (result,) = app.results
     assert result is not None and result.decision is Decision.APPROVE and result.edited
+    assert result.permission_mode == "ask"
     assert result.reviewed_text == screen.edited_text
 
 
@@ -555,11 +556,9 @@ async def test_edit_without_any_editor_warns(
         await pilot.press("e")
         await pilot.pause()
         assert app.review_screen is not None and app.review_screen.edited_text is None
-        await pilot.press("a")
+        await pilot.press("a", "enter")
         await pilot.pause()
-    assert app.results == [
-        Review(Decision.APPROVE, reviewed_text=SHORT, permission_mode="accept-edits")
-    ]
+    assert app.results == [Review(Decision.APPROVE, reviewed_text=SHORT, permission_mode="ask")]
 
 
 # ------------------------------------------------------------- read-only

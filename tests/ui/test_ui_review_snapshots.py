@@ -50,3 +50,13 @@ def test_review_discard_confirmation(snap_compare) -> None:  # type: ignore[no-u
         await settle_review(pilot, "D")
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=confirm)
+
+
+def test_review_approve_choices(snap_compare) -> None:  # type: ignore[no-untyped-def]
+    """a: how the plan runs, in words; the safe choice highlighted; auto offered by the config."""
+    app = review_host(allow_auto=True)
+
+    async def approve(pilot: Pilot[None]) -> None:
+        await settle_review(pilot, "a")
+
+    assert snap_compare(app, terminal_size=(100, 30), run_before=approve)

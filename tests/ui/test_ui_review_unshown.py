@@ -48,7 +48,7 @@ async def test_notice_is_on_screen_and_h_shows_the_lines(tmp_path: object) -> No
         await pilot.pause()
         assert not isinstance(app.screen, UnshownLinesScreen)
         assert app.results == []  # looking decides nothing
-        await pilot.press("a")
+        await pilot.press("a", "enter")
         await pilot.pause()
     assert [r.decision for r in app.results if r] == [Decision.APPROVE]
 
@@ -96,6 +96,7 @@ async def test_approval_waits_until_the_check_is_on_screen(monkeypatch: pytest.M
         await pilot.press("a")
         await pilot.pause()
         assert app.results == []  # not approved past an unfinished check
+        assert app.screen is app.review_screen  # nor asked how to run it
         assert any("Still checking the plan" in n.message for n in app.toasts)  # says why
         release.set()
         view = app.review_screen.query_one(PlanView)  # type: ignore[union-attr]
@@ -107,11 +108,9 @@ async def test_approval_waits_until_the_check_is_on_screen(monkeypatch: pytest.M
                 and "holds 1 line" in screen_text(app)
             ),
         )
-        await pilot.press("a")
+        await pilot.press("a", "enter")
         await pilot.pause()
-    assert app.results == [
-        Review(Decision.APPROVE, reviewed_text=big, permission_mode="accept-edits")
-    ]
+    assert app.results == [Review(Decision.APPROVE, reviewed_text=big, permission_mode="ask")]
 
 
 async def test_an_edit_is_checked_again() -> None:

@@ -2,9 +2,13 @@
 
 Decisions (``planshell.plan.decider.Decision``):
 
-* ``a`` approve & run -> ``Review(APPROVE, reviewed_text=request.text)``: the raw
-  text the screen was given (what is displayed is that text sanitised), so the
-  engine can check the file did not change while the user was reading.
+* ``a`` approve & run: a small dialog (``ApproveModeScreen``) asks how the plan
+  runs, in words ("Ask me before each edit", focused; "Accept edits inside the
+  plan's scope"; "Auto" only when the user's own config allows it); the choice
+  returns ``Review(APPROVE, reviewed_text=request.text, permission_mode=...)``:
+  the raw text the screen was given (what is displayed is that text sanitised),
+  so the engine can check the file did not change while the user was reading.
+  Esc in the dialog goes back to the review and approves nothing.
 * ``r`` refine: an inline editor opens under the plan (the plan stays visible);
   Enter sends ``Review(REFINE, feedback)``, Ctrl+J adds a newline, an empty
   buffer does nothing, Esc goes back to the plan.
@@ -194,9 +198,8 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
     AUTO_FOCUS = "PlanView"
 
     BINDINGS: ClassVar[list[BindingType]] = [
+        # Approve & run: asks how the plan runs, in words (ApproveModeScreen).
         Binding("a", "approve", "Approve & run", show=False),
-        # Approve & run in the other permission mode (ask for each edit, by default).
-        Binding("A", "approve(True)", "Approve & run (other mode)", show=False),
         Binding("r", "refine", "Refine", show=False),
         Binding("escape", "keep", "Keep planning", show=False),
         Binding("x", "exit_plan", "Exit plan mode, keep the file", show=False),
@@ -384,21 +387,41 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
             return not self.read_only and not self._refining and self._edited is not None
         return True
 
-    def action_approve(self, other_mode: bool = False) -> None:
-        if self._unshown_shown_for != self.plan_view.text:
-            # No approval before the review has said what it does not show.
-            self.notify("Still checking the plan for lines the review does not show; try again.")
+    def action_approve(self) -> None:
+        """Ask how the plan runs (ApproveModeScreen); Esc there approves nothing."""
+        if not self._unshown_checked():
             return
+        from planshell.ui.screens.approve_mode import ApproveModeScreen
+
+        dialog = ApproveModeScreen(
+            allow_auto=self.request.allow_auto, default=self.request.approve_mode
+        )
+        self.app.push_screen(dialog, self.approve_in)
+
+    def approve_in(self, mode: str | None) -> None:
+        """Approve the plan to run in permission mode ``mode``; None approves nothing."""
+        if mode is None or not self.is_current or not self._unshown_checked():
+            return
+        if mode == "auto" and not self.request.allow_auto:
+            return  # only the user's own config offers auto
         if self._edited is not None:
             # The user's own revision: the engine writes it to the file, then approves it.
-            self.dismiss(Review(Decision.APPROVE, reviewed_text=self._edited, edited=True))
+            self.dismiss(
+                Review(
+                    Decision.APPROVE, reviewed_text=self._edited, edited=True, permission_mode=mode
+                )
+            )
             return
-        mode = self.request.approve_mode
-        if other_mode:
-            mode = "ask" if mode == "accept-edits" else "accept-edits"
         self.dismiss(
             Review(Decision.APPROVE, reviewed_text=self.request.text, permission_mode=mode)
         )
+
+    def _unshown_checked(self) -> bool:
+        if self._unshown_shown_for != self.plan_view.text:
+            # No approval before the review has said what it does not show.
+            self.notify("Still checking the plan for lines the review does not show; try again.")
+            return False
+        return True
 
     def help_text(self, action: str) -> str | None:
         """The help's wording for ``action`` in the mode this review opened in."""
