@@ -103,11 +103,17 @@ def plan_undo(cp: Checkpoint, root: Path | None = None) -> UndoPlan:
     make_dirs = sorted(d for d in cp.dirs if d not in tree.dirs)
     remove_dirs = sorted((d for d in tree.dirs if d not in cp.dirs), reverse=True)
     return UndoPlan(
-        cp, changes, make_dirs, remove_dirs, sorted(cp.untouched) + sorted(cp.skipped), _commits(cp)
+        cp,
+        changes,
+        make_dirs,
+        remove_dirs,
+        sorted(cp.untouched) + sorted(cp.skipped),
+        commits_during(cp),
     )
 
 
-def _commits(cp: Checkpoint) -> list[str]:
+def commits_during(cp: Checkpoint) -> list[str]:
+    """Commits made since the checkpoint (``<hash> <subject>``), newest first; [] without git."""
     if cp.git is None:
         return []
     now = cp.git.head()
