@@ -50,8 +50,8 @@ from planshell.tools.todo import TodoList
 
 if TYPE_CHECKING:
     from planshell.agent.loop import Agent
-    from planshell.plan.evidence import RunRecord
     from planshell.config import PlanSettings
+    from planshell.plan.evidence import RunRecord
 
 
 class ModeChangeRefused(Exception):

@@ -20,6 +20,7 @@ from planshell.plan.checkpoint import Checkpoint
 from planshell.plan.document import parse_plan, verification_text
 from planshell.plan.evidence import Evidence, RunRecord
 from planshell.plan.scope import Scope, normalise_entry
+from planshell.plan.store import PlanStore, PlanStoreError
 
 __all__ = [
     "CheckRun",
@@ -28,6 +29,7 @@ __all__ = [
     "build_report",
     "changed_files",
     "render_markdown",
+    "saved_report",
     "verification_commands",
 ]
 
@@ -286,3 +288,32 @@ def render_markdown(report: PlanReport) -> str:
     if usage:
         lines += ["## Run", "", ", ".join(usage), ""]
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _saved(store: PlanStore, plan: Path) -> str | None:
+    text = store.read_run(plan)
+    record = RunRecord.from_json(text) if text is not None else None
+    return record.report if record is not None and record.report else None
+
+
+def saved_report(store: PlanStore, plan: str | None = None) -> str:
+    """The last report of ``plan`` (a path or name), or of the newest plan that has one.
+
+    Raises :class:`PlanStoreError` with a sentence a person can act on when there is none.
+    """
+    if plan is None:
+        for info in store.list():
+            try:
+                found = _saved(store, info.path)
+            except PlanStoreError:
+                continue
+            if found is not None:
+                return found
+        raise PlanStoreError("no plan has a report yet (a report is written when a plan completes)")
+    path = store.find_by_name(plan) if not store.exists(plan) else store.resolve(plan)
+    if path is None:
+        raise PlanStoreError(f"no plan named {plan}")
+    found = _saved(store, path)
+    if found is None:
+        raise PlanStoreError(f"{path.name} has no report: it has not been completed")
+    return found

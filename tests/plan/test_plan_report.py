@@ -154,3 +154,46 @@ async def test_completing_a_plan_writes_the_report_into_the_run_record(project: 
     assert saved == event.markdown
     assert "src/app/limiter.py" in saved  # changed, by the checkpoint
     assert RunRecord.from_json(run.read_text()).report == saved  # type: ignore[union-attr]
+
+
+# --- planshell report ------------------------------------------------------------------
+
+HOSTILE = "Add \x1b]8;;http://evil\x07cache\x1b[2J"
+
+
+def saved_plan(project: Path, name: str, report: str | None) -> Path:
+    """A plan file and its run record, with ``report`` kept in it when given."""
+    plans = project / ".planshell" / "plans"
+    plans.mkdir(parents=True, exist_ok=True)
+    plan = plans / f"{name}.md"
+    plan.write_text(PLAN)
+    record = record_of()
+    if report is not None:
+        record.report = report
+    (plans / f"{name}.run.json").write_text(record.to_json())
+    return plan
+
+
+def test_cli_report_prints_the_newest_report_sanitised(cli, project: Path) -> None:
+    record = closed(record_of())
+    record.steps[0].text = HOSTILE
+    record.steps[1].evidence.append(Evidence("edit", "src/\x1b[31mred.py"))
+    md = render_markdown(build_report(PLAN, record, plan_scope(PLAN)))
+    saved_plan(project, "2026-01-01-0000-a-cache", md)
+    saved_plan(project, "2026-01-02-0000-later", None)  # newer, never completed
+    run = cli(["report"], project)
+    assert run.returncode == 0, run.stderr
+    assert "# Plan report: Add a cache" in run.stdout
+    assert "Add cache" in run.stdout and "src/red.py" in run.stdout
+    assert "\x1b" not in run.stdout and "\x07" not in run.stdout
+    named = cli(["report", "a-cache"], project)
+    assert named.returncode == 0 and named.stdout == run.stdout
+
+
+def test_cli_report_says_when_there_is_none(cli, project: Path) -> None:
+    assert "no plan has a report yet" in cli(["report"], project).stderr
+    saved_plan(project, "2026-01-02-0000-later", None)
+    run = cli(["report", "later"], project)
+    assert run.returncode == 1
+    assert "2026-01-02-0000-later.md has no report" in run.stderr
+    assert "no plan named nope" in cli(["report", "nope"], project).stderr
