@@ -29,6 +29,7 @@ def _main_parser() -> argparse.ArgumentParser:
             "  planshell check-command [--json] [CMD ...]   test commands against the plan-mode bash guard\n"
             "  planshell review PATH                         read a plan file in the review screen\n"
             "  planshell doctor [-C DIR]                     versions, config, provider, sandbox, log file\n"
+            "  planshell report [PLAN]                       the report of a completed plan\n"
             "  planshell trust [--yes | --revoke | --list]   let this project's config change security settings\n\n"
             "With no API key planshell runs an offline demo model. See README.md and docs/."
         ),
@@ -125,6 +126,8 @@ def main(argv: list[str] | None = None) -> int:
         return _doctor(argv[1:])
     if argv and argv[0] == "trust":
         return _trust(argv[1:])
+    if argv and argv[0] == "report":
+        return _report(argv[1:])
     args = _main_parser().parse_args(argv)
     _setup_logs(debug=args.debug, tui=not args.print_mode)
     start = (args.directory or Path.cwd()).resolve()
@@ -298,6 +301,37 @@ def _doctor(argv: list[str]) -> int:
     from planshell.doctor import run_doctor
 
     return run_doctor(start, sys.stdout)
+
+
+def _report(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="planshell report",
+        description="Print the report of a completed plan (kept in its run record): steps and "
+        "their evidence, Verification commands, files changed against the plan's scope.",
+    )
+    parser.add_argument(
+        "plan", nargs="?", help="plan file or name (default: the newest plan with a report)"
+    )
+    parser.add_argument(
+        "-C",
+        "--directory",
+        type=Path,
+        default=None,
+        help="project directory (default: the current one)",
+    )
+    args = parser.parse_args(argv)
+    from planshell.plan.report import saved_report
+    from planshell.plan.store import PlanStore, PlanStoreError, find_project_root
+    from planshell.sanitize import strip_terminal_controls
+
+    store = PlanStore(find_project_root(args.directory or Path.cwd()))
+    try:
+        text = saved_report(store, args.plan)
+    except PlanStoreError as exc:
+        return _fail(strip_terminal_controls(str(exc)))
+    # Step texts, paths and commands are model- and repo-authored: no escape reaches the terminal.
+    print(strip_terminal_controls(text), end="")
+    return 0
 
 
 def _trust(argv: list[str]) -> int:

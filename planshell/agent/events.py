@@ -164,6 +164,15 @@ class PlanUpdated:
 
 
 @dataclass(frozen=True)
+class PlanReported:
+    """A plan completed: its report (markdown, model- and repo-authored: sanitise to show)."""
+
+    path: str
+    markdown: str
+    complete: bool
+
+
+@dataclass(frozen=True)
 class TodosChanged:
     items: tuple[tuple[str, str], ...]  # (content, status)
 
@@ -230,6 +239,7 @@ Event = (
     | ModeChanged
     | PlanUpdated
     | TodosChanged
+    | PlanReported
     | Notice
     | RetryStarted
     | ContextUpdated

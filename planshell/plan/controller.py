@@ -12,6 +12,7 @@ per mode) and capabilities.py (``/plan why``).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,11 +30,13 @@ from planshell.plan.mode_log import RecordedMode, mode_entry
 from planshell.plan.mode_tools import mode_tool_names
 from planshell.plan.policy import PlanPolicy
 from planshell.plan.receipt import Receipt, Snapshot, compare, take_snapshot
+from planshell.plan.report import build_report, render_markdown
 from planshell.plan.review_rounds import KEPT_CHANGING, ReviewRounds
 from planshell.plan.run_log import RunLog
+from planshell.plan.scope import plan_scope
 from planshell.plan.steps import StepUpdate, checklist, tick_steps, tick_todos
 from planshell.plan.store import PlanStore, PlanStoreError
-from planshell.plan.undo import UndoPlan
+from planshell.plan.undo import UndoPlan, commits_during
 from planshell.plan.undo_keeper import (
     EXECUTE_REFUSED,
     PLAN_REFUSED,
@@ -48,6 +51,7 @@ from planshell.tools.todo import TodoList
 if TYPE_CHECKING:
     from planshell.agent.loop import Agent
     from planshell.config import PlanSettings
+    from planshell.plan.evidence import RunRecord
 
 
 class ModeChangeRefused(Exception):
@@ -132,6 +136,7 @@ class PlanController:
         # What each approved step's work was (planshell/plan/run_log.py): EXECUTE only.
         self.run_log = RunLog(store, lambda text: agent.emit(ev.Notice(text, "warning")))
         agent.result_hooks.append(self.record_result)
+        self._exec_started: tuple[float, float | None] | None = None  # clock, agent.cost
 
     # --- hooks ----------------------------------------------------------------
 
@@ -338,6 +343,8 @@ class PlanController:
         self.approval = record
         if permission_mode and self.on_approve_mode is not None:
             self.on_approve_mode(permission_mode)
+        if previous is not Mode.EXECUTE:
+            self._exec_started = (time.monotonic(), self.agent.cost)
         self.mode = Mode.EXECUTE
         self.run_log.start(path, text)
         self.todos.replace(self.run_log.flagged(checklist(text)))
@@ -370,14 +377,41 @@ class PlanController:
     def complete(self) -> str:
         if self.mode is not Mode.EXECUTE:
             raise ToolError("plan_complete works only while executing an approved plan.")
-        path = self.plan_path
-        self.leave(why="Plan complete")
+        path, record, approval = self.plan_path, self.run_log.record, self.approval
+        self.leave(why="Plan complete")  # ends the checkpoint: its changed files are known
+        if path is not None and record is not None and approval is not None:
+            self._report(path, approval.text, record)
         if self.settings.cleanup_on_complete and path is not None:
             try:
                 self.store.delete(path)
             except PlanStoreError:
                 pass
         return "Plan complete. Exiting execute mode."
+
+    def _report(self, path: Path, text: str, record: RunRecord) -> None:
+        """The plan report (planshell/plan/report.py): kept in the run record, sent to the front end."""
+        cp = self.undo_keeper.checkpoint
+        seconds = cost = None
+        if self._exec_started is not None:
+            started, cost_before = self._exec_started
+            seconds = time.monotonic() - started
+            if self.agent.cost is not None:
+                cost = self.agent.cost - (cost_before or 0.0)
+        report = build_report(
+            text,
+            record,
+            plan_scope(text),
+            cp,
+            commits=commits_during(cp) if cp is not None else [],
+            seconds=seconds,
+            cost=cost,
+        )
+        record.report = render_markdown(report)
+        try:
+            self.undo_keeper.wrote_after_end(self.store.write_run(path, record.to_json()))
+        except PlanStoreError as exc:
+            self.agent.emit(ev.Notice(f"Plan report not saved: {exc}", "warning"))
+        self.agent.emit(ev.PlanReported(str(path), record.report, report.complete))
 
     def restore(self, entry: dict[str, Any] | None) -> None:
         """Bring back the mode recorded in a resumed session log."""

@@ -82,6 +82,7 @@ class StepRecord:
 class RunRecord:
     plan: str
     steps: list[StepRecord]
+    report: str = ""  # the plan report (planshell/plan/report.py), written when the plan completes
 
     @classmethod
     def seed(cls, plan: str, text: str, previous: RunRecord | None = None) -> RunRecord:
@@ -133,6 +134,8 @@ class RunRecord:
                 {**asdict(step), "without_evidence": step.without_evidence} for step in self.steps
             ],
         }
+        if self.report:
+            body["report"] = self.report
         return json.dumps(body, indent=2, ensure_ascii=False) + "\n"
 
     @classmethod
@@ -154,7 +157,7 @@ class RunRecord:
             )
             for s in raw.steps
         ]
-        return cls(raw.plan, steps)
+        return cls(raw.plan, steps, raw.report)
 
 
 def _clip(text: str) -> str:
@@ -188,3 +191,4 @@ class _RunFile(BaseModel):
     version: Literal[1]
     plan: str
     steps: list[_StepFile]
+    report: str = ""

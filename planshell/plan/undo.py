@@ -81,7 +81,7 @@ def plan_undo(cp: Checkpoint, root: Path | None = None) -> UndoPlan:
     tree = walk(root, frozenset(cp.untouched))
     changes: list[Change] = []
     for rel in sorted(set(cp.before) | set(tree.files)):
-        if rel in cp.skipped:
+        if rel in cp.skipped or _own_record(rel):
             continue
         old = cp.before.get(rel)
         now = None
@@ -103,11 +103,23 @@ def plan_undo(cp: Checkpoint, root: Path | None = None) -> UndoPlan:
     make_dirs = sorted(d for d in cp.dirs if d not in tree.dirs)
     remove_dirs = sorted((d for d in tree.dirs if d not in cp.dirs), reverse=True)
     return UndoPlan(
-        cp, changes, make_dirs, remove_dirs, sorted(cp.untouched) + sorted(cp.skipped), _commits(cp)
+        cp,
+        changes,
+        make_dirs,
+        remove_dirs,
+        sorted(cp.untouched) + sorted(cp.skipped),
+        commits_during(cp),
     )
 
 
-def _commits(cp: Checkpoint) -> list[str]:
+def _own_record(rel: str) -> bool:
+    """planshell's bookkeeping beside the plans (run records with their reports, temp files,
+    the folder's .gitignore): the audit of the plan is never undone. Plan files are."""
+    return rel.startswith(".planshell/plans/") and not rel.endswith(".md")
+
+
+def commits_during(cp: Checkpoint) -> list[str]:
+    """Commits made since the checkpoint (``<hash> <subject>``), newest first; [] without git."""
     if cp.git is None:
         return []
     now = cp.git.head()

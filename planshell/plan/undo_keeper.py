@@ -12,6 +12,8 @@ can still undo; the session's ``mode`` entry carries the id.
 from __future__ import annotations
 
 import asyncio
+import os
+import stat
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -19,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from planshell.agent import events as ev
-from planshell.plan.checkpoint import Checkpoint, take_checkpoint
+from planshell.plan.checkpoint import Checkpoint, like_of, rel_path, state_of, take_checkpoint
 from planshell.plan.checkpoint_manifest import load_manifest, save_manifest
 from planshell.plan.undo import UndoPlan, apply_undo, plan_undo
 
@@ -112,6 +114,25 @@ class CheckpointKeeper:
             save_manifest(cp)
         except OSError as exc:
             self.emit(ev.Notice(f"Checkpoint: could not record the plan's end ({exc}).", "warning"))
+
+    def wrote_after_end(self, path: Path) -> None:
+        """planshell wrote ``path`` once the plan ended (its report): end state, not a hand edit."""
+        cp = self.checkpoint
+        rel = rel_path(cp.root, path) if cp is not None else None
+        if cp is None or cp.after is None or rel is None:
+            return
+        try:
+            st = os.lstat(cp.root / rel)
+        except OSError:
+            return
+        state = state_of(cp.root, rel, "file", stat.S_IMODE(st.st_mode), like_of(cp, rel))
+        if state is None or not stat.S_ISREG(st.st_mode):
+            return
+        cp.after[rel] = state
+        try:
+            save_manifest(cp)
+        except OSError:
+            pass  # undo then asks about this file as edited by hand: safe
 
     def load(self, ident: object) -> None:
         """A resumed session: the checkpoint its ``mode`` entry names, if its manifest is still there."""

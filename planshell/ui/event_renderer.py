@@ -79,6 +79,8 @@ class EventRenderer:
             case ev.TurnDone() as event:
                 transcript.turn_done(event.cancelled, event.cut_off_note)
                 host.tick()
+            case ev.PlanReported() as event:
+                await host.plan_event(event)  # sanitised by the report screen
             case ev.ModeChanged() | ev.PlanUpdated() | ev.TodosChanged() as event:
                 await host.plan_event(event)
                 if isinstance(event, ev.ModeChanged):

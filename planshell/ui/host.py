@@ -15,7 +15,13 @@ if TYPE_CHECKING:
     from textual.app import App
     from textual.widget import Widget
 
-    from planshell.agent.events import ModeChanged, NoticeLevel, PlanUpdated, TodosChanged
+    from planshell.agent.events import (
+        ModeChanged,
+        NoticeLevel,
+        PlanReported,
+        PlanUpdated,
+        TodosChanged,
+    )
     from planshell.agent.session import LoadedSession
     from planshell.runtime import Runtime
     from planshell.ui.app import PlanshellApp
@@ -122,7 +128,9 @@ class EventHost(Protocol):
 
     def show_permission_mode(self) -> None: ...
 
-    async def plan_event(self, event: ModeChanged | PlanUpdated | TodosChanged) -> None: ...
+    async def plan_event(
+        self, event: ModeChanged | PlanUpdated | TodosChanged | PlanReported
+    ) -> None: ...
 
     def show_notice(self, message: str, level: NoticeLevel) -> None:
         """A plain-text toast for an engine ``Notice`` (the event bus logged it already)."""

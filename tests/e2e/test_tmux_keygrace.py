@@ -35,6 +35,10 @@ def test_an_a_sent_as_the_review_appears_does_not_approve(project: Path, tmp_pat
         screen = pane.wait_for("Enter chooses · 1-2")  # ready: the early `2` chose nothing
         assert "Plan progress" not in screen
         pane.keys("2")
+        # plan_complete opens the plan report over the chat; Enter closes it.
+        pane.wait_for("Plan report:")
+        pane.wait_until(lambda s: "working" not in s, what="the turn to end")
+        pane.keys("Enter")
         # The demo's last words (not the "Plan complete: permissions back to ask." toast),
         # and the turn over: /quit during a turn asks first instead of quitting.
         pane.wait_until(

@@ -30,6 +30,7 @@ from planshell.ui.plan_ui import CREATE_HINT
 from planshell.ui.screens.approve_mode import ApproveModeScreen
 from planshell.ui.screens.chat import ChatScreen
 from planshell.ui.screens.confirm import ConfirmScreen
+from planshell.ui.screens.plan_report import PlanReportScreen
 from planshell.ui.screens.plan_why import PlanWhyScreen
 from planshell.ui.screens.review import ConfirmDiscard, FeedbackArea, ReviewScreen
 from planshell.ui.widgets.messages import ErrorRow, NoteRow, UserMessage
@@ -764,6 +765,9 @@ async def test_checklist_follows_execution_and_goes_away(project: Path) -> None:
         await send(pilot, "finish")
         await idle(pilot, screen)
         assert mode(app) == "off"
+        # plan_complete opened the plan report (tests/ui/test_ui_plan_report.py): Enter closes it.
+        await until(pilot, lambda: isinstance(app.screen, PlanReportScreen))
+        await pilot.press("enter")
         await until(pilot, lambda: not panel.display)
         assert chip_text(app) == "OFF"
         await send(pilot, "/todos")

@@ -7,6 +7,7 @@ from pathlib import Path
 from planshell.ui.app import PlanshellApp
 from planshell.ui.screens.chat import ChatScreen
 from planshell.ui.screens.confirm import ConfirmScreen
+from planshell.ui.screens.plan_report import PlanReportScreen
 from planshell.ui.screens.undo import UndoScreen
 from planshell.ui.widgets.messages import NoteRow
 from tests.plan.checkpoint_helpers import outside_plans
@@ -34,11 +35,19 @@ def run_a_plan(app: PlanshellApp, project: Path) -> dict[str, str]:
     return before
 
 
+async def close_report(pilot, app: PlanshellApp) -> None:
+    """Completing the plan opened its report: Enter closes it."""
+    await until(pilot, lambda: isinstance(app.screen, PlanReportScreen))
+    await pilot.press("enter")
+    await until(pilot, lambda: isinstance(app.screen, ChatScreen))
+
+
 async def test_undo_shows_the_diff_then_restores(project: Path) -> None:
     app = make_app(project, [])
     async with app.run_test(size=SIZE) as pilot:
         screen = await ready(pilot)
         before = run_a_plan(app, project)
+        await close_report(pilot, app)
         await send(pilot, "/undo")
         await until(pilot, lambda: isinstance(app.screen, UndoScreen))
         await pilot.pause()
@@ -57,6 +66,7 @@ async def test_undo_keeps_hand_edits_by_default(project: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         screen = await ready(pilot)
         run_a_plan(app, project)
+        await close_report(pilot, app)
         (project / "src/app/limit.py").write_text("mine now\n")
         await send(pilot, "/undo")
         await until(pilot, lambda: isinstance(app.screen, UndoScreen))
@@ -84,6 +94,7 @@ async def test_undo_in_plan_mode_refuses_and_writes_nothing(project: Path) -> No
     async with app.run_test(size=SIZE) as pilot:
         screen = await ready(pilot)
         run_a_plan(app, project)
+        await close_report(pilot, app)
         runtime(app).plan.enter_plan()
         after_plan = outside_plans(project)
         await send(pilot, "/undo")

@@ -310,8 +310,30 @@ class ChatScreen(Screen[None]):
 
     # --- EventHost: what the renderer asks of the screen (planshell/ui/host.py) -------
 
-    async def plan_event(self, event: ev.ModeChanged | ev.PlanUpdated | ev.TodosChanged) -> None:
-        await self.plan_ui.on_engine_event(event)
+    async def plan_event(
+        self, event: ev.ModeChanged | ev.PlanUpdated | ev.TodosChanged | ev.PlanReported
+    ) -> None:
+        from planshell.agent.events import PlanReported
+
+        if isinstance(event, PlanReported):
+            self._show_plan_report(event.markdown)
+        else:
+            await self.plan_ui.on_engine_event(event)
+
+    def _show_plan_report(self, markdown: str) -> None:
+        """A plan completed: its report; ``u`` there is the /undo flow, run from here."""
+        from planshell.ui.commands_undo import undo_last_plan
+        from planshell.ui.screens.plan_report import UNDO, PlanReportScreen
+
+        runtime = self.runtime
+        plan = runtime.plan if runtime is not None else None
+
+        def closed(answer: str | None) -> None:
+            if answer == UNDO and plan is not None:
+                self.run_worker(undo_last_plan(self, plan), group="command", exit_on_error=False)
+
+        preview = plan.undo_preview if plan is not None else None
+        self.app.push_screen(PlanReportScreen(markdown, preview), closed)
 
     def show_notice(self, message: str, level: ev.NoticeLevel) -> None:
         self.app.notify(message, severity=level, markup=False, logged=True)
