@@ -154,13 +154,14 @@ class Checkpoint:
     def mark_end(self) -> None:
         """The plan finished: record what it left, so later hand edits can be told apart."""
         tree = walk(self.root, frozenset(self.untouched))
-        self.after = {}
+        after = {}
         for rel, (kind, mode, _size) in tree.files.items():
             if rel in self.skipped:
                 continue
             state = state_of(self.root, rel, kind, mode, like_of(self, rel))
             if state is not None:
-                self.after[rel] = state
+                after[rel] = state
+        self.after = after  # at once: a reader never sees half an end state
 
     def load(self, digest: str) -> bytes:
         return self.stores[digest.split(":", 1)[0]].load(digest)

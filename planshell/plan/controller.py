@@ -12,6 +12,7 @@ per mode) and capabilities.py (``/plan why``).
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -152,9 +153,10 @@ class PlanController:
             self._plan_exec = source() if callable(source) else ExecPolicy()
         return self._plan_exec
 
-    def gate(self, tool: Tool, args: ToolArgs) -> str | None:
+    async def gate(self, tool: Tool, args: ToolArgs) -> str | None:
         if self.mode is Mode.EXECUTE:
-            self.undo_keeper.settle()  # no change of the plan before the checkpoint
+            # No change of the plan before the checkpoint (awaited: the UI keeps painting).
+            await self.undo_keeper.settle_async()
         if self.mode is Mode.EXECUTE and self.approval is not None and self._plan_change():
             # A later call of a reply that changed the plan: nothing more runs until
             # a person approves (the check before the next model call pauses).
@@ -374,13 +376,21 @@ class PlanController:
         """The message that starts executing ``path`` (sent by the front end)."""
         return prompts.EXECUTE_REQUEST.format(path=self._display(path))
 
-    def complete(self) -> str:
+    async def complete(self) -> str:
+        """The ``plan_complete`` tool: end the plan, then report it.
+
+        The end state and the report are worked out in threads (a big tree takes
+        seconds to walk and hash): the event loop keeps going meanwhile.
+        """
         if self.mode is not Mode.EXECUTE:
             raise ToolError("plan_complete works only while executing an approved plan.")
         path, record, approval = self.plan_path, self.run_log.record, self.approval
-        self.leave(why="Plan complete")  # ends the checkpoint: its changed files are known
+        self.leave(why="Plan complete")  # ends the checkpoint (in a thread)
+        await self.undo_keeper.settle_async()  # the report needs the end state
         if path is not None and record is not None and approval is not None:
-            self._report(path, approval.text, record)
+            seconds, cost = self._exec_measures()
+            args = (path, approval.text, record, seconds, cost)
+            self._emit_report(path, record, *await asyncio.to_thread(self._report, *args))
         if self.settings.cleanup_on_complete and path is not None:
             try:
                 self.store.delete(path)
@@ -388,15 +398,25 @@ class PlanController:
                 pass
         return "Plan complete. Exiting execute mode."
 
-    def _report(self, path: Path, text: str, record: RunRecord) -> None:
-        """The plan report (planshell/plan/report.py): kept in the run record, sent to the front end."""
-        cp = self.undo_keeper.checkpoint
+    def _exec_measures(self) -> tuple[float | None, float | None]:
+        """How long the plan executed and what it cost (read on the loop's thread)."""
         seconds = cost = None
         if self._exec_started is not None:
             started, cost_before = self._exec_started
             seconds = time.monotonic() - started
             if self.agent.cost is not None:
                 cost = self.agent.cost - (cost_before or 0.0)
+        return seconds, cost
+
+    def _report(
+        self, path: Path, text: str, record: RunRecord, seconds: float | None, cost: float | None
+    ) -> tuple[bool, str | None]:
+        """The plan report (planshell/plan/report.py), kept in the run record.
+
+        Runs in a worker thread (it hashes, diffs and asks git): returns whether
+        the plan is complete and why the record was not saved, if it was not.
+        """
+        cp = self.undo_keeper.checkpoint
         report = build_report(
             text,
             record,
@@ -410,8 +430,16 @@ class PlanController:
         try:
             self.undo_keeper.wrote_after_end(self.store.write_run(path, record.to_json()))
         except PlanStoreError as exc:
-            self.agent.emit(ev.Notice(f"Plan report not saved: {exc}", "warning"))
-        self.agent.emit(ev.PlanReported(str(path), record.report, report.complete))
+            return report.complete, f"Plan report not saved: {exc}"
+        return report.complete, None
+
+    def _emit_report(
+        self, path: Path, record: RunRecord, complete: bool, problem: str | None
+    ) -> None:
+        """Send the report to the front end (on the loop's thread)."""
+        if problem is not None:
+            self.agent.emit(ev.Notice(problem, "warning"))
+        self.agent.emit(ev.PlanReported(str(path), record.report, complete))
 
     def restore(self, entry: dict[str, Any] | None) -> None:
         """Bring back the mode recorded in a resumed session log."""

@@ -221,7 +221,7 @@ class PlanCompleteTool(_PlanTool[NoArgs]):
         return self.name
 
     async def run(self, args: NoArgs, ctx: ToolContext) -> ToolResult:
-        return ToolResult(self.controller.complete())
+        return ToolResult(await self.controller.complete())
 
 
 def plan_tools(controller: PlanController) -> list[Tool[Any]]:

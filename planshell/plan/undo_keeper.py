@@ -2,9 +2,10 @@
 
 The controller calls :meth:`CheckpointKeeper.start` on approval; the walk and
 hashing run in a thread so the event loop keeps painting, and the next tool
-call (:meth:`settle`) or model call (:meth:`settle_async`) waits for it, so no
-change of the plan lands before the project is recorded. Its warnings become
-engine notices there, on the loop's thread. The manifest
+call or model call awaits it (:meth:`settle_async`), so no change of the plan
+lands before the project is recorded. Its warnings become engine notices
+there, on the loop's thread. The end of a plan (:meth:`end`) walks the tree
+again, in a thread too; the report awaits it (:meth:`settle_async`). The manifest
 (``checkpoint_manifest.py``) is written beside the copies so ``--continue``
 can still undo; the session's ``mode`` entry carries the id.
 """
@@ -49,6 +50,8 @@ class CheckpointKeeper:
     on_change: Callable[[], None]
     checkpoint: Checkpoint | None = None
     _job: Future[Checkpoint] | None = field(default=None, repr=False)
+    # The plan's end being recorded (mark_end in a thread): None, or the OSError to tell.
+    _end: Future[OSError | None] | None = field(default=None, repr=False)
 
     @property
     def ident(self) -> str | None:
@@ -58,15 +61,20 @@ class CheckpointKeeper:
         """EXECUTE starts: record the project in a thread.
 
         A plan paused (its file changed) and approved again keeps the checkpoint
-        of its first approval: undo goes back to before the whole plan.
+        of its first approval: undo goes back to before the whole plan. The end
+        of a previous plan still being recorded finishes first.
         """
-        if self._job is not None or (self.checkpoint is not None and self.checkpoint.after is None):
+        if self._job is not None:
+            return
+        if self._end is None and self.checkpoint is not None and self.checkpoint.after is None:
             return
         job: Future[Checkpoint] = Future()
-        root = self.root
+        root, ending = self.root, self._end
 
         def take() -> None:
             try:
+                if ending is not None:
+                    ending.exception()  # wait: the last plan's end is recorded first
                 cp = take_checkpoint(root)
                 save_manifest(cp)
             except BaseException as exc:  # handed to the loop's thread by settle()
@@ -78,10 +86,38 @@ class CheckpointKeeper:
         self._job = job
 
     def settle(self) -> None:
-        """Wait for a checkpoint being taken (blocking) and take it in; warnings become notices."""
-        job, self._job = self._job, None
-        if job is None:
+        """Wait (blocking: off the loop) for the work in threads and take it in.
+
+        On the loop, await :meth:`settle_async` instead.
+        """
+        for job in (self._end, self._job):
+            if job is not None:
+                job.exception()  # waits; the outcome is taken in below
+        self._take_in()
+
+    async def settle_async(self) -> None:
+        """:meth:`settle` without blocking the event loop while the threads work."""
+        jobs = [asyncio.wrap_future(job) for job in (self._end, self._job) if job is not None]
+        if jobs:
+            await asyncio.wait(jobs)
+        self._take_in()
+
+    def _take_in(self) -> None:
+        """The finished work of the threads, on the loop's thread: warnings become notices."""
+        end = self._end
+        if end is not None and end.done():
+            self._end = None
+            problem = end.result()
+            if problem is not None:
+                self.emit(
+                    ev.Notice(
+                        f"Checkpoint: could not record the plan's end ({problem}).", "warning"
+                    )
+                )
+        job = self._job
+        if job is None or not job.done():
             return
+        self._job = None
         try:
             cp = job.result()
         except Exception as exc:
@@ -96,24 +132,38 @@ class CheckpointKeeper:
             self.emit(ev.Notice(f"Checkpoint: {warning}", "warning"))
         self.on_change()
 
-    async def settle_async(self) -> None:
-        """:meth:`settle` without blocking the event loop while the thread works."""
-        job = self._job
-        if job is not None:
-            await asyncio.wait([asyncio.wrap_future(job)])
-        self.settle()
-
     def end(self) -> None:
-        """The plan ended: record what it left (hand edits after this are told apart)."""
-        self.settle()
-        cp = self.checkpoint
-        if cp is None or cp.after is not None:
+        """The plan ended: record what it left (hand edits after this are told apart).
+
+        The walk runs in a thread (after the checkpoint's, if that is still
+        running): this returns at once; :meth:`settle_async` awaits it.
+        """
+        if self._end is not None:
             return
-        try:
-            cp.mark_end()
-            save_manifest(cp)
-        except OSError as exc:
-            self.emit(ev.Notice(f"Checkpoint: could not record the plan's end ({exc}).", "warning"))
+        taking, cp = self._job, self.checkpoint
+        if taking is None and (cp is None or cp.after is not None):
+            return
+        done: Future[OSError | None] = Future()
+
+        def mark() -> None:
+            try:
+                ended = cp if taking is None else taking.result()
+            except BaseException:  # no checkpoint: settle tells it
+                done.set_result(None)
+                return
+            try:
+                if ended is not None and ended.after is None:
+                    ended.mark_end()
+                    save_manifest(ended)
+            except OSError as exc:
+                done.set_result(exc)
+            except BaseException as exc:
+                done.set_exception(exc)
+            else:
+                done.set_result(None)
+
+        threading.Thread(target=mark, name="planshell-checkpoint-end", daemon=True).start()
+        self._end = done
 
     def wrote_after_end(self, path: Path) -> None:
         """planshell wrote ``path`` once the plan ended (its report): end state, not a hand edit."""

@@ -365,7 +365,7 @@ async def test_plan_tools_refuse_outside_their_mode(project):
     with pytest.raises(ToolError, match="works only in plan mode"):
         runtime.plan.write_plan("t", "# t", None)
     with pytest.raises(ToolError, match="plan_complete works only while executing"):
-        runtime.plan.complete()
+        await runtime.plan.complete()
     with pytest.raises(ToolError, match="Plan mode is not active"):
         await runtime.plan.request_leave("")
 

@@ -24,7 +24,7 @@ async def test_completing_a_plan_opens_the_report_and_enter_closes_it(project: P
         plan.undo_keeper.settle()
         server = project / SERVER
         server.write_text(server.read_text().replace("# TODO: rate limiting", "limiter.take()"))
-        plan.complete()
+        await plan.complete()
         await until(pilot, lambda: isinstance(app.screen, PlanReportScreen))
         await pilot.pause()
         shown = screen_text(app)
@@ -51,7 +51,7 @@ async def test_u_in_the_report_runs_the_undo_flow(project: Path) -> None:
         plan.execute_existing(plan_file)
         plan.undo_keeper.settle()
         (project / "src/app/limit.py").write_text("limiter = object()\n")
-        plan.complete()
+        await plan.complete()
         await until(pilot, lambda: isinstance(app.screen, PlanReportScreen))
         await pilot.press("u")
         await until(pilot, lambda: isinstance(app.screen, UndoScreen))

@@ -21,7 +21,7 @@ def notes(screen: ChatScreen) -> list[str]:
     return [n.message for n in screen.transcript.entries_of(NoteRow)]
 
 
-def run_a_plan(app: PlanshellApp, project: Path) -> dict[str, str]:
+async def run_a_plan(app: PlanshellApp, project: Path) -> dict[str, str]:
     """Approve a saved plan, change files as its execution would, complete it; the state before."""
     plan = runtime(app).plan
     plan_file = save_plan(project)
@@ -31,7 +31,7 @@ def run_a_plan(app: PlanshellApp, project: Path) -> dict[str, str]:
     server = project / SERVER
     server.write_text(server.read_text().replace("# TODO: rate limiting", "limiter.take()"))
     (project / "src/app/limit.py").write_text("limiter = object()\n")
-    plan.complete()
+    await plan.complete()
     return before
 
 
@@ -46,7 +46,7 @@ async def test_undo_shows_the_diff_then_restores(project: Path) -> None:
     app = make_app(project, [])
     async with app.run_test(size=SIZE) as pilot:
         screen = await ready(pilot)
-        before = run_a_plan(app, project)
+        before = await run_a_plan(app, project)
         await close_report(pilot, app)
         await send(pilot, "/undo")
         await until(pilot, lambda: isinstance(app.screen, UndoScreen))
@@ -65,7 +65,7 @@ async def test_undo_keeps_hand_edits_by_default(project: Path) -> None:
     app = make_app(project, [])
     async with app.run_test(size=SIZE) as pilot:
         screen = await ready(pilot)
-        run_a_plan(app, project)
+        await run_a_plan(app, project)
         await close_report(pilot, app)
         (project / "src/app/limit.py").write_text("mine now\n")
         await send(pilot, "/undo")
@@ -93,7 +93,7 @@ async def test_undo_in_plan_mode_refuses_and_writes_nothing(project: Path) -> No
     app = make_app(project, [])
     async with app.run_test(size=SIZE) as pilot:
         screen = await ready(pilot)
-        run_a_plan(app, project)
+        await run_a_plan(app, project)
         await close_report(pilot, app)
         runtime(app).plan.enter_plan()
         after_plan = outside_plans(project)
