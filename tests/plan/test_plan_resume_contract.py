@@ -113,7 +113,7 @@ async def test_continue_mid_execution_brings_back_mode_text_evidence_scope_and_c
     assert [e["detail"] for e in saved["steps"][0]["evidence"]] == [SERVER]  # kept across resume
 
     # The checkpoint: taken before the first run's edit, so undo reverts both runs' work.
-    resumed.plan.complete()
+    await resumed.plan.complete()
     preview = resumed.plan.undo_preview()
     assert {c.path: c.action for c in preview.changes} == {SERVER: "restore"}
     assert "-    limiter.take()" in preview.diff and "+    # TODO: rate limiting" in preview.diff
