@@ -20,6 +20,17 @@ from planshell.provider_names import PROVIDER_CHOICES
 EXIT_USAGE = 2
 
 
+def add_directory_argument(parser: argparse.ArgumentParser) -> None:
+    """``-C/--directory``, the same for planshell and each of its subcommands."""
+    parser.add_argument(
+        "-C",
+        "--directory",
+        type=Path,
+        default=None,
+        help="project directory (default: the current one)",
+    )
+
+
 def _main_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="planshell",
@@ -78,13 +89,7 @@ def _main_parser() -> argparse.ArgumentParser:
     parser.add_argument("--model", help="model name")
     parser.add_argument("--base-url", help="API base URL (OpenAI-compatible servers end in /v1)")
     parser.add_argument("--theme", help="UI theme name")
-    parser.add_argument(
-        "-C",
-        "--directory",
-        type=Path,
-        default=None,
-        help="project directory (default: the current one)",
-    )
+    add_directory_argument(parser)
     parser.add_argument(
         "--debug",
         action="store_true",
@@ -287,13 +292,7 @@ def _doctor(argv: list[str]) -> int:
         "(never the key), external tools, a sandbox self-test, the log file and the tool "
         "schema size. Makes no network request.",
     )
-    parser.add_argument(
-        "-C",
-        "--directory",
-        type=Path,
-        default=None,
-        help="project directory (default: the current one)",
-    )
+    add_directory_argument(parser)
     args = parser.parse_args(argv)
     start = (args.directory or Path.cwd()).resolve()
     if not start.is_dir():
@@ -312,13 +311,7 @@ def _report(argv: list[str]) -> int:
     parser.add_argument(
         "plan", nargs="?", help="plan file or name (default: the newest plan with a report)"
     )
-    parser.add_argument(
-        "-C",
-        "--directory",
-        type=Path,
-        default=None,
-        help="project directory (default: the current one)",
-    )
+    add_directory_argument(parser)
     args = parser.parse_args(argv)
     from planshell.plan.report import saved_report
     from planshell.plan.store import PlanStore, PlanStoreError, find_project_root
@@ -345,13 +338,7 @@ def _trust(argv: list[str]) -> int:
     action.add_argument("-y", "--yes", action="store_true", help="trust without asking")
     action.add_argument("--revoke", action="store_true", help="stop trusting this project's config")
     action.add_argument("--list", action="store_true", help="list trusted project config files")
-    parser.add_argument(
-        "-C",
-        "--directory",
-        type=Path,
-        default=None,
-        help="project directory (default: the current one)",
-    )
+    add_directory_argument(parser)
     args = parser.parse_args(argv)
     from planshell.config import (
         ConfigError,

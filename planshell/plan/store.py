@@ -237,6 +237,24 @@ class PlanStore:
         if stat.S_ISDIR(info.st_mode):
             raise PlanStoreError(f"{candidate.name} is a directory, not a plan file")
 
+    def _write_contained(self, target: Path, text: str) -> Path:
+        """Atomically write ``target`` in the plans folder: never through a link or over a
+        folder, and checked again afterwards in case a folder was swapped for a link."""
+        self.ensure_dir()
+        self._check_not_link_or_dir(target)
+        try:
+            atomic_write_text(target, text)
+        except OSError as error:
+            raise PlanStoreError(
+                f"cannot write {target.name}: {error.strerror or error}"
+            ) from error
+        if Path(os.path.realpath(target)).parent != self.plans_dir:
+            raise PlanStoreError(
+                f"{target.name} did not end up inside {self._shown_dir()} "
+                "(a directory was swapped for a link?); refusing to use it"
+            )
+        return target
+
     def _shown_dir(self) -> str:
         return str(self.plans_dir.relative_to(self.root))
 
@@ -254,20 +272,7 @@ class PlanStore:
                 f"plan is {size} bytes, over the {_CAP_TEXT} ({MAX_PLAN_BYTES} bytes) cap; "
                 "shorten it or split it into several plans"
             )
-        self.ensure_dir()
-        self._check_not_link_or_dir(target)
-        try:
-            atomic_write_text(target, text)
-        except OSError as error:
-            raise PlanStoreError(
-                f"cannot write {target.name}: {error.strerror or error}"
-            ) from error
-        if Path(os.path.realpath(target)).parent != self.plans_dir:
-            raise PlanStoreError(
-                f"{target.name} did not end up inside {self._shown_dir()} "
-                "(a directory was swapped for a link?); refusing to use it"
-            )
-        return target
+        return self._write_contained(target, text)
 
     def read(self, path: str | Path) -> str:
         """Return a plan's text; refuse links, oversized, binary or non-UTF-8 files."""
@@ -340,19 +345,7 @@ class PlanStore:
             raise PlanStoreError(
                 f"{target.name} would be {len(data)} bytes, over the {MAX_RUN_BYTES} byte cap"
             )
-        self.ensure_dir()
-        self._check_not_link_or_dir(target)
-        try:
-            atomic_write_text(target, text)
-        except OSError as error:
-            raise PlanStoreError(
-                f"cannot write {target.name}: {error.strerror or error}"
-            ) from error
-        if Path(os.path.realpath(target)).parent != self.plans_dir:
-            raise PlanStoreError(
-                f"{target.name} did not end up inside {self._shown_dir()}; refusing to use it"
-            )
-        return target
+        return self._write_contained(target, text)
 
     def read_run(self, plan: str | Path) -> str | None:
         """``plan``'s run record as text; None if there is none. Refuses links, huge files."""
