@@ -8,7 +8,7 @@ import re
 from collections.abc import Callable
 
 from planshell.shell.options import Opts, parse_options, word_set
-from planshell.shell.words import Blocked, Word, require_static, shorten
+from planshell.shell.words import Blocked, Word, require_static, shorten, skip_to_close
 
 _AWK = Opts(
     short_flags="bcCghMnNOPrsStV",
@@ -120,32 +120,17 @@ class _AwkScan:
 
     def string(self) -> str:
         start = self.p
-        self.p += 1
-        while self.p < len(self.t):
-            c = self.t[self.p]
-            if c == "\\":
-                self.p += 2
-                continue
-            if c == "\n":
-                break
-            self.p += 1
-            if c == '"':
-                return self.t[start : self.p]
-        raise ValueError("has an unterminated string")
+        end = skip_to_close(self.t, start + 1, '"')
+        if end is None:
+            raise ValueError("has an unterminated string")
+        self.p = end
+        return self.t[start:end]
 
     def regex(self) -> None:
-        self.p += 1
-        while self.p < len(self.t):
-            c = self.t[self.p]
-            if c == "\\":
-                self.p += 2
-                continue
-            if c == "\n":
-                break
-            self.p += 1
-            if c == "/":
-                return
-        raise ValueError("has an unterminated regular expression")
+        end = skip_to_close(self.t, self.p + 1, "/")
+        if end is None:
+            raise ValueError("has an unterminated regular expression")
+        self.p = end
 
     def division(self) -> None:
         """A / read as division: refuse when a regex reading would hide code differently."""

@@ -5,7 +5,7 @@ prints (no w/W/e/s///w/s///e, no file reads the guard cannot see).
 from __future__ import annotations
 
 from planshell.shell.options import Opts, parse_options, word_set
-from planshell.shell.words import Blocked, Word, require_static
+from planshell.shell.words import Blocked, Word, require_static, skip_to_close
 
 _SED = Opts(
     short_flags="nrsuzEb",
@@ -55,18 +55,10 @@ class _SedScan:
 
     def delimited(self) -> None:
         """Skip one delimited part (regex or replacement) after its opening delimiter."""
-        delim = self.t[self.p - 1]
-        while self.p < len(self.t):
-            c = self.t[self.p]
-            if c == "\\":
-                self.p += 2
-                continue
-            if c == "\n":
-                raise ValueError("has an unterminated expression")
-            self.p += 1
-            if c == delim:
-                return
-        raise ValueError("has an unterminated expression")
+        end = skip_to_close(self.t, self.p, self.t[self.p - 1])
+        if end is None:
+            raise ValueError("has an unterminated expression")
+        self.p = end
 
     def ascii_delimiter(self) -> None:
         """Refuse a non-ASCII delimiter: GNU sed reads bytes in the C locale.

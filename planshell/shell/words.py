@@ -51,6 +51,26 @@ def shorten(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def skip_to_close(text: str, start: int, close: str) -> int | None:
+    """The index just past ``close``, scanning from ``start`` with a backslash escaping the
+    next character; None when a newline or the end comes first (the part is unterminated).
+
+    One reader for sed's delimited parts and awk's strings and regular expressions.
+    """
+    p = start
+    while p < len(text):
+        c = text[p]
+        if c == "\\":
+            p += 2
+            continue
+        if c == "\n":
+            return None
+        p += 1
+        if c == close:
+            return p
+    return None
+
+
 def require_safe_arg(cmd: str, word: Word) -> None:
     """Block a word of an option-sensitive command that could turn into an option."""
     if word.dynamic:
