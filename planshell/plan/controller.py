@@ -132,6 +132,9 @@ class PlanController:
         self.changed_plan: PlanChange | None = None
         # The project as EXECUTE found it, for /undo (planshell/plan/undo_keeper.py).
         self.undo_keeper = CheckpointKeeper(agent.ctx.root, agent.emit, self._record_mode)
+        # A file the checkpoint skipped (over its size cap) is copied before a file tool
+        # first replaces it during the plan: the tools call this, knowing nothing of plans.
+        agent.ctx.before_write = self._before_write
         agent.gates.append(self.gate)
         agent.prompt_parts.append(self.prompt_part)
         agent.call_checks.append(self.check_before_call)
@@ -625,6 +628,11 @@ class PlanController:
             snapshot=self._snapshot,
             receipt=self.receipt,
         )
+
+    def _before_write(self, path: Path) -> None:
+        """``ToolContext.before_write`` (in the tool's thread): only while a plan executes."""
+        if self.mode is Mode.EXECUTE:
+            self.undo_keeper.before_write(path)
 
     def record_result(self, tool: Tool, args: ToolArgs, result: ToolResult) -> None:
         """The agent's result hook: a finished call's work, filed under the current step.
