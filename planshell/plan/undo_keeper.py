@@ -31,6 +31,7 @@ from planshell.plan.checkpoint import (
     take_checkpoint,
 )
 from planshell.plan.checkpoint_manifest import load_manifest, save_manifest
+from planshell.plan.checkpoint_prune import KEEP_PLANS, prune_checkpoints
 from planshell.plan.undo import UndoPlan, apply_undo, plan_undo
 
 NOTHING_RECORDED = (
@@ -57,6 +58,7 @@ class CheckpointKeeper:
     on_change: Callable[[], None]
     checkpoint: Checkpoint | None = None
     max_bytes: int = MAX_BYTES  # content a new checkpoint records (tests make it small)
+    keep_plans: int = KEEP_PLANS  # checkpoints of this many recent plans are kept
     _job: Future[Checkpoint] | None = field(default=None, repr=False)
     # The plan's end being recorded (mark_end in a thread): None, or the OSError to tell.
     _end: Future[OSError | None] | None = field(default=None, repr=False)
@@ -79,6 +81,7 @@ class CheckpointKeeper:
             return
         job: Future[Checkpoint] = Future()
         root, ending, max_bytes = self.root, self._end, self.max_bytes
+        offered = self.ident  # the last plan's: /undo offers it until the new one is in
 
         def take() -> None:
             try:
@@ -86,6 +89,9 @@ class CheckpointKeeper:
                     ending.exception()  # wait: the last plan's end is recorded first
                 cp = take_checkpoint(root, data_dir=self.data_dir(), max_bytes=max_bytes)
                 save_manifest(cp)
+                keep = {cp.ident} | ({offered} if offered is not None else set())
+                for problem in prune_checkpoints(root, self.data_dir(), keep, self.keep_plans):
+                    cp.warnings.append(f"old {problem}")
             except BaseException as exc:  # handed to the loop's thread by settle()
                 job.set_exception(exc)
             else:
