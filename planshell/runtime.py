@@ -302,6 +302,8 @@ def build_runtime(
         project_file=project_config_path(root),
         sandboxed=lambda: workspace.active,
         approved_plan=lambda: _approved_text(controller),
+        verification_ready=controller.verification_ready,
+        verification_used=controller.use_verification,
     )
     controller.on_approve_mode = permissions.set_mode
     controller.permission_mode_now = lambda: permissions.mode.value

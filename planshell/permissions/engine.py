@@ -28,6 +28,10 @@ classified, in this order:
    runs it: for bash, *every* command the line runs (wrappers unwrapped) must
    be covered by a rule or be read-only, and the line must be nothing but
    simple commands (no substitutions, redirections to files, loops);
+5b. while an approved plan executes, a bash line that is exactly one of its approved
+   Verification commands (``plan/verification.py``: whitespace aside) runs once per
+   approved revision, unless it asks to leave the sandbox (``by="plan-verification"``
+   in the log); the next identical run asks;
 6. anything else asks the Decider (a prompt in the TUI; headless: denied and
    reported).
 
@@ -100,7 +104,7 @@ Action = Literal["allow", "deny", "ask"]
 class Verdict:
     action: Action
     why: str
-    by: str  # "read-only", "plan", "deny-rule", "rule", "mode", "ask"
+    by: str  # "read-only", "plan", "deny-rule", "rule", "mode", "plan-verification", "ask"
     rule: str = ""
     # A protected path or a new repository (workspace/protected.py): asked in every mode, shown
     # in red, never covered by a rule; a person's yes lets the project watch keep the change.
@@ -137,6 +141,10 @@ class PermissionController:
     # The executing plan's approved text (the controller's approval record, never the
     # file on disk), or None when no plan executes: its scope fences edits and writes.
     approved_plan: Callable[[], str | None] = lambda: None
+    # The executing plan's approved Verification command a bash line is, if it may run
+    # unasked now (once per approved revision), and the call that uses that once up.
+    verification_ready: Callable[[str], str | None] = lambda command: None
+    verification_used: Callable[[str], None] = lambda command: None
 
     def __post_init__(self) -> None:
         self.mode = PermissionMode(self.settings.mode)
@@ -173,6 +181,17 @@ class PermissionController:
                         f"Unplanned file {plain_line(verdict.unplanned, 200)}: the approved plan "
                         f"does not name it; {self.mode.value} mode let the {tool.name} run.",
                         "warning",
+                    )
+                )
+            if verdict.by == "plan-verification":
+                command = str(getattr(args, "command", ""))
+                self.verification_used(command)  # no await since evaluate: nothing in between
+                reason = "a Verification command of the approved plan, once"
+                self.agent.emit(
+                    ev.Notice(
+                        f"Running the approved plan's Verification command "
+                        f"{plain_line(command, 200)} without asking (once; the next run asks).",
+                        "information",
                     )
                 )
             self._record(tool, args, "allow", verdict.by, verdict.rule, reason)
@@ -230,6 +249,12 @@ class PermissionController:
         coverage = self._coverage(parts, resolved)
         if coverage is not None and not coverage[0] and coverage[1]:
             return Verdict("allow", "allow rule", "rule", ", ".join(coverage[1]))
+        # Approved with the plan: its Verification command, exactly, once (never one that
+        # asks to leave the sandbox: that question is its own).
+        if not unsandboxed and self.verification_ready(command) is not None:
+            return Verdict(
+                "allow", "a Verification command of the approved plan", "plan-verification"
+            )
         why = (
             _not_read_only(verdict.reason)
             if not verdict.allowed

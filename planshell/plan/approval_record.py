@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ __all__ = [
 
 # Permission modes from the narrowest to the widest (planshell.permissions.PermissionMode).
 _PERMISSION_ORDER = ("ask", "accept-edits", "auto")
+_HEX64 = re.compile(r"[0-9a-f]{64}")
 DIFF_MAX_LINES = 400  # a notice is not the place for a whole rewritten plan; the review is
 
 
@@ -52,13 +54,20 @@ class ApprovalRecord:
 
     ``permission_before`` is the permission mode in force before the approval;
     ``permission_mode`` the one chosen with it (``a`` / ``A``), or None when the
-    approval left the mode alone.
+    approval left the mode alone. ``revision`` names what the person approved (the
+    sha256 of the text as approved): planshell's ticks keep it, a new approval
+    changes it; the Verification commands run unasked once per revision.
     """
 
     path: Path
     text: str
     permission_before: str | None = None
     permission_mode: str | None = None
+    revision: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.revision:
+            object.__setattr__(self, "revision", sha256(self.text))
 
     @property
     def digest(self) -> str:
@@ -79,6 +88,7 @@ class ApprovalRecord:
             "sha256": self.digest,
             "permission_before": self.permission_before,
             "permission_mode": self.permission_mode,
+            "revision": self.revision,
         }
 
     @classmethod
@@ -96,11 +106,13 @@ class ApprovalRecord:
         if entry.get("plan_path") != str(path):
             return None
         before, chosen = entry.get("permission_before"), entry.get("permission_mode")
+        revision = entry.get("revision")
         return cls(
             path,
             text,
             before if isinstance(before, str) else None,
             chosen if isinstance(chosen, str) else None,
+            revision if isinstance(revision, str) and _HEX64.fullmatch(revision) else "",
         )
 
 

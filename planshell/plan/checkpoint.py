@@ -137,19 +137,23 @@ class Checkpoint:
     head: str | None = None
     after: dict[str, FileState] | None = None
 
-    def remember_before_write(self, path: Path) -> None:
-        """A file tool is about to write ``path``: copy it first if the checkpoint skipped it."""
+    def remember_before_write(self, path: Path) -> bool:
+        """A file tool is about to write ``path``: copy it first if the checkpoint skipped it.
+
+        Once per file (it is then recorded); True when a copy was made.
+        """
         rel = rel_path(self.root, path)
         if rel is None or rel not in self.skipped:
-            return
+            return False
         try:
             st = os.lstat(self.root / rel)
             kind = "link" if stat.S_ISLNK(st.st_mode) else "file"
             digest = self.copies.keep(read_entry(self.root, rel, kind))
         except (OSError, ReadRefused):
-            return
+            return False
         self.before[rel] = FileState(kind, stat.S_IMODE(st.st_mode), digest)
         self.skipped.discard(rel)
+        return True
 
     def mark_end(self) -> None:
         """The plan finished: record what it left, so later hand edits can be told apart."""

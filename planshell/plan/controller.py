@@ -44,6 +44,7 @@ from planshell.plan.undo_keeper import (
     CheckpointKeeper,
     UndoRefused,
 )
+from planshell.plan.verification import approved_check
 from planshell.shell.guard import BashGuard
 from planshell.tools.base import ExecPolicy, Tool, ToolArgs, ToolError, ToolResult
 from planshell.tools.registry import ToolRegistry
@@ -131,6 +132,9 @@ class PlanController:
         self.changed_plan: PlanChange | None = None
         # The project as EXECUTE found it, for /undo (planshell/plan/undo_keeper.py).
         self.undo_keeper = CheckpointKeeper(agent.ctx.root, agent.emit, self._record_mode)
+        # A file the checkpoint skipped (over its size cap) is copied before a file tool
+        # first replaces it during the plan: the tools call this, knowing nothing of plans.
+        agent.ctx.before_write = self._before_write
         agent.gates.append(self.gate)
         agent.prompt_parts.append(self.prompt_part)
         agent.call_checks.append(self.check_before_call)
@@ -479,7 +483,9 @@ class PlanController:
             # the mode before the approval and the mode this run started in.
             now = self.permission_mode_now() if self.permission_mode_now is not None else None
             before = less_permissive(record.permission_before, now)
-            resumed = ApprovalRecord(path, record.text, before, record.permission_mode)
+            resumed = ApprovalRecord(
+                path, record.text, before, record.permission_mode, record.revision
+            )
             self.approve(path, record.text, record.permission_mode, record=resumed)
             return
         approved = record.text if record is not None else None
@@ -623,6 +629,11 @@ class PlanController:
             receipt=self.receipt,
         )
 
+    def _before_write(self, path: Path) -> None:
+        """``ToolContext.before_write`` (in the tool's thread): only while a plan executes."""
+        if self.mode is Mode.EXECUTE:
+            self.undo_keeper.before_write(path)
+
     def record_result(self, tool: Tool, args: ToolArgs, result: ToolResult) -> None:
         """The agent's result hook: a finished call's work, filed under the current step.
 
@@ -630,6 +641,26 @@ class PlanController:
         """
         if self.mode is Mode.EXECUTE and self.approval is not None:
             self.run_log.record_result(tool, args, result)
+
+    def verification_ready(self, command: str) -> str | None:
+        """The approved Verification command ``command`` is, if it may run unasked now.
+
+        Only while an approved plan executes, from the approved text (never the file),
+        and once per approved revision: the run record says whether it already did.
+        """
+        approval = self.approval
+        if self.mode is not Mode.EXECUTE or approval is None or self.run_log.record is None:
+            return None
+        check = approved_check(approval.text, command)
+        if check is None or self.run_log.was_granted(approval.revision, check):
+            return None
+        return check
+
+    def use_verification(self, command: str) -> None:
+        """``command`` runs unasked now (``verification_ready`` said so): the next run asks."""
+        check = self.verification_ready(command)
+        if check is not None and self.approval is not None:
+            self.run_log.grant(self.approval.revision, check)
 
     def set_steps(self, updates: list[StepUpdate], reasons: dict[int, str] | None = None) -> str:
         """``set_plan_steps``: tick the approved text, write it, and mirror it in the checklist.

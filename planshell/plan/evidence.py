@@ -27,6 +27,7 @@ from planshell.plan.document import parse_plan
 
 __all__ = [
     "Evidence",
+    "Grant",
     "RunRecord",
     "StepRecord",
     "StepStatus",
@@ -37,6 +38,10 @@ StepStatus = Literal["open", "done", "skipped"]
 RUN_VERSION = 1
 MAX_ITEMS_PER_STEP = 100  # a loop of commands must not grow the record without bound
 MAX_DETAIL_CHARS = 300
+# A Verification command's output, kept for its last run only: the end of it, where a
+# test runner puts its summary.
+MAX_OUTPUT_CHARS = 2000
+MAX_GRANTS = 100  # Verification commands run unasked, over every approval of the plan
 
 
 def step_id(number: int, text: str) -> str:
@@ -47,11 +52,15 @@ def step_id(number: int, text: str) -> str:
 
 @dataclass
 class Evidence:
-    """One thing done while a step was current: an edited path or a command and its exit code."""
+    """One thing done while a step was current: an edited path or a command and its exit code.
+
+    ``output`` is kept only for the last run of a Verification command (``RunLog``).
+    """
 
     kind: Literal["edit", "command"]
     detail: str
     exit_code: int | None = None
+    output: str = ""
 
 
 @dataclass
@@ -78,11 +87,22 @@ class StepRecord:
             self.evidence.append(item)
 
 
+@dataclass(frozen=True)
+class Grant:
+    """A Verification command that ran without a question under one approved revision."""
+
+    revision: str  # ApprovalRecord.revision: the sha256 of the text as the person approved it
+    command: str  # normalised (planshell/plan/verification.py)
+
+
 @dataclass
 class RunRecord:
     plan: str
     steps: list[StepRecord]
     report: str = ""  # the plan report (planshell/plan/report.py), written when the plan completes
+    # Verification commands already run unasked: the next identical run asks (kept on disk,
+    # so ``--continue`` does not offer them again).
+    granted: list[Grant] = field(default_factory=list)
 
     @classmethod
     def seed(cls, plan: str, text: str, previous: RunRecord | None = None) -> RunRecord:
@@ -104,7 +124,15 @@ class RunRecord:
             if step.done:
                 record.reason = "ticked before this run"
             steps.append(record)
-        return cls(plan, steps)
+        granted = list(previous.granted) if previous is not None else []
+        return cls(plan, steps, granted=granted)
+
+    def was_granted(self, revision: str, command: str) -> bool:
+        return Grant(revision, command) in self.granted
+
+    def grant(self, revision: str, command: str) -> None:
+        """``command`` ran unasked under ``revision``; past the cap the oldest is forgotten."""
+        self.granted = [*self.granted, Grant(revision, command)][-MAX_GRANTS:]
 
     def current(self) -> StepRecord | None:
         """The first open step; the last step once all are closed; None without steps."""
@@ -131,11 +159,18 @@ class RunRecord:
             "version": RUN_VERSION,
             "plan": self.plan,
             "steps": [
-                {**asdict(step), "without_evidence": step.without_evidence} for step in self.steps
+                {
+                    **asdict(step),
+                    "evidence": [_evidence_json(e) for e in step.evidence],
+                    "without_evidence": step.without_evidence,
+                }
+                for step in self.steps
             ],
         }
         if self.report:
             body["report"] = self.report
+        if self.granted:
+            body["granted"] = [asdict(g) for g in self.granted]
         return json.dumps(body, indent=2, ensure_ascii=False) + "\n"
 
     @classmethod
@@ -152,12 +187,32 @@ class RunRecord:
                 s.text,
                 s.status,
                 s.reason,
-                [Evidence(e.kind, e.detail, e.exit_code) for e in s.evidence],
+                [Evidence(e.kind, e.detail, e.exit_code, e.output) for e in s.evidence],
                 s.dropped,
             )
             for s in raw.steps
         ]
-        return cls(raw.plan, steps, raw.report)
+        granted = [Grant(g.revision, g.command) for g in raw.granted]
+        return cls(raw.plan, steps, raw.report, granted)
+
+
+def _evidence_json(item: Evidence) -> dict[str, object]:
+    """An item as JSON; ``output`` only where there is some (a Verification run)."""
+    body = asdict(item)
+    if not item.output:
+        del body["output"]
+    return body
+
+
+def tail(text: str, limit: int = MAX_OUTPUT_CHARS) -> str:
+    """The end of ``text``, at most ``limit`` characters, from a line start when one is near."""
+    if len(text) <= limit:
+        return text
+    cut = text[-limit:]
+    newline = cut.find("\n")
+    if 0 <= newline < limit // 4:
+        cut = cut[newline + 1 :]
+    return "…\n" + cut
 
 
 def _clip(text: str) -> str:
@@ -173,6 +228,7 @@ class _EvidenceFile(BaseModel):
     kind: Literal["edit", "command"]
     detail: str = Field(max_length=MAX_DETAIL_CHARS)
     exit_code: int | None = None
+    output: str = Field("", max_length=MAX_OUTPUT_CHARS + 2)
 
 
 class _StepFile(BaseModel):
@@ -186,9 +242,16 @@ class _StepFile(BaseModel):
     dropped: int = Field(0, ge=0)
 
 
+class _GrantFile(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    revision: str = Field(max_length=64)
+    command: str = Field(max_length=MAX_DETAIL_CHARS)
+
+
 class _RunFile(BaseModel):
     model_config = ConfigDict(extra="ignore")
     version: Literal[1]
     plan: str
     steps: list[_StepFile]
     report: str = ""
+    granted: list[_GrantFile] = Field(default_factory=list, max_length=MAX_GRANTS)

@@ -28,6 +28,7 @@ __all__ = [
     "StepReport",
     "build_report",
     "changed_files",
+    "fold",
     "render_markdown",
     "saved_report",
     "verification_commands",
@@ -54,6 +55,7 @@ class CheckRun:
 
     command: str
     exit_code: int | None
+    output: str = ""  # the end of the last matching run's output (what the run record kept)
 
     @property
     def passed(self) -> bool:
@@ -112,7 +114,8 @@ def verification_commands(text: str) -> list[str]:
     return [m.group(1).strip() for m in _INLINE.finditer(body) if m.group(1).strip()]
 
 
-def _fold(text: str) -> str:
+def fold(text: str) -> str:
+    """``text`` on one line, each run of whitespace one space."""
     return " ".join(text.split())
 
 
@@ -122,12 +125,13 @@ def _check_runs(commands: list[str], record: RunRecord) -> list[CheckRun]:
     ]  # in the order they were recorded, step by step
     out: list[CheckRun] = []
     for command in commands:
-        want = _fold(command)
+        want = fold(command)
         code: int | None = None
+        output = ""
         for item in ran:  # the last match wins: a failed run fixed and run again passes
-            if want and want in _fold(item.detail):
-                code = item.exit_code if item.exit_code is not None else code
-        out.append(CheckRun(command, code))
+            if want and want in fold(item.detail) and item.exit_code is not None:
+                code, output = item.exit_code, item.output
+        out.append(CheckRun(command, code, output))
     return out
 
 
@@ -213,11 +217,22 @@ def build_report(
 
 def _code(text: str) -> str:
     """``text`` as inline code whatever backticks it holds."""
-    text = _fold(text)
+    text = fold(text)
     run = max((len(m) for m in re.findall(r"`+", text)), default=0)
     fence = "`" * (run + 1)
     pad = " " if text.startswith("`") or text.endswith("`") or not text else ""
     return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def _block(text: str) -> list[str]:
+    """``text`` as a fenced block no line of it can close (a fence longer than any inside)."""
+    run = max((len(m) for m in re.findall(r"`{3,}|~{3,}", text)), default=0)
+    fence = "`" * max(3, run + 1)
+    return [
+        f"  {fence}text",
+        *(f"  {line}" for line in text.rstrip("\n").splitlines()),
+        f"  {fence}",
+    ]
 
 
 def _evidence_line(item: Evidence) -> str:
@@ -243,7 +258,7 @@ def _files(title: str, paths: list[str]) -> list[str]:
 def render_markdown(report: PlanReport) -> str:
     """The report as markdown: headline (gaps first), steps, verification, files, commits, cost."""
     closed = sum(1 for s in report.steps if s.status != "open")
-    lines = [f"# Plan report: {_fold(report.title)}", ""]
+    lines = [f"# Plan report: {fold(report.title)}", ""]
     if report.complete:
         lines.append(
             f"**Complete**: {closed}/{len(report.steps)} steps closed, every check passed."
@@ -257,9 +272,9 @@ def render_markdown(report: PlanReport) -> str:
         mark = {"done": "✓", "skipped": "↷", "open": "☐"}.get(step.status, "?")
         if step.unverified:
             mark = "⚠"
-        lines.append(f"{step.number}. {mark} {_fold(step.text)}")
+        lines.append(f"{step.number}. {mark} {fold(step.text)}")
         if step.status == "skipped":
-            lines.append(f"   - skipped: {_fold(step.reason) or 'no reason given'}")
+            lines.append(f"   - skipped: {fold(step.reason) or 'no reason given'}")
         elif step.unverified:
             lines.append("   - ticked without evidence (no edit or command recorded)")
         lines.extend(f"   - {_evidence_line(item)}" for item in step.evidence)
@@ -269,6 +284,8 @@ def render_markdown(report: PlanReport) -> str:
     for check in report.checks:
         result = "not run" if check.exit_code is None else f"exit {check.exit_code}"
         lines.append(f"- {'✓' if check.passed else '✗'} {_code(check.command)}: {result}")
+        if check.exit_code not in (None, 0) and check.output.strip():
+            lines += ["", *_block(check.output), ""]
     lines += ["", "## Files", ""]
     files = [
         *_files("Changed, planned", report.changed_planned),

@@ -13,7 +13,8 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from planshell.plan.evidence import Evidence, RunRecord, StepStatus
+from planshell.plan.evidence import Evidence, RunRecord, StepStatus, tail
+from planshell.plan.report import fold, verification_commands
 from planshell.plan.store import PlanStore, PlanStoreError
 from planshell.tools.base import Effect, Tool, ToolArgs, ToolResult
 from planshell.tools.todo import TodoItem, TodoStatus
@@ -54,6 +55,7 @@ class RunLog:
         self.path: Path | None = None
         self.record: RunRecord | None = None
         self._warned = False
+        self._checks: list[str] = []  # the approved Verification commands, folded
 
     def start(self, path: Path, text: str) -> None:
         """Seed the record for approved ``text``, keeping a saved record's steps that still match."""
@@ -67,6 +69,7 @@ class RunLog:
             previous = RunRecord.from_json(saved)
         self.path = path
         self.record = RunRecord.seed(path.name, text, previous)
+        self._checks = [c for c in (fold(v) for v in verification_commands(text)) if c]
         self._warned = False
         self._save()
 
@@ -78,7 +81,39 @@ class RunLog:
         if self.record is None:
             return
         item = evidence_of(tool, args, result, self.store.plans_dir)
-        if item is not None and self.record.record(item) is not None:
+        if item is None:
+            return
+        check = self._check_of(item)
+        if check is not None:
+            # A Verification run keeps its output; only the last run of each check does.
+            self._drop_output(check)
+            item.output = tail(result.content)
+        if self.record.record(item) is not None:
+            self._save()
+
+    def _check_of(self, item: Evidence) -> str | None:
+        """The Verification command a command item runs (as the report matches it), or None."""
+        if item.kind != "command":
+            return None
+        ran = fold(item.detail)
+        return next((c for c in self._checks if c in ran), None)
+
+    def _drop_output(self, check: str) -> None:
+        if self.record is None:
+            return
+        for step in self.record.steps:
+            for old in step.evidence:
+                if old.output and self._check_of(old) == check:
+                    old.output = ""
+
+    def was_granted(self, revision: str, command: str) -> bool:
+        """Whether Verification ``command`` already ran unasked under ``revision`` (no record: yes)."""
+        return self.record is None or self.record.was_granted(revision, command)
+
+    def grant(self, revision: str, command: str) -> None:
+        """Verification ``command`` runs unasked now: saved at once, so the next one asks."""
+        if self.record is not None:
+            self.record.grant(revision, command)
             self._save()
 
     def tick(self, changes: list[tuple[int, StepStatus, str]]) -> None:

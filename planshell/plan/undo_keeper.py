@@ -22,8 +22,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from planshell.agent import events as ev
-from planshell.plan.checkpoint import Checkpoint, like_of, rel_path, state_of, take_checkpoint
+from planshell.plan.checkpoint import (
+    MAX_BYTES,
+    Checkpoint,
+    like_of,
+    rel_path,
+    state_of,
+    take_checkpoint,
+)
 from planshell.plan.checkpoint_manifest import load_manifest, save_manifest
+from planshell.plan.checkpoint_prune import KEEP_PLANS, prune_checkpoints
 from planshell.plan.undo import UndoPlan, apply_undo, plan_undo
 
 NOTHING_RECORDED = (
@@ -49,9 +57,12 @@ class CheckpointKeeper:
     emit: Callable[[ev.Event], None]
     on_change: Callable[[], None]
     checkpoint: Checkpoint | None = None
+    max_bytes: int = MAX_BYTES  # content a new checkpoint records (tests make it small)
+    keep_plans: int = KEEP_PLANS  # checkpoints of this many recent plans are kept
     _job: Future[Checkpoint] | None = field(default=None, repr=False)
     # The plan's end being recorded (mark_end in a thread): None, or the OSError to tell.
     _end: Future[OSError | None] | None = field(default=None, repr=False)
+    _copying: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
     def ident(self) -> str | None:
@@ -69,14 +80,18 @@ class CheckpointKeeper:
         if self._end is None and self.checkpoint is not None and self.checkpoint.after is None:
             return
         job: Future[Checkpoint] = Future()
-        root, ending = self.root, self._end
+        root, ending, max_bytes = self.root, self._end, self.max_bytes
+        offered = self.ident  # the last plan's: /undo offers it until the new one is in
 
         def take() -> None:
             try:
                 if ending is not None:
                     ending.exception()  # wait: the last plan's end is recorded first
-                cp = take_checkpoint(root)
+                cp = take_checkpoint(root, data_dir=self.data_dir(), max_bytes=max_bytes)
                 save_manifest(cp)
+                keep = {cp.ident} | ({offered} if offered is not None else set())
+                for problem in prune_checkpoints(root, self.data_dir(), keep, self.keep_plans):
+                    cp.warnings.append(f"old {problem}")
             except BaseException as exc:  # handed to the loop's thread by settle()
                 job.set_exception(exc)
             else:
@@ -165,6 +180,24 @@ class CheckpointKeeper:
         threading.Thread(target=mark, name="planshell-checkpoint-end", daemon=True).start()
         self._end = done
 
+    def before_write(self, path: Path) -> None:
+        """A file tool is about to replace ``path`` during the plan: keep a skipped file's bytes.
+
+        Runs in the tool's worker thread. The checkpoint skipped files over its size cap
+        (or ignored and large): the first write of one copies it first, and the manifest
+        is saved again so ``--continue`` can still restore it. Never fails the write.
+        """
+        cp = self.checkpoint
+        if cp is None or cp.after is not None:
+            return
+        with self._copying:
+            if not cp.remember_before_write(path):
+                return
+            try:
+                save_manifest(cp)
+            except OSError:
+                pass  # this session's undo still has the copy
+
     def wrote_after_end(self, path: Path) -> None:
         """planshell wrote ``path`` once the plan ended (its report): end state, not a hand edit."""
         cp = self.checkpoint
@@ -184,13 +217,17 @@ class CheckpointKeeper:
         except OSError:
             pass  # undo then asks about this file as edited by hand: safe
 
+    def data_dir(self) -> Path:
+        """Where this project's checkpoints live: ``<data>/projects/<key>/checkpoints``."""
+        from planshell.agent.session import project_dir
+
+        return project_dir(self.root.resolve()) / "checkpoints"
+
     def load(self, ident: object) -> None:
         """A resumed session: the checkpoint its ``mode`` entry names, if its manifest is still there."""
         if not isinstance(ident, str):
             return
-        from planshell.agent.session import project_dir
-
-        self.checkpoint = load_manifest(self.root, ident, project_dir(self.root) / "checkpoints")
+        self.checkpoint = load_manifest(self.root, ident, self.data_dir())
         if self.checkpoint is None:
             self.emit(
                 ev.Notice("The last plan's checkpoint is gone: /undo cannot undo it.", "warning")

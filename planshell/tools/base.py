@@ -136,6 +136,9 @@ class ToolContext:
     result_max_chars: int = RESULT_MAX_CHARS
     exec_policy: ExecPolicy = field(default_factory=ExecPolicy)
     watch: RunWatch = field(default_factory=RunWatch)  # around calls that may write
+    # Called with a file's resolved path just before edit or write replaces it (in the
+    # tool's worker thread): the runtime lets an executing plan's checkpoint copy it first.
+    before_write: Callable[[Path], None] | None = None
 
     def resolve(self, raw: str) -> Path:
         """Resolve a model-given path against the root, refusing escapes.

@@ -180,7 +180,9 @@ def plan_change(ctx: ToolContext, args: EditArgs | WriteArgs) -> tuple[Path, Fil
     return path, plan_write(read_current(path, rel), rel, args)
 
 
-def _write_change(path: Path, change: FileChange) -> None:
+def _write_change(ctx: ToolContext, path: Path, change: FileChange) -> None:
+    if ctx.before_write is not None and change.before is not None:
+        ctx.before_write(path)  # the old bytes are kept before they are replaced
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write_bytes(path, change.after)
@@ -213,7 +215,7 @@ class WriteTool(Tool[WriteArgs]):
     def _write(self, args: WriteArgs, ctx: ToolContext) -> ToolResult:
         path, change = plan_change(ctx, args)
         _check_approved(args, change)
-        _write_change(path, change)
+        _write_change(ctx, path, change)
         size = len(change.after)
         created = change.before is None
         verb = "Created" if created else "Overwrote"
@@ -308,7 +310,7 @@ class EditTool(Tool[EditArgs]):
     def _edit(self, args: EditArgs, ctx: ToolContext) -> ToolResult:
         path, change = plan_change(ctx, args)
         _check_approved(args, change)
-        _write_change(path, change)
+        _write_change(ctx, path, change)
         rel, count = change.rel, change.count
         diff = unified_diff(
             rel, (change.before or b"").decode("utf-8"), change.after.decode("utf-8")

@@ -52,9 +52,9 @@ def slow(monkeypatch):
     take, end = Held(), Held()
     real_take, real_mark_end = undo_keeper.take_checkpoint, Checkpoint.mark_end
 
-    def slow_take(root):
+    def slow_take(root, **options):
         take.hold()
-        return real_take(root)
+        return real_take(root, **options)
 
     def slow_mark_end(self):
         end.hold()

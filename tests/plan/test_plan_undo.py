@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import pytest
 
 from planshell.agent import events as ev
@@ -108,3 +110,49 @@ async def test_undo_without_a_checkpoint_says_so(project):
     runtime, *_ = make_runtime(project)
     with pytest.raises(UndoRefused, match="Nothing to undo"):
         runtime.plan.undo_preview()
+
+
+BIG = "src/app/big_table.py"
+
+
+async def test_a_file_over_the_cap_is_copied_before_its_first_edit_and_undo_restores_it(project):
+    """Outside git, the snapshot skips a file over its cap; the edit tool's first write copies it."""
+    big = "".join(f"ROW_{n} = {n * n}  # value\n" for n in range(400)).encode()
+    (project / BIG).write_bytes(big)
+    before = outside_plans(project)
+
+    def edit_big(old: str, new: str) -> Reply:
+        return Reply(calls=[("edit", {"path": BIG, "old_string": old, "new_string": new})])
+
+    runtime, _provider, _decider, rec = make_runtime(
+        project,
+        [
+            *write_and_review(),
+            edit_big("ROW_7 = 49", "ROW_7 = 0"),
+            edit_big("ROW_8 = 64", "ROW_8 = 0"),  # the second write must not copy again
+            Reply(text="pausing mid-plan"),
+        ],
+        [lambda req: Review(Decision.APPROVE, reviewed_text=req.text)],
+    )
+    runtime.plan.undo_keeper.max_bytes = 1000  # the small files fit, the table does not
+    runtime.plan.enter_plan()
+    await runtime.agent.submit("plan rate limiting")
+    assert runtime.plan.mode is Mode.EXECUTE
+    edited = (project / BIG).read_bytes()
+    assert b"ROW_7 = 0" in edited and b"ROW_8 = 0" in edited
+    cp = runtime.plan.undo_keeper.checkpoint
+    assert cp is not None and cp.tree is None and BIG not in cp.skipped and cp.after is None
+    assert any(BIG in n.message for n in rec.of(ev.Notice))  # the cap was warned about
+
+    # planshell stops mid-plan; the resumed session ends the plan and undoes it: the copy
+    # was written into the manifest when it was made, not only at the plan's end.
+    resumed, *_ = make_runtime(project, resume=SessionLog.load(runtime.agent.session.path))
+    assert resumed.plan.mode is Mode.EXECUTE
+    resumed.plan.leave()
+    preview = resumed.plan.undo_preview()
+    assert {c.path: c.action for c in preview.changes}[BIG] == "restore"
+    assert resumed.plan.undo(plan=preview) == []
+    assert (
+        hashlib.sha256((project / BIG).read_bytes()).hexdigest() == hashlib.sha256(big).hexdigest()
+    )
+    assert outside_plans(project) == before
