@@ -302,6 +302,7 @@ def build_runtime(
         project_file=project_config_path(root),
         sandboxed=lambda: workspace.active,
         approved_plan=lambda: _approved_text(controller),
+        add_to_plan=lambda rel: controller.add_to_plan(rel),
     )
     controller.on_approve_mode = permissions.set_mode
     controller.permission_mode_now = lambda: permissions.mode.value

@@ -23,6 +23,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from planshell.plan.amend import Amendment
 from planshell.plan.document import parse_plan
 
 __all__ = [
@@ -37,6 +38,8 @@ StepStatus = Literal["open", "done", "skipped"]
 RUN_VERSION = 1
 MAX_ITEMS_PER_STEP = 100  # a loop of commands must not grow the record without bound
 MAX_DETAIL_CHARS = 300
+MAX_AMENDMENTS = 100
+MAX_AMENDMENT_CHARS = 500
 
 
 def step_id(number: int, text: str) -> str:
@@ -83,6 +86,8 @@ class RunRecord:
     plan: str
     steps: list[StepRecord]
     report: str = ""  # the plan report (planshell/plan/report.py), written when the plan completes
+    # Approved changes to the plan while it executed (planshell/plan/amend.py), in order.
+    amendments: list[Amendment] = field(default_factory=list)
 
     @classmethod
     def seed(cls, plan: str, text: str, previous: RunRecord | None = None) -> RunRecord:
@@ -104,7 +109,8 @@ class RunRecord:
             if step.done:
                 record.reason = "ticked before this run"
             steps.append(record)
-        return cls(plan, steps)
+        amendments = list(previous.amendments) if previous is not None else []
+        return cls(plan, steps, amendments=amendments)
 
     def current(self) -> StepRecord | None:
         """The first open step; the last step once all are closed; None without steps."""
@@ -126,6 +132,18 @@ class RunRecord:
         step.status = status
         step.reason = _clip(reason.strip()) if status == "skipped" else ""
 
+    def amend(self, amendment: Amendment) -> None:
+        """An approved amendment: kept in order; a reworded step keeps its work and status.
+
+        The step's id follows its new text (so a resumed run matches it again).
+        """
+        if amendment.kind == "step" and 1 <= amendment.step <= len(self.steps):
+            step = self.steps[amendment.step - 1]
+            step.text = amendment.new_text
+            step.id = step_id(step.number, amendment.new_text)
+        if len(self.amendments) < MAX_AMENDMENTS:
+            self.amendments.append(amendment)
+
     def to_json(self) -> str:
         body = {
             "version": RUN_VERSION,
@@ -134,6 +152,8 @@ class RunRecord:
                 {**asdict(step), "without_evidence": step.without_evidence} for step in self.steps
             ],
         }
+        if self.amendments:
+            body["amendments"] = [asdict(a) for a in self.amendments]
         if self.report:
             body["report"] = self.report
         return json.dumps(body, indent=2, ensure_ascii=False) + "\n"
@@ -157,7 +177,11 @@ class RunRecord:
             )
             for s in raw.steps
         ]
-        return cls(raw.plan, steps, raw.report)
+        amendments = [
+            Amendment(a.kind, a.when, a.reason, a.step, a.old_text, a.new_text, a.path)
+            for a in raw.amendments
+        ]
+        return cls(raw.plan, steps, raw.report, amendments)
 
 
 def _clip(text: str) -> str:
@@ -186,9 +210,21 @@ class _StepFile(BaseModel):
     dropped: int = Field(0, ge=0)
 
 
+class _AmendmentFile(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    kind: Literal["step", "scope"]
+    when: str = Field(max_length=40)
+    reason: str = Field("", max_length=MAX_AMENDMENT_CHARS)
+    step: int = Field(0, ge=0)
+    old_text: str = Field("", max_length=MAX_AMENDMENT_CHARS)
+    new_text: str = Field("", max_length=MAX_AMENDMENT_CHARS)
+    path: str = Field("", max_length=MAX_AMENDMENT_CHARS)
+
+
 class _RunFile(BaseModel):
     model_config = ConfigDict(extra="ignore")
     version: Literal[1]
     plan: str
     steps: list[_StepFile]
     report: str = ""
+    amendments: list[_AmendmentFile] = Field(default_factory=list, max_length=MAX_AMENDMENTS)

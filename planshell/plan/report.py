@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from planshell.plan.amend import Amendment
 from planshell.plan.checkpoint import Checkpoint
 from planshell.plan.document import parse_plan, verification_text
 from planshell.plan.evidence import Evidence, RunRecord
@@ -73,6 +74,7 @@ class PlanReport:
     seconds: float | None = None
     tokens: int | None = None
     cost: float | None = None
+    amendments: list[Amendment] = field(default_factory=list)
 
     @property
     def gaps(self) -> list[str]:
@@ -205,6 +207,7 @@ def build_report(
         seconds=seconds,
         tokens=tokens,
         cost=cost,
+        amendments=list(record.amendments),
     )
 
 
@@ -224,6 +227,16 @@ def _evidence_line(item: Evidence) -> str:
     if item.kind == "edit":
         return f"edited {_code(item.detail)}"
     return f"ran {_code(item.detail)} → exit {item.exit_code}"
+
+
+def _amendment_line(item: Amendment) -> str:
+    """One approved amendment: when, what changed, and why."""
+    if item.kind == "scope":
+        what = f"added {_code(item.path)} to the scope"
+    else:
+        what = f"step {item.step}: {_code(item.old_text)} → {_code(item.new_text)}"
+    why = f" ({_fold(item.reason)})" if item.reason else ""
+    return f"- {_fold(item.when)}: {what}{why}"
 
 
 def _duration(seconds: float) -> str:
@@ -263,6 +276,9 @@ def render_markdown(report: PlanReport) -> str:
         elif step.unverified:
             lines.append("   - ticked without evidence (no edit or command recorded)")
         lines.extend(f"   - {_evidence_line(item)}" for item in step.evidence)
+    if report.amendments:
+        lines += ["", "## Amendments", ""]
+        lines.extend(_amendment_line(a) for a in report.amendments)
     lines += ["", "## Verification", ""]
     if not report.checks:
         lines.append("The plan has no Verification commands.")
