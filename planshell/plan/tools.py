@@ -226,10 +226,9 @@ class AmendPlanArgs(ToolArgs):
 class AmendPlanTool(_PlanTool[AmendPlanArgs]):
     name = "amend_plan"
     description = (
-        "While executing an approved plan: propose new wording for one step when the plan "
-        "turns out to be wrong. The user reviews the change and decides; approved, it is "
-        "recorded in the plan's Amendments section and the plan's scope follows it. "
-        "Declined, follow the plan as approved or end your turn and ask."
+        "Propose new wording for one step of the approved plan when it turns out wrong. "
+        "The user decides; approved, the plan (and its scope) is amended. Declined, follow "
+        "the plan as approved or end your turn and ask."
     )
     Args = AmendPlanArgs
     effects: ClassVar[frozenset[Effect]] = frozenset({Effect.WRITE})
