@@ -183,6 +183,12 @@ async def test_add_to_the_plan_from_the_prompt_amends_the_plan(project: Path) ->
 async def _snapshot_run(pilot: Pilot) -> None:
     await _start(pilot)
     await clear_toasts(pilot)
+    # The tool row's spinner frame depends on how many ticks ran before the review
+    # appeared (the ticker rests under a dialog): show its first frame.
+    chat = pilot.app.screen_stack[0]
+    for row in chat.transcript.running_tools:  # type: ignore[attr-defined]
+        row.tick(0)
+    await pilot.pause()
 
 
 def test_amendment_review_snapshot(snap_compare, project: Path) -> None:  # type: ignore[no-untyped-def]
