@@ -304,6 +304,7 @@ def build_runtime(
         approved_plan=lambda: _approved_text(controller),
         verification_ready=controller.verification_ready,
         verification_used=controller.use_verification,
+        add_to_plan=lambda rel: controller.add_to_plan(rel),
     )
     controller.on_approve_mode = permissions.set_mode
     controller.permission_mode_now = lambda: permissions.mode.value

@@ -148,8 +148,12 @@ async def finishes(awaitable: Awaitable[T], what: str, timeout: float = HANG_GUA
 class ScriptedDecider:
     """Answers reviews from a list; each entry is a Review or a function of the request."""
 
-    def __init__(self, reviews=(), confirm: bool = True, leave: bool = False, approvals=()) -> None:
+    def __init__(
+        self, reviews=(), confirm: bool = True, leave: bool = False, approvals=(), amendments=()
+    ) -> None:
         self.reviews = list(reviews)
+        self.amendments = list(amendments)  # True/False or a function of the request
+        self.amendment_requests: list = []
         self.approvals = list(approvals)  # ApprovalDecision or a function of the request
         self.approval_requests: list = []
         self.confirm = confirm
@@ -174,6 +178,14 @@ class ScriptedDecider:
             return Review(Decision.KEEP)
         item = self.reviews.pop(0)
         return item(request) if callable(item) else item
+
+    async def review_amendment(self, request):
+        """Amendments: from ``amendments`` (True approves), else declined by the person."""
+        from planshell.plan.decider import AmendmentAnswer
+
+        self.amendment_requests.append(request)
+        item = self.amendments.pop(0) if self.amendments else False
+        return AmendmentAnswer(bool(item(request) if callable(item) else item))
 
     async def approve_tool(self, request):
         """Tool approvals outside plan mode: from ``approvals``, else "yes, once"."""

@@ -85,7 +85,7 @@ if TYPE_CHECKING:
 # plan they touch was approved by a person (or is being written in PLAN).
 PLAN_TOOLS = frozenset(
     {"enter_plan_mode", "write_plan", "exit_plan_mode", "cancel_plan_mode",
-     "set_plan_steps", "plan_complete"}
+     "set_plan_steps", "amend_plan", "plan_complete"}
 )  # fmt: skip
 FILE_TOOLS = frozenset({"edit", "write"})
 MAX_ASKS = 3  # the file changed under an open question: ask again, this often
@@ -145,6 +145,10 @@ class PermissionController:
     # unasked now (once per approved revision), and the call that uses that once up.
     verification_ready: Callable[[str], str | None] = lambda command: None
     verification_used: Callable[[str], None] = lambda command: None
+    # The "add to the plan" answer for an unplanned file (the controller's add_to_plan: an
+    # amendment naming the path, approval rebound); returns why it failed, or None. Unset:
+    # the answer is not offered.
+    add_to_plan: Callable[[str], str | None] | None = None
 
     def __post_init__(self) -> None:
         self.mode = PermissionMode(self.settings.mode)
@@ -347,10 +351,11 @@ class PermissionController:
                 if rule.matches_path(tool, target.rel):
                     return Verdict("allow", "allow rule", "rule", rule.text)
         if unplanned and self.mode is PermissionMode.ACCEPT_EDITS:
+            offered = self.add_to_plan is not None and not _own_file(unplanned)
+            answers = "allow once / add to the plan / deny" if offered else "allow once / deny"
             return Verdict(
                 "ask",
-                f"Unplanned file {target.rel} — allow once / deny "
-                "(the approved plan does not name it)",
+                f"Unplanned file {target.rel} — {answers} (the approved plan does not name it)",
                 "ask",
                 unplanned=unplanned,
             )
@@ -403,6 +408,8 @@ class PermissionController:
                 continue
             if change is not None:
                 _bind(args, change)  # the tool writes exactly what was shown, or nothing
+            if answer.choice is ApprovalChoice.ADD_TO_PLAN:
+                self._add_to_plan(request)
             if answer.choice is ApprovalChoice.SESSION:
                 self._allow_for_session(tool, request)
             elif answer.choice is ApprovalChoice.ALWAYS:
@@ -431,6 +438,25 @@ class PermissionController:
             ApprovalDecision(ApprovalChoice.DENY, "the file kept changing", False),
             verdict.warning,
         )
+
+    def _add_to_plan(self, request: ApprovalRequest) -> None:
+        """The person's "add to the plan": this call runs and the plan's scope names the path.
+
+        Only where it was offered (an unplanned file in accept-edits); anywhere
+        else the answer counts as "once". A path the plan cannot name is a
+        notice: the call the person allowed still runs.
+        """
+        if not request.add_to_plan or self.add_to_plan is None:
+            return
+        problem = self.add_to_plan(request.path)
+        if problem:
+            self.agent.emit(
+                ev.Notice(
+                    f"Allowed once; {plain_line(request.path, 200)} was not added to the plan: "
+                    f"{plain_line(problem, 300)}",
+                    "warning",
+                )
+            )
 
     def _will_fail(self, tool: Tool, args: ToolArgs, error: ToolError) -> str:
         """An edit/write the tool would refuse is refused here, unasked.
@@ -521,6 +547,13 @@ class PermissionController:
                 project_rules=project,
                 project_file=project_file if project else "",
                 warning=verdict.warning,
+                add_to_plan=bool(
+                    verdict.unplanned
+                    and not verdict.warning
+                    and not _own_file(verdict.unplanned)
+                    and self.add_to_plan is not None
+                    and self.mode is PermissionMode.ACCEPT_EDITS
+                ),
             )
             fingerprint = planned.before_digest if isinstance(planned, FileChange) else ""
             return request, fingerprint
@@ -667,6 +700,11 @@ def save_project_rules(path: Path, rules: list[str], trust_file: Path | None = N
         return f"Saved {shown} to {path}, but the file changed again; it is not trusted."
     trust(after, trust_file)
     return f"Saved {shown} to {path} (permissions.allow); trusted as you wrote it."
+
+
+def _own_file(rel: str) -> bool:
+    """planshell's own files (plans, run records, config): never added to a plan's scope."""
+    return rel.split("/", 1)[0] == ".planshell"
 
 
 def _not_read_only(reason: str) -> str:

@@ -78,7 +78,10 @@ class ApprovalRecord:
         return current == self.text
 
     def ticked(self, text: str) -> ApprovalRecord:
-        """The record after planshell's own tick write: the new text is the approved one."""
+        """The record after planshell's own write (a tick, or an amendment a person approved).
+
+        The new text is the approved one from now on.
+        """
         return replace(self, text=text)
 
     def to_entry(self) -> dict[str, Any]:

@@ -15,17 +15,19 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from planshell.agent import events as ev
 from planshell.agent.events import Mode
 from planshell.plan import prompts
+from planshell.plan.amend import AmendedPlan, add_to_scope, amend_step
 from planshell.plan.approval_record import ApprovalRecord, PlanChange, less_permissive
 from planshell.plan.authoring import keep_title, plan_target, title_line, with_title
 from planshell.plan.capabilities import capabilities_report
-from planshell.plan.decider import Decider, Decision, Review
+from planshell.plan.decider import AmendmentRequest, Decider, Decision, Review
 from planshell.plan.document import parse_plan, validate_plan
 from planshell.plan.mode_log import RecordedMode, mode_entry
 from planshell.plan.mode_tools import mode_tool_names
@@ -142,6 +144,8 @@ class PlanController:
         self.run_log = RunLog(store, lambda text: agent.emit(ev.Notice(text, "warning")))
         agent.result_hooks.append(self.record_result)
         self._exec_started: tuple[float, float | None] | None = None  # clock, agent.cost
+        # The time an amendment is stamped with (tests inject a fixed one).
+        self.clock: Callable[[], datetime] = lambda: datetime.now(UTC)
 
     # --- hooks ----------------------------------------------------------------
 
@@ -697,6 +701,95 @@ class PlanController:
         new = parse_plan(text)
         self._plan_updated(self.plan_path, text)
         return f"Updated {len(updates)} step(s): {new.done_count}/{new.total_steps} done."
+
+    # --- amendments (planshell/plan/amend.py) ---------------------------------------
+
+    def _amendable(self, tool: str) -> ApprovalRecord:
+        """The approval an amendment would change; ToolError outside a running, unchanged plan."""
+        if self.mode is Mode.PLAN:
+            raise ToolError(
+                f"{tool} works only while an approved plan executes; in plan mode, revise the "
+                "plan with write_plan and show it again with exit_plan_mode."
+            )
+        if self.mode is not Mode.EXECUTE or self.plan_path is None or self.approval is None:
+            raise ToolError(f"There is no approved plan to amend ({tool} works during execution).")
+        if self._plan_change() is not None:
+            raise ToolError(prompts.AMEND_PAUSED)
+        return self.approval
+
+    async def amend(self, step: int, reason: str, new_text: str) -> str:
+        """``amend_plan``: a person approves one step's new wording, or nothing changes.
+
+        Always asked, in every permission mode (auto too): the plan is the
+        person's. Approved, the amended text is written (atomically), becomes
+        the approved text and the scope follows it; declined, the file, the
+        approval and the run record stay exactly as they were.
+        """
+        approval = self._amendable("amend_plan")
+        path = approval.path
+        amended = amend_step(approval.text, step, new_text, reason, self.clock())
+        change = amended.amendment
+        request = AmendmentRequest(
+            path,
+            parse_plan(approval.text).title,
+            change.step,
+            change.old_text,
+            change.new_text,
+            change.reason,
+            amended.added_scope,
+        )
+        answer = await self.decider.review_amendment(request)
+        if self.mode is not Mode.EXECUTE or self.approval is not approval:
+            return prompts.AMEND_RACED  # ticked, paused or ended while the person looked
+        if not answer.approved:
+            who = "you" if answer.by_person else "nobody was there to approve it"
+            self.agent.emit(
+                ev.Notice(
+                    f"Amendment of step {change.step} declined ({who}); the approved plan stands.",
+                    "warning" if answer.by_person else "information",
+                )
+            )
+            return prompts.AMEND_DECLINED if answer.by_person else prompts.AMEND_NOBODY
+        self._commit_amendment(amended)
+        self.agent.emit(
+            ev.Notice(f"Plan amended: step {change.step} reworded ({self._display(path)}).")
+        )
+        return prompts.amend_approved(change.step, change.new_text)
+
+    def add_to_plan(self, rel: str) -> str | None:
+        """A person's "add to the plan" answer: ``rel`` joins the approved plan's scope.
+
+        An amendment entry naming the path is appended (written atomically) and
+        the approval rebinds to it, so later edits of the file no longer ask.
+        Returns why it could not be added (the edit itself was allowed), or None.
+        """
+        try:
+            approval = self._amendable("add to the plan")
+            amended = add_to_scope(approval.text, rel, self.clock(), "added by the user")
+            self._commit_amendment(amended)
+        except ToolError as exc:
+            return str(exc)
+        shown = self._display(approval.path)
+        self.agent.emit(ev.Notice(f"Added {rel} to the plan's scope (an amendment of {shown})."))
+        return None
+
+    def _commit_amendment(self, amended: AmendedPlan) -> None:
+        """Write the amended plan and bind the approval to it (the person approved it)."""
+        if self.plan_path is None or self.approval is None:
+            raise ToolError("There is no approved plan to amend.")
+        if self._plan_change() is not None:
+            raise ToolError(prompts.AMEND_PAUSED)
+        try:
+            self.store.write(self.plan_path, amended.text)
+        except PlanStoreError as exc:
+            raise ToolError(f"The amendment was not saved: {exc}") from None
+        self.approval = self.approval.ticked(amended.text)  # the approved text from now on
+        self._record_mode()
+        if self.agent.session is not None:
+            self.agent.session.append({"type": "plan_amendment", **asdict(amended.amendment)})
+        self.run_log.amend(amended.amendment)
+        self.todos.replace(self.run_log.flagged(self.todos.items))
+        self._plan_updated(self.plan_path, amended.text)
 
     # --- helpers --------------------------------------------------------------
 

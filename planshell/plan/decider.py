@@ -56,6 +56,9 @@ class ApprovalChoice(StrEnum):
     SESSION = "session"  # s: this tool (bash: this command prefix) for the session
     ALWAYS = "always"  # a: written to the project's permissions.allow
     DENY = "deny"  # n, Esc, and every dismissal
+    # p: allow once AND add the path to the executing plan's scope (an amendment);
+    # offered only for an unplanned file (ApprovalRequest.add_to_plan).
+    ADD_TO_PLAN = "add_to_plan"
 
 
 @dataclass(frozen=True)
@@ -80,12 +83,39 @@ class ApprovalRequest:
     unsandboxed: bool = False  # bash asked to run outside the workspace sandbox
     # What a yes can do beyond the diff (a protected path, a new repository): shown in red.
     warning: str = ""
+    # An unplanned file in accept-edits: "add to the plan" (ApprovalChoice.ADD_TO_PLAN) is offered.
+    add_to_plan: bool = False
 
 
 @dataclass(frozen=True)
 class ApprovalDecision:
     choice: ApprovalChoice
     reason: str = ""  # with DENY: sent to the model
+    by_person: bool = True  # False: nobody was there to ask (headless)
+
+
+@dataclass(frozen=True)
+class AmendmentRequest:
+    """The model's ``amend_plan``: one step reworded, for a person to approve or decline.
+
+    ``old_text``, ``new_text`` and ``reason`` are model-authored (already one
+    sanitised line each); front ends still sanitise what they show.
+    ``added_scope`` are the scope entries the amendment would add (files the
+    plan may then edit without asking in accept-edits).
+    """
+
+    path: Path
+    title: str
+    step: int
+    old_text: str
+    new_text: str
+    reason: str
+    added_scope: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class AmendmentAnswer:
+    approved: bool
     by_person: bool = True  # False: nobody was there to ask (headless)
 
 
@@ -115,6 +145,10 @@ class Decider(Protocol):
 
     async def ask_questions(self, questions: list[str]) -> list[str] | None:
         """The model's questions in one dialog: an answer per question, or None (skipped)."""
+        ...
+
+    async def review_amendment(self, request: AmendmentRequest) -> AmendmentAnswer:
+        """The model proposes a change to the executing plan; only a person may approve it."""
         ...
 
 
@@ -150,6 +184,10 @@ class HeadlessDecider:
             feedback="This is a non-interactive run: the plan awaits the user's approval "
             "in the planshell TUI. Stop now and end your turn.",
         )
+
+    async def review_amendment(self, request: AmendmentRequest) -> AmendmentAnswer:
+        # Nobody is there to approve it: the approved plan stands as it is.
+        return AmendmentAnswer(False, by_person=False)
 
     async def approve_tool(self, request: ApprovalRequest) -> ApprovalDecision:
         # Nobody is there to ask: a call that would ask is denied (and reported).

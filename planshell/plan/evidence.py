@@ -23,6 +23,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from planshell.plan.amend import Amendment
 from planshell.plan.document import parse_plan
 
 __all__ = [
@@ -42,6 +43,8 @@ MAX_DETAIL_CHARS = 300
 # test runner puts its summary.
 MAX_OUTPUT_CHARS = 2000
 MAX_GRANTS = 100  # Verification commands run unasked, over every approval of the plan
+MAX_AMENDMENTS = 100
+MAX_AMENDMENT_CHARS = 500
 
 
 def step_id(number: int, text: str) -> str:
@@ -103,6 +106,8 @@ class RunRecord:
     # Verification commands already run unasked: the next identical run asks (kept on disk,
     # so ``--continue`` does not offer them again).
     granted: list[Grant] = field(default_factory=list)
+    # Approved changes to the plan while it executed (planshell/plan/amend.py), in order.
+    amendments: list[Amendment] = field(default_factory=list)
 
     @classmethod
     def seed(cls, plan: str, text: str, previous: RunRecord | None = None) -> RunRecord:
@@ -125,7 +130,8 @@ class RunRecord:
                 record.reason = "ticked before this run"
             steps.append(record)
         granted = list(previous.granted) if previous is not None else []
-        return cls(plan, steps, granted=granted)
+        amendments = list(previous.amendments) if previous is not None else []
+        return cls(plan, steps, granted=granted, amendments=amendments)
 
     def was_granted(self, revision: str, command: str) -> bool:
         return Grant(revision, command) in self.granted
@@ -154,6 +160,18 @@ class RunRecord:
         step.status = status
         step.reason = _clip(reason.strip()) if status == "skipped" else ""
 
+    def amend(self, amendment: Amendment) -> None:
+        """An approved amendment: kept in order; a reworded step keeps its work and status.
+
+        The step's id follows its new text (so a resumed run matches it again).
+        """
+        if amendment.kind == "step" and 1 <= amendment.step <= len(self.steps):
+            step = self.steps[amendment.step - 1]
+            step.text = amendment.new_text
+            step.id = step_id(step.number, amendment.new_text)
+        if len(self.amendments) < MAX_AMENDMENTS:
+            self.amendments.append(amendment)
+
     def to_json(self) -> str:
         body = {
             "version": RUN_VERSION,
@@ -167,6 +185,8 @@ class RunRecord:
                 for step in self.steps
             ],
         }
+        if self.amendments:
+            body["amendments"] = [asdict(a) for a in self.amendments]
         if self.report:
             body["report"] = self.report
         if self.granted:
@@ -193,7 +213,11 @@ class RunRecord:
             for s in raw.steps
         ]
         granted = [Grant(g.revision, g.command) for g in raw.granted]
-        return cls(raw.plan, steps, raw.report, granted)
+        amendments = [
+            Amendment(a.kind, a.when, a.reason, a.step, a.old_text, a.new_text, a.path)
+            for a in raw.amendments
+        ]
+        return cls(raw.plan, steps, raw.report, granted, amendments)
 
 
 def _evidence_json(item: Evidence) -> dict[str, object]:
@@ -248,6 +272,17 @@ class _GrantFile(BaseModel):
     command: str = Field(max_length=MAX_DETAIL_CHARS)
 
 
+class _AmendmentFile(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    kind: Literal["step", "scope"]
+    when: str = Field(max_length=40)
+    reason: str = Field("", max_length=MAX_AMENDMENT_CHARS)
+    step: int = Field(0, ge=0)
+    old_text: str = Field("", max_length=MAX_AMENDMENT_CHARS)
+    new_text: str = Field("", max_length=MAX_AMENDMENT_CHARS)
+    path: str = Field("", max_length=MAX_AMENDMENT_CHARS)
+
+
 class _RunFile(BaseModel):
     model_config = ConfigDict(extra="ignore")
     version: Literal[1]
@@ -255,3 +290,4 @@ class _RunFile(BaseModel):
     steps: list[_StepFile]
     report: str = ""
     granted: list[_GrantFile] = Field(default_factory=list, max_length=MAX_GRANTS)
+    amendments: list[_AmendmentFile] = Field(default_factory=list, max_length=MAX_AMENDMENTS)

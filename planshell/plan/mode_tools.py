@@ -17,6 +17,7 @@ MODE_TOOLS: dict[str, frozenset[Mode]] = {
     "cancel_plan_mode": frozenset({Mode.PLAN}),
     "ask_questions": frozenset({Mode.PLAN}),
     "set_plan_steps": frozenset({Mode.EXECUTE}),
+    "amend_plan": frozenset({Mode.EXECUTE}),
     "plan_complete": frozenset({Mode.EXECUTE}),
 }
 

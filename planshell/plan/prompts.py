@@ -32,7 +32,8 @@ def execute_guidance(plan_path: str, plan_text: str) -> str:
 The user approved the plan below ({plan_path}). Carry it out step by step with all tools.
 After finishing each step, tick it with set_plan_steps (pass the step's text as `expected`).
 When every step and the verification are done, call plan_complete.
-If the plan turns out to be wrong, stop and tell the user instead of improvising.
+If a step turns out to be wrong, propose its new wording with amend_plan (the user decides),
+or stop and tell the user; never improvise beyond the approved plan.
 
 {plan_text}"""
 
@@ -101,3 +102,29 @@ LEAVE_REFUSED_RESULT = (
 # Requests the front end sends on the person's behalf after a decision.
 EXECUTE_REQUEST = "Execute the approved plan {path}."
 REFINE_REQUEST = "Refine the plan {path}: {feedback}"
+
+
+AMEND_PAUSED = (
+    "The plan file changed since the user approved it: nothing was amended. Execution is "
+    "paused until the user approves the plan again; stop and end your turn."
+)
+AMEND_RACED = (
+    "The plan changed while the amendment was being reviewed: nothing was amended. Follow the "
+    "approved plan as it stands, or end your turn and ask the user."
+)
+AMEND_DECLINED = (
+    "The user declined the amendment: the approved plan stands as it was. Follow it as "
+    "approved, or end your turn and ask the user how to go on. Do not propose the same "
+    "amendment again."
+)
+AMEND_NOBODY = (
+    "Nobody was there to approve the amendment (a non-interactive run): the approved plan "
+    "stands as it was. Follow it as approved, or stop and end your turn so the user can decide."
+)
+
+
+def amend_approved(step: int, text: str) -> str:
+    return (
+        f"The user approved the amendment: step {step} now reads {text!r}. The amended plan is "
+        "the approved plan from now on (its scope follows it); go on with it."
+    )

@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from planshell.plan.amend import Amendment
 from planshell.plan.checkpoint import Checkpoint
 from planshell.plan.document import parse_plan, verification_text
 from planshell.plan.evidence import Evidence, RunRecord
@@ -75,6 +76,7 @@ class PlanReport:
     seconds: float | None = None
     tokens: int | None = None
     cost: float | None = None
+    amendments: list[Amendment] = field(default_factory=list)
 
     @property
     def gaps(self) -> list[str]:
@@ -209,6 +211,7 @@ def build_report(
         seconds=seconds,
         tokens=tokens,
         cost=cost,
+        amendments=list(record.amendments),
     )
 
 
@@ -239,6 +242,16 @@ def _evidence_line(item: Evidence) -> str:
     if item.kind == "edit":
         return f"edited {_code(item.detail)}"
     return f"ran {_code(item.detail)} → exit {item.exit_code}"
+
+
+def _amendment_line(item: Amendment) -> str:
+    """One approved amendment: when, what changed, and why."""
+    if item.kind == "scope":
+        what = f"added {_code(item.path)} to the scope"
+    else:
+        what = f"step {item.step}: {_code(item.old_text)} → {_code(item.new_text)}"
+    why = f" ({fold(item.reason)})" if item.reason else ""
+    return f"- {fold(item.when)}: {what}{why}"
 
 
 def _duration(seconds: float) -> str:
@@ -278,6 +291,9 @@ def render_markdown(report: PlanReport) -> str:
         elif step.unverified:
             lines.append("   - ticked without evidence (no edit or command recorded)")
         lines.extend(f"   - {_evidence_line(item)}" for item in step.evidence)
+    if report.amendments:
+        lines += ["", "## Amendments", ""]
+        lines.extend(_amendment_line(a) for a in report.amendments)
     lines += ["", "## Verification", ""]
     if not report.checks:
         lines.append("The plan has no Verification commands.")

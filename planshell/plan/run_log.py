@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+from planshell.plan.amend import Amendment
 from planshell.plan.evidence import Evidence, RunRecord, StepStatus, tail
 from planshell.plan.report import fold, verification_commands
 from planshell.plan.store import PlanStore, PlanStoreError
@@ -123,6 +124,13 @@ class RunLog:
         for number, status, reason in changes:
             if number <= len(self.record.steps):
                 self.record.tick(number, status, reason)
+        self._save()
+
+    def amend(self, amendment: Amendment) -> None:
+        """An approved amendment (planshell/plan/amend.py): kept for the report."""
+        if self.record is None:
+            return
+        self.record.amend(amendment)
         self._save()
 
     def flagged(self, items: list[TodoItem]) -> list[TodoItem]:

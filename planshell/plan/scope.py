@@ -7,7 +7,8 @@ controller's approval record), so editing the plan file cannot widen it.
 
 What counts: backticked code spans in the Context and Steps sections (and any
 section titled "Files…", e.g. "Files to change"), including their
-subsections. Fenced code blocks are commands, not scope. A span is an entry
+subsections, and in the Amendments section (``amend.py``: a person approved
+each entry, so the scope follows an approved amendment). Fenced code blocks are commands, not scope. A span is an entry
 when it looks like a path: no spaces, no URL, not an option. Three kinds:
 
 * ``src/app.py`` an exact path;
@@ -137,7 +138,7 @@ def _normal_title(title: str) -> str:
 def _is_scope_title(title: str) -> bool:
     normal = _normal_title(title)
     return (
-        normal in ("context", "steps")
+        normal in ("context", "steps", "amendments")
         or normal.endswith(" steps")
         or normal.startswith("files")
         or normal.endswith(" files")

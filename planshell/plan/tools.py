@@ -211,6 +211,35 @@ class SetPlanStepsTool(_PlanTool[SetStepsArgs]):
         return ToolResult(self.controller.set_steps(updates, reasons))
 
 
+class AmendPlanArgs(ToolArgs):
+    step: int = Field(ge=1, description="1-based number of the step to reword.")
+    reason: str = Field(
+        min_length=1, max_length=2000, description="Why the step must change (one sentence)."
+    )
+    new_text: str = Field(
+        min_length=1,
+        max_length=2000,
+        description="The step's new wording: one line of plain text (its checkbox is kept).",
+    )
+
+
+class AmendPlanTool(_PlanTool[AmendPlanArgs]):
+    name = "amend_plan"
+    description = (
+        "Propose new wording for one step of the approved plan when it turns out wrong. "
+        "The user decides; approved, the plan (and its scope) is amended. Declined, follow "
+        "the plan as approved or end your turn and ask."
+    )
+    Args = AmendPlanArgs
+    effects: ClassVar[frozenset[Effect]] = frozenset({Effect.WRITE})
+
+    def headline(self, args: AmendPlanArgs) -> str:
+        return f"amend_plan step {args.step}"
+
+    async def run(self, args: AmendPlanArgs, ctx: ToolContext) -> ToolResult:
+        return ToolResult(await self.controller.amend(args.step, args.reason, args.new_text))
+
+
 class PlanCompleteTool(_PlanTool[NoArgs]):
     name = "plan_complete"
     description = "Finish executing the approved plan and return to normal mode."
@@ -234,6 +263,7 @@ def plan_tools(controller: PlanController) -> list[Tool[Any]]:
             CancelPlanModeTool,
             AskQuestionsTool,
             SetPlanStepsTool,
+            AmendPlanTool,
             PlanCompleteTool,
         )
     ]

@@ -10,6 +10,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from planshell.plan.decider import (
+    AmendmentAnswer,
+    AmendmentRequest,
     ApprovalChoice,
     ApprovalDecision,
     ApprovalRequest,
@@ -107,6 +109,12 @@ class TuiDecider:
         if isinstance(answer, ApprovalDecision):
             return answer
         return ApprovalDecision(ApprovalChoice.DENY)
+
+    async def review_amendment(self, request: AmendmentRequest) -> AmendmentAnswer:
+        """The amendment review; only an explicit ``a`` approves, every dismissal declines."""
+        from planshell.ui.screens.amendment import AmendmentScreen
+
+        return AmendmentAnswer(await self.ask(AmendmentScreen(request)) is True)
 
     async def show_review(self, request: ReviewRequest) -> Review:
         """The review screen; its decision, after a second question when files changed.

@@ -93,7 +93,8 @@ async def test_an_out_of_scope_write_asks_in_accept_edits_and_a_no_leaves_the_fi
     assert (project / "README.md").read_text() == before
     [request] = decider.approval_requests
     assert request.path == "README.md" and request.kind == "write"
-    assert request.why.startswith("Unplanned file README.md — allow once / deny")
+    assert request.why.startswith("Unplanned file README.md — allow once / add to the plan / deny")
+    assert request.add_to_plan
     assert request.session_rules == () and request.project_rules == ()  # once or no: no rule
     result = _tool_results(runtime)[-1]
     assert result.is_error and "that file is not part of the plan" in result.content

@@ -59,6 +59,7 @@ def code_strings() -> list[tuple[str, str]]:
         ("/undo in plan mode", PLAN_REFUSED),
         ("/undo while executing", EXECUTE_REFUSED),
         ("/undo with no checkpoint", NOTHING_RECORDED),
+        ("amendment, headless", prompts.AMEND_NOBODY.split(" (")[0]),
     ]
 
 

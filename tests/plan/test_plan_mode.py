@@ -80,13 +80,14 @@ def test_mode_round_trip_restores_exact_tool_set(project):
         "edit",
         "deploy",
         "set_plan_steps",
+        "amend_plan",
         "plan_complete",
         "enter_plan_mode",
     }
     runtime.plan.approve(runtime.store.write(runtime.store.new_path("x"), PLAN), PLAN)
     assert runtime.plan.mode is Mode.EXECUTE
     # EXECUTE: the saved set, with the execute-only plan tools in place of nothing else.
-    assert runtime.registry.active == (*before, "set_plan_steps", "plan_complete")
+    assert runtime.registry.active == (*before, "set_plan_steps", "amend_plan", "plan_complete")
     runtime.plan.leave()
     assert runtime.plan.mode is Mode.OFF and runtime.registry.active == before
 
@@ -99,6 +100,7 @@ def test_each_mode_offers_only_the_plan_tools_that_can_succeed_there(project):
         "exit_plan_mode",
         "cancel_plan_mode",
         "set_plan_steps",
+        "amend_plan",
         "plan_complete",
     }
     assert plan_tools & set(runtime.registry.active) == {"enter_plan_mode"}
@@ -112,6 +114,7 @@ def test_each_mode_offers_only_the_plan_tools_that_can_succeed_there(project):
     assert plan_tools & set(runtime.registry.active) == {
         "enter_plan_mode",
         "set_plan_steps",
+        "amend_plan",
         "plan_complete",
     }
     runtime.plan.leave()

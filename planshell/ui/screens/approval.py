@@ -13,7 +13,9 @@ and invisible or bidi characters are shown *as escapes* (``\\x1b``,
 run; a long command is shown whole (the body scrolls) with its size stated.
 
 Keys: ``y`` once, ``s`` this session, ``a`` always in this project (the rule
-and file are shown), ``n`` deny with an optional reason, ``Esc`` deny. Keys
+and file are shown), ``p`` add to the plan (only for an unplanned file while a
+plan executes in accept-edits: allowed, and the path joins the plan's scope),
+``n`` deny with an optional reason, ``Esc`` deny. Keys
 typed before the prompt appeared or in its first moments are ignored
 (``KeyGrace``: a key typed for the chat is not the answer); Esc acts at once.
 Any dismissal denies.
@@ -117,6 +119,7 @@ class ApprovalScreen(KeyGrace, AnswersWhenRemoved[ApprovalDecision], ModalScreen
         Binding("y", "answer('once')", "Yes, once"),
         Binding("s", "answer('session')", "Yes, this session"),
         Binding("a", "answer('always')", "Always in this project"),
+        Binding("p", "answer('add_to_plan')", "Add to the plan"),
         Binding("n", "deny_with_reason", "No"),
         Binding("escape", "deny", "Deny", show=False),
     ]
@@ -191,6 +194,9 @@ class ApprovalScreen(KeyGrace, AnswersWhenRemoved[ApprovalDecision], ModalScreen
             keys.append(self.key_hint("s"), style="bold")
             what = ", ".join(one_line(r, 80) for r in request.session_rules)
             keys.append(f" yes for this session ({what})   ")
+        if request.add_to_plan:
+            keys.append(self.key_hint("p"), style="bold")
+            keys.append(" add to the plan (allow, and the plan names this file)   ")
         keys.append(self.key_hint("n"), style="bold")
         keys.append(" no (say why)   ")
         keys.append("esc", style="bold")
@@ -221,6 +227,8 @@ class ApprovalScreen(KeyGrace, AnswersWhenRemoved[ApprovalDecision], ModalScreen
         if action == "answer" and parameters:
             choice = parameters[0]
             if choice == "session" and not self.request.session_rules:
+                return False
+            if choice == "add_to_plan" and not self.request.add_to_plan:
                 return False
             if choice == "always" and not (
                 self.request.project_rules and self.request.project_file
