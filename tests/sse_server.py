@@ -25,7 +25,11 @@ prints ``PORT=<n>`` on its first line, then serves until killed. ``--log``
 appends one JSON line per request (method, path, headers, json).
 
 Script format (JSON): either a list of responses or an object
-``{"responses": [...], "repeat_last": false}``. Each response object may have:
+``{"responses": [...], "repeat_last": false, "routes": {"/v1/models": {...}}}``.
+``routes`` answers requests for a path (query string ignored) with the same
+response every time, outside the queue: a client's side requests (a model
+list asked for at start-up) then never take a scripted reply, whenever they
+happen. Each response object may have:
 
 - ``status`` (default 200) and ``headers`` (object of strings);
 - the body, as exactly one of:
@@ -217,6 +221,8 @@ class SSEServer:
         self._port = port
         self._queue: deque[Response] = deque()
         self.repeat_last = False
+        # Fixed answers by request path, outside the queue (see the module docstring).
+        self.routes: dict[str, Response] = {}
         self.requests: list[RecordedRequest] = []
         self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task[None]] = set()
@@ -295,7 +301,8 @@ class SSEServer:
                 return
             self.requests.append(request)
             self._log(request)
-            answer = _Answer(request, self._next_response(), reader, writer)
+            route = self.routes.get(request.path.partition("?")[0])
+            answer = _Answer(request, route or self._next_response(), reader, writer)
             try:
                 keep_alive = await answer.run()
             finally:
@@ -475,11 +482,19 @@ def load_script(path: Path) -> tuple[list[Response], bool]:
     return responses, bool(script.get("repeat_last", False))
 
 
+def load_routes(path: Path) -> dict[str, Response]:
+    """The script's fixed answers by path (``routes``), if it has any."""
+    script = json.loads(path.read_text())
+    routes = script.get("routes", {}) if isinstance(script, dict) else {}
+    return {name: response_from_script(spec, path.parent) for name, spec in routes.items()}
+
+
 async def _serve_forever(port: int, script: Path, log_path: Path | None) -> None:
     responses, repeat_last = load_script(script)
     server = SSEServer(port=port, log_path=log_path)
     server.add(*responses)
     server.repeat_last = repeat_last
+    server.routes = load_routes(script)
     async with server:
         print(f"PORT={server.port}", flush=True)
         await asyncio.Event().wait()

@@ -211,14 +211,20 @@ class TmuxPane:
 
 
 def start_planshell(
-    project: Path, home: Path, *args: str, size: tuple[int, int] = (110, 30)
+    project: Path,
+    home: Path,
+    *args: str,
+    size: tuple[int, int] = (110, 30),
+    env: Mapping[str, str] | None = None,
 ) -> TmuxPane:
     """``planshell *args -C project`` in a new pane, with ``home`` (made here) as its isolated
-    home; skips the test when tmux is missing."""
+    home and ``env`` (e.g. ``PLANSHELL_*`` settings) added; skips the test when tmux is missing."""
     require_tmux()
     home.mkdir()
     command = [sys.executable, "-m", "planshell", *args, "-C", str(project)]
-    return TmuxPane.start(command, env=isolated_env(home), cwd=project, size=size)
+    return TmuxPane.start(
+        command, env={**isolated_env(home), **(env or {})}, cwd=project, size=size
+    )
 
 
 def isolated_env(home: Path) -> dict[str, str]:

@@ -133,6 +133,9 @@ class Agent:
         self.window_source: WindowSource | None = None
         self.price: PriceFn | None = None
         self.cost: float | None = None
+        # Input + output tokens of every reply so far (as the provider reported them):
+        # the plan report subtracts the value at approval to show what execution used.
+        self.tokens_used: int = 0
         self._window_checked = False
         self._overflowed = False
         self._pending_handoff: str | None = None
@@ -502,6 +505,7 @@ class Agent:
             self.meter.calibrate(reply.usage.input_tokens, sent)
             total = reply.usage.input_tokens + reply.usage.output_tokens
             self.meter.note_usage(total, len(self.messages))
+            self.tokens_used += total
             if self.price is not None:
                 cost = self.price(reply.usage)
                 if cost is not None:

@@ -143,7 +143,8 @@ class PlanController:
         # What each approved step's work was (planshell/plan/run_log.py): EXECUTE only.
         self.run_log = RunLog(store, lambda text: agent.emit(ev.Notice(text, "warning")))
         agent.result_hooks.append(self.record_result)
-        self._exec_started: tuple[float, float | None] | None = None  # clock, agent.cost
+        # clock, agent.cost, agent.tokens_used when EXECUTE started: the report's run line
+        self._exec_started: tuple[float, float | None, int] | None = None
         # The time an amendment is stamped with (tests inject a fixed one).
         self.clock: Callable[[], datetime] = lambda: datetime.now(UTC)
 
@@ -354,7 +355,7 @@ class PlanController:
         if permission_mode and self.on_approve_mode is not None:
             self.on_approve_mode(permission_mode)
         if previous is not Mode.EXECUTE:
-            self._exec_started = (time.monotonic(), self.agent.cost)
+            self._exec_started = (time.monotonic(), self.agent.cost, self.agent.tokens_used)
         self.mode = Mode.EXECUTE
         self.run_log.start(path, text)
         self.todos.replace(self.run_log.flagged(checklist(text)))
@@ -396,8 +397,7 @@ class PlanController:
         self.leave(why="Plan complete")  # ends the checkpoint (in a thread)
         await self.undo_keeper.settle_async()  # the report needs the end state
         if path is not None and record is not None and approval is not None:
-            seconds, cost = self._exec_measures()
-            args = (path, approval.text, record, seconds, cost)
+            args = (path, approval.text, record, *self._exec_measures())
             self._emit_report(path, record, *await asyncio.to_thread(self._report, *args))
         if self.settings.cleanup_on_complete and path is not None:
             try:
@@ -406,18 +406,27 @@ class PlanController:
                 pass
         return "Plan complete. Exiting execute mode."
 
-    def _exec_measures(self) -> tuple[float | None, float | None]:
-        """How long the plan executed and what it cost (read on the loop's thread)."""
+    def _exec_measures(self) -> tuple[float | None, int | None, float | None]:
+        """How long the plan executed, the tokens it used and what it cost (read on the
+        loop's thread). Tokens are None when no reply reported usage during execution."""
         seconds = cost = None
+        tokens: int | None = None
         if self._exec_started is not None:
-            started, cost_before = self._exec_started
+            started, cost_before, tokens_before = self._exec_started
             seconds = time.monotonic() - started
             if self.agent.cost is not None:
                 cost = self.agent.cost - (cost_before or 0.0)
-        return seconds, cost
+            tokens = (self.agent.tokens_used - tokens_before) or None
+        return seconds, tokens, cost
 
     def _report(
-        self, path: Path, text: str, record: RunRecord, seconds: float | None, cost: float | None
+        self,
+        path: Path,
+        text: str,
+        record: RunRecord,
+        seconds: float | None,
+        tokens: int | None,
+        cost: float | None,
     ) -> tuple[bool, str | None]:
         """The plan report (planshell/plan/report.py), kept in the run record.
 
@@ -432,6 +441,7 @@ class PlanController:
             cp,
             commits=commits_during(cp) if cp is not None else [],
             seconds=seconds,
+            tokens=tokens,
             cost=cost,
         )
         record.report = render_markdown(report)

@@ -135,6 +135,11 @@ class KeyGrace:
             return key
         return HELD_KEY * cell_len(key)
 
+    def guarded_hint(self, key: str) -> str:
+        """``key``, known to be a decision key, as shown in a hint: ``·`` until the screen is
+        ready, from the first frame on (``key_hint`` needs the mounted screen's bindings)."""
+        return key if self.keys_ready else HELD_KEY * cell_len(key)
+
     # -- events (Textual calls these for every class in the MRO)
 
     def on_screen_resume(self, event: events.ScreenResume) -> None:

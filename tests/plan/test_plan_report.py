@@ -7,6 +7,7 @@ from pathlib import Path
 
 from planshell.agent import events as ev
 from planshell.llm.scripted import Reply
+from planshell.llm.types import Usage
 from planshell.plan.controller import Mode
 from planshell.plan.decider import Decision, Review
 from planshell.plan.evidence import Evidence, RunRecord
@@ -154,6 +155,49 @@ async def test_completing_a_plan_writes_the_report_into_the_run_record(project: 
     assert saved == event.markdown
     assert "src/app/limiter.py" in saved  # changed, by the checkpoint
     assert RunRecord.from_json(run.read_text()).report == saved  # type: ignore[union-attr]
+
+
+async def test_the_report_counts_the_tokens_of_the_replies_during_execution(
+    project: Path,
+) -> None:
+    """Planning's replies (before approval) and the answer after the report are not counted."""
+    planning = [*write_and_review()]
+
+    def used(n: int) -> Usage:
+        return Usage(input_tokens=n * 100, output_tokens=n)
+
+    first = planning[0]
+    assert isinstance(first, Reply)
+    first.usage = used(7)  # planning: not counted
+    replies = [
+        *planning,
+        Reply(
+            calls=[("write", {"path": "src/app/limiter.py", "content": "BUCKET = 10\n"})],
+            usage=used(1),
+        ),
+        Reply(calls=[("plan_complete", {})], usage=used(2)),
+        Reply(text="done", usage=used(50)),  # after the report
+    ]
+    runtime, _p, _d, recorder = make_runtime(
+        project, replies, [lambda r: Review(Decision.APPROVE, reviewed_text=r.text)]
+    )
+    runtime.plan.enter_plan()
+    await runtime.agent.submit("plan rate limiting")
+    [event] = recorder.of(ev.PlanReported)
+    run_line = event.markdown.split("## Run")[1]
+    assert "303 tokens" in run_line  # 101 + 202
+    assert runtime.agent.tokens_used == 700 + 7 + 101 + 202 + 5000 + 50
+
+
+async def test_no_usage_reported_means_no_token_count(project: Path) -> None:
+    replies = [*write_and_review(), Reply(calls=[("plan_complete", {})]), Reply(text="done")]
+    runtime, _p, _d, recorder = make_runtime(
+        project, replies, [lambda r: Review(Decision.APPROVE, reviewed_text=r.text)]
+    )
+    runtime.plan.enter_plan()
+    await runtime.agent.submit("plan rate limiting")
+    [event] = recorder.of(ev.PlanReported)
+    assert "tokens" not in event.markdown
 
 
 # --- planshell report ------------------------------------------------------------------

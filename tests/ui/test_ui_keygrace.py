@@ -22,7 +22,7 @@ from textual import events
 from textual.app import App
 from textual.pilot import Pilot
 from textual.screen import Screen
-from textual.widgets import Button
+from textual.widgets import Button, Static
 
 from planshell.plan.decider import (
     ApprovalChoice,
@@ -31,6 +31,7 @@ from planshell.plan.decider import (
     Decision,
     Review,
 )
+from planshell.plan.undo import Change, UndoPlan
 from planshell.ui.decider import LEAVE_PLAN_QUESTION
 from planshell.ui.keygrace import DEFAULT_GRACE, HELD_KEY, KeyGrace
 from planshell.ui.screens.approval import ApprovalScreen
@@ -40,9 +41,11 @@ from planshell.ui.screens.handoff import HandoffScreen
 from planshell.ui.screens.plan_actions import PlanActionScreen
 from planshell.ui.screens.plan_diff import PlanDiffScreen
 from planshell.ui.screens.plan_picker import CreatePlanScreen
+from planshell.ui.screens.plan_report import UNDO, PlanReportScreen
 from planshell.ui.screens.questions import QuestionsScreen
 from planshell.ui.screens.results import push_answering
 from planshell.ui.screens.review import ConfirmDiscard, ReviewScreen
+from planshell.ui.screens.undo import UndoScreen
 from planshell.ui.widgets.plan_view import PlanView
 from planshell.ui.widgets.review_footer import ReviewFooter
 from tests.ui.review_helpers import make_plan, request_for
@@ -164,6 +167,13 @@ APPROVAL = ApprovalRequest(
     project_file=".planshell/config.toml",
 )
 
+
+def undo_plan() -> UndoPlan:
+    """What undo would restore (the screen shows only the changes and their diff)."""
+    diff = "--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-new\n+old\n"
+    return UndoPlan(None, [Change("x.py", "restore", diff, False)], [], [], [], [])  # type: ignore[arg-type]
+
+
 # (screen factory, decision key, the answer once ready)
 CASES: dict[str, tuple[Callable[[], Screen[Any]], str, Any]] = {
     # The review's a opens the approve dialog (test_the_review_a_is_held_then_opens_the_dialog);
@@ -193,6 +203,8 @@ CASES: dict[str, tuple[Callable[[], Screen[Any]], str, Any]] = {
         "a",
         ApprovalDecision(ApprovalChoice.ALWAYS),
     ),
+    "plan report u": (lambda: PlanReportScreen("# Plan report: x\n"), "u", UNDO),
+    "undo enter": (lambda: UndoScreen(undo_plan()), "enter", True),
     "handoff compact": (lambda: HandoffScreen({}, "keep"), "c", "compact"),
     "handoff enter on fresh": (lambda: HandoffScreen({}, "fresh"), "enter", "fresh"),
     "questions send": (lambda: QuestionsScreen(["Which port?"]), "ctrl+s", [""]),
@@ -358,6 +370,39 @@ async def test_the_review_footer_shows_a_decision_key_once_it_works() -> None:
         assert "a approve & run" in ready and HELD_KEY not in ready
         assert len(ready) == len(held)  # nothing moves when the keys arrive
         assert screen.has_class("-keys-ready") and not screen.has_class("-keys-held")
+
+
+@pytest.mark.parametrize(
+    ("make", "keys_id", "held", "ready"),
+    [
+        (
+            lambda: PlanReportScreen("# Plan report: x\n"),
+            "#report-keys",
+            f"d diff of the plan   {HELD_KEY} undo it",
+            "d diff of the plan   u undo it",
+        ),
+        (
+            lambda: UndoScreen(undo_plan()),
+            "#undo-keys",
+            f"{HELD_KEY * 5} undo (restore",
+            "Enter undo (restore",
+        ),
+    ],
+)
+@pytest.mark.usefixtures("long_grace")
+async def test_the_report_and_undo_show_their_decision_key_once_it_works(
+    make: Callable[[], Screen[Any]], keys_id: str, held: str, ready: str
+) -> None:
+    """A person sees when u (report) and Enter (undo) will act: an early one does nothing."""
+    async with showing(make) as (_, pilot, screen):
+        assert isinstance(screen, KeyGrace)
+        await pilot.pause()
+        shown = str(screen.query_one(keys_id, Static).render())
+        assert held in shown and ready not in shown
+        screen.end_grace()
+        await pilot.pause()
+        shown = str(screen.query_one(keys_id, Static).render())
+        assert ready in shown and HELD_KEY not in shown
 
 
 @pytest.mark.usefixtures("long_grace")

@@ -6,7 +6,8 @@ and repo-authored. ``d`` swaps in the whole plan's diff (the checkpoint's undo
 preview, read in a thread: it is the change the plan made, shown as undo
 would revert it) and back; ``u`` answers "undo", which the chat turns into the
 ``/undo`` flow (planshell/ui/commands_undo.py: diff, confirm, hand edits).
-Enter and Esc close. ``u`` waits out the key grace (docs/security.md).
+Enter and Esc close. ``u`` waits out the key grace (docs/security.md) and
+shows as ``·`` until then.
 """
 
 from __future__ import annotations
@@ -44,9 +45,10 @@ class PlanReportScreen(KeyGrace, AnswersWhenRemoved[str | None], ModalScreen[str
     GUARDED_ACTIONS: ClassVar[frozenset[str]] = frozenset({"undo"})
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter,escape", "close", "Close"),
-        # Priority: the report view's own d/u (half page down/up) give way here.
-        Binding("d", "diff", "Diff of the plan", priority=True),
-        Binding("u", "undo", "Undo the plan", priority=True),
+        # Not priority bindings: the app runs those before the screen sees the key, so
+        # the key grace could not hold u. The report's view leaves d/u to the screen.
+        Binding("d", "diff", "Diff of the plan"),
+        Binding("u", "undo", "Undo the plan"),
     ]
 
     def __init__(self, markdown: str, preview: Callable[[], UndoPlan] | None = None) -> None:
@@ -60,18 +62,27 @@ class PlanReportScreen(KeyGrace, AnswersWhenRemoved[str | None], ModalScreen[str
 
     def compose(self) -> ComposeResult:
         with Vertical(id="report"):
-            yield PlanView(self.markdown, id="report-view")
+            yield PlanView(self.markdown, half_page_keys=False, id="report-view")
             with VerticalScroll(id="report-diff"):
                 yield Static(Text(""), id="report-diff-content")
-            keys = Text()
-            for key, what in (
-                ("Enter", "close   "),
-                ("d", "diff of the plan   "),
-                ("u", "undo it"),
-            ):
-                keys.append(key, style="bold")
-                keys.append(f" {what}")
-            yield Static(keys, id="report-keys")
+            yield Static(self._keys(), id="report-keys")
+
+    def _keys(self) -> Text:
+        """The keys; ``u`` shows as ``·`` until it works (the key grace), so a person sees
+        when it will act instead of a key that silently does nothing."""
+        keys = Text()
+        for key, what in (
+            ("Enter", "close   "),
+            ("d", "diff of the plan   "),
+            (self.guarded_hint("u"), "undo it"),
+        ):
+            keys.append(key, style="bold")
+            keys.append(f" {what}")
+        return keys
+
+    def keys_ready_changed(self) -> None:
+        super().keys_ready_changed()
+        self.query_one("#report-keys", Static).update(self._keys())
 
     def on_mount(self) -> None:
         self.query_one("#report-diff").display = False

@@ -1,10 +1,10 @@
 """``/undo``: the diff of what undoing the last plan would change, before anything is written.
 
-Enter (after the key grace, docs/security.md) answers True: undo; Esc or any
-dismissal answers False and nothing is written. The diff holds the project's
-and the plan's text (model-written): every non-printable character is shown as
-an escape (``diff_text``). Hand-edited files are asked about afterwards, in a
-:class:`~planshell.ui.screens.confirm.ConfirmScreen` whose default is *no*.
+Enter (after the key grace, docs/security.md; shown as dots until then) answers
+True: undo; Esc or any dismissal answers False and nothing is written. The diff
+holds the project's and the plan's text (model-written): every non-printable
+character is shown as an escape (``diff_text``). Hand-edited files are asked
+about afterwards, in a :class:`~planshell.ui.screens.confirm.ConfirmScreen` whose default is *no*.
 """
 
 from __future__ import annotations
@@ -86,12 +86,20 @@ class UndoScreen(KeyGrace, AnswersWhenRemoved[bool], ModalScreen[bool]):
             yield Static(Text(undo_summary(self.plan)), id="undo-summary")
             with VerticalScroll(id="undo-body"):
                 yield Static(diff_text(self.plan.diff), id="undo-diff")
-            keys = Text()
-            keys.append("Enter", style="bold")
-            keys.append(" undo (restore, recreate and delete as shown)   ")
-            keys.append("Esc", style="bold")
-            keys.append(" keep everything as it is")
-            yield Static(keys, id="undo-keys")
+            yield Static(self._keys(), id="undo-keys")
+
+    def _keys(self) -> Text:
+        """Enter shows as dots until it works (the key grace); Esc works at once."""
+        keys = Text()
+        keys.append(self.guarded_hint("Enter"), style="bold")
+        keys.append(" undo (restore, recreate and delete as shown)   ")
+        keys.append("Esc", style="bold")
+        keys.append(" keep everything as it is")
+        return keys
+
+    def keys_ready_changed(self) -> None:
+        super().keys_ready_changed()
+        self.query_one("#undo-keys", Static).update(self._keys())
 
     def on_mount(self) -> None:
         self.query_one("#undo-body", VerticalScroll).focus()

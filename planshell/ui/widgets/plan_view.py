@@ -172,6 +172,9 @@ class PlanView(ScrollView, can_focus=True):
         Binding("p", "prev_heading", "Previous section", show=False),
     ]
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return action != "half" or self.half_page_keys
+
     class _ViewMessage(Message):
         """A message about one plan view (``control`` is the view, for ``@on`` selectors)."""
 
@@ -194,11 +197,16 @@ class PlanView(ScrollView, can_focus=True):
         text: str = "",
         *,
         changed: frozenset[int] = frozenset(),
+        half_page_keys: bool = True,
         name: str | None = None,
         id: str | None = None,
         classes: str | None = None,
     ) -> None:
         super().__init__(name=name, id=id, classes=classes)
+        # False: d and u are left to the screen (the plan report's diff and undo). A
+        # disabled action passes the key on, so the screen's own non-priority binding,
+        # which the key grace can hold, gets it.
+        self.half_page_keys = half_page_keys
         self._text = ""
         self._lines: list[str] = []
         self._source_total = 0
