@@ -684,7 +684,7 @@ class PlanView(ScrollView, can_focus=True):
             return
         index = self.current_section()
         self.app.copy_to_clipboard(self.section_markdown(index))
-        self.notify(f"Copied §{self.section_title(index)}")
+        self.notify(f"Copied §{self.section_title(index)}", markup=False)  # a model-written title
 
     def action_line(self, delta: int) -> None:
         self._scroll_rows(self._top + delta)
