@@ -75,6 +75,24 @@ async def until(pilot: Pilot, predicate: Callable[[], bool], timeout: float = HA
     await pilot.pause()
 
 
+async def read_whole_plan(pilot: Pilot) -> None:
+    """Page the current screen's plan view from top to bottom, so every section counts as seen
+    (the review asks "Not viewed: … — approve anyway?" otherwise), then back to the top."""
+    from planshell.ui.widgets.plan_view import PlanView
+
+    view = pilot.app.screen.query_one(PlanView)
+    await pilot.pause()
+    view.action_top()
+    for _ in range(10_000):
+        if view.coverage.complete:
+            break
+        view.action_page(1)
+        await pilot.pause()
+    assert view.coverage.complete, view.unseen_titles()
+    view.action_top()
+    await pilot.pause()
+
+
 def snapshot_app(project: Path, replies: list[Reply], settings: Settings) -> PlanshellApp:
     """A chat app with nothing that varies between runs (label, sessions, theme file)."""
     return PlanshellApp(

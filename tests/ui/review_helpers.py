@@ -15,7 +15,7 @@ from planshell.ui.screens.review import ReviewScreen
 from planshell.ui.toasts import ToastLog
 from planshell.ui.widgets.plan_view import PlanView
 from tests.plan_samples import generated_plan
-from tests.ui_helpers import until
+from tests.ui_helpers import read_whole_plan, until
 
 
 def make_plan(lines: int) -> str:
@@ -60,11 +60,14 @@ SHORT = make_plan(60)
 
 
 async def run_keys(
-    text: str, *keys: str, **request: object
+    text: str, *keys: str, read: bool = True, **request: object
 ) -> tuple[ReviewHost, list[Review | None]]:
-    """Review TEXT, press KEYS: the host and what the screen was dismissed with."""
+    """Review TEXT (paged through to the end first, unless ``read`` is False), press KEYS:
+    the host and what the screen was dismissed with."""
     app = ReviewHost(request_for(text, **request))
     async with app.run_test(size=(100, 30)) as pilot:
+        if read:
+            await read_whole_plan(pilot)
         await pilot.press(*keys)
         await pilot.pause()
     return app, app.results

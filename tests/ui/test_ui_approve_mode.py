@@ -13,6 +13,7 @@ from planshell.plan.decider import Decision, Review
 from planshell.ui.screens.approve_mode import ApproveModeScreen
 from planshell.ui.screens.review import ReviewScreen
 from tests.ui.review_helpers import SHORT, ReviewHost, request_for
+from tests.ui_helpers import read_whole_plan
 
 
 def dialog_of(app: ReviewHost) -> ApproveModeScreen:
@@ -36,6 +37,7 @@ def shown(dialog: ApproveModeScreen) -> str:
 async def test_a_opens_the_choices_in_words_with_ask_focused() -> None:
     app = ReviewHost(request_for(SHORT))
     async with app.run_test(size=(100, 30)) as pilot:
+        await read_whole_plan(pilot)
         await pilot.press("a")
         await pilot.pause()
         dialog = dialog_of(app)
@@ -51,6 +53,7 @@ async def test_auto_is_hidden_unless_the_users_config_allows_it() -> None:
     for allow_auto, expected in ((False, ["ask", "accept-edits"]), (True, None)):
         app = ReviewHost(request_for(SHORT, allow_auto=allow_auto))
         async with app.run_test(size=(100, 30)) as pilot:
+            await read_whole_plan(pilot)
             await pilot.press("a")
             await pilot.pause()
             dialog = dialog_of(app)
@@ -66,6 +69,7 @@ async def test_auto_is_hidden_unless_the_users_config_allows_it() -> None:
 async def test_auto_is_never_the_focused_default() -> None:
     app = ReviewHost(request_for(SHORT, allow_auto=True, approve_mode="auto"))
     async with app.run_test(size=(100, 30)) as pilot:
+        await read_whole_plan(pilot)
         await pilot.press("a")
         await pilot.pause()
         assert dialog_of(app).highlighted_mode == "ask"
@@ -74,6 +78,7 @@ async def test_auto_is_never_the_focused_default() -> None:
 async def test_escape_returns_to_the_review_and_approves_nothing() -> None:
     app = ReviewHost(request_for(SHORT))
     async with app.run_test(size=(100, 30)) as pilot:
+        await read_whole_plan(pilot)
         await pilot.press("a")
         await pilot.pause()
         dialog_of(app)
@@ -91,6 +96,7 @@ async def test_escape_returns_to_the_review_and_approves_nothing() -> None:
 async def test_dismissing_the_dialog_approves_nothing() -> None:
     app = ReviewHost(request_for(SHORT))
     async with app.run_test(size=(100, 30)) as pilot:
+        await read_whole_plan(pilot)
         await pilot.press("a")
         await pilot.pause()
         dialog_of(app)
@@ -104,6 +110,7 @@ async def test_auto_cannot_be_approved_when_not_offered() -> None:
     """Even called directly, the review refuses auto when the config did not offer it."""
     app = ReviewHost(request_for(SHORT))
     async with app.run_test(size=(100, 30)) as pilot:
+        await read_whole_plan(pilot)
         await pilot.pause()
         assert app.review_screen is not None
         app.review_screen.approve_in("auto")

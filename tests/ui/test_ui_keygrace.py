@@ -49,7 +49,7 @@ from planshell.ui.screens.undo import UndoScreen
 from planshell.ui.widgets.plan_view import PlanView
 from planshell.ui.widgets.review_footer import ReviewFooter
 from tests.ui.review_helpers import make_plan, request_for
-from tests.ui_helpers import until
+from tests.ui_helpers import read_whole_plan, until
 
 UNANSWERED = object()
 S = TypeVar("S", bound=Screen[Any])
@@ -125,6 +125,7 @@ async def test_the_review_a_is_held_then_opens_the_dialog() -> None:
         await pilot.press("a", "1", "2", "enter")  # typed as the review appears
         await pilot.pause()
         assert app.screen is screen and app.answer is UNANSWERED
+        await read_whole_plan(pilot)  # else a first asks about the sections not viewed
         screen.end_grace()
         await until(pilot, lambda: screen.keys_ready)
         await pilot.press("a")
@@ -273,6 +274,7 @@ async def test_a_held_key_keeps_the_review_waiting_until_it_stops() -> None:
         assert app.answer is UNANSWERED
         assert not screen.keys_ready  # the repeat started the grace again
         assert app.screen is screen  # ...and never opened the approve dialog
+        await read_whole_plan(pilot)
         screen.end_grace()
         await pilot.press("a")  # a fresh press, after the screen said ready
         await choose_in_dialog(pilot, screen)
@@ -431,6 +433,7 @@ async def test_the_grace_starts_again_when_the_review_comes_back() -> None:
         await pilot.pause()
         assert app.answer is UNANSWERED and not screen.keys_ready
         assert app.screen is screen
+        await read_whole_plan(pilot)
         screen.end_grace()
         await pilot.press("a")
         await choose_in_dialog(pilot, screen)

@@ -26,6 +26,7 @@ from planshell.ui.widgets.review_footer import (
     hints_width,
 )
 from tests.ui.review_helpers import SHORT, ReviewHost, make_plan, request_for, run_keys
+from tests.ui_helpers import read_whole_plan
 
 # ------------------------------------------------------------------ helpers
 
@@ -68,9 +69,9 @@ async def test_scroll_keys_move_by_line_page_and_half_page() -> None:
         assert view.scroll_y == 0
         await pilot.press("pagedown", "pagedown", "pageup")
         assert view.scroll_y == height - 1
-        await pilot.press("g", "d")
+        await pilot.press("g", "ctrl+d")
         assert view.scroll_y == height // 2
-        await pilot.press("u")
+        await pilot.press("ctrl+u")
         assert view.scroll_y == 0
         await pilot.press("G")
         assert view.scroll_y == view.content_height - height
@@ -94,7 +95,7 @@ async def test_n_and_p_land_exactly_on_headings() -> None:
         for _index, title in reversed(headings[:14]):
             await pilot.press("p")
             assert top_row(view) == title
-        await pilot.press("d")  # mid-section: p goes back to this section's heading
+        await pilot.press("ctrl+d")  # mid-section: p goes back to this section's heading
         section = view.current_section()
         await pilot.press("p")
         assert top_row(view) == view.sections[section].title
@@ -495,6 +496,7 @@ async def test_an_edit_is_shown_marked_and_approving_binds_to_it(
         assert edited in view.changed
         labels = [str(hint) for hint in screen.query_one(ReviewFooter).hints]
         assert "a approve my edit" in labels and "f send edit as feedback" in labels
+        await read_whole_plan(pilot)  # the edited section is new: it was never on screen
         await pilot.press("a", "enter")
         await pilot.pause()
     (result,) = app.results
@@ -556,6 +558,7 @@ async def test_edit_without_any_editor_warns(
         await pilot.press("e")
         await pilot.pause()
         assert app.review_screen is not None and app.review_screen.edited_text is None
+        await read_whole_plan(pilot)
         await pilot.press("a", "enter")
         await pilot.pause()
     assert app.results == [Review(Decision.APPROVE, reviewed_text=SHORT, permission_mode="ask")]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from textual.pilot import Pilot
 
 from tests.ui.review_helpers import RECEIPT, review_host, settle_review
+from tests.ui_helpers import read_whole_plan
 
 
 def test_review_top(snap_compare) -> None:  # type: ignore[no-untyped-def]
@@ -57,6 +58,8 @@ def test_review_approve_choices(snap_compare) -> None:  # type: ignore[no-untype
     app = review_host(allow_auto=True)
 
     async def approve(pilot: Pilot[None]) -> None:
+        await settle_review(pilot)
+        await read_whole_plan(pilot)  # every section seen: a goes straight to the choices
         await settle_review(pilot, "a")
 
     assert snap_compare(app, terminal_size=(100, 30), run_before=approve)

@@ -28,6 +28,7 @@ _NAMES = {
     "up": "↑",
     "down": "↓",
     "pageup": "PgUp",
+    "slash": "/",
     "pagedown": "PgDn",
     "question_mark": "?",
 }

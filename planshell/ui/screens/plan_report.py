@@ -62,7 +62,7 @@ class PlanReportScreen(KeyGrace, AnswersWhenRemoved[str | None], ModalScreen[str
 
     def compose(self) -> ComposeResult:
         with Vertical(id="report"):
-            yield PlanView(self.markdown, half_page_keys=False, id="report-view")
+            yield PlanView(self.markdown, review_keys=False, id="report-view")
             with VerticalScroll(id="report-diff"):
                 yield Static(Text(""), id="report-diff-content")
             yield Static(self._keys(), id="report-keys")

@@ -51,11 +51,12 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Static, TextArea
+from textual.widgets import Input, Static, TextArea
 
 from planshell.markdown import plain_inline
 from planshell.plan.decider import Decision, Review, ReviewRequest
 from planshell.plan.document import changed_sections, parse_plan
+from planshell.plan.review_coverage import unseen_question
 from planshell.sanitize import strip_terminal_controls
 from planshell.ui.keygrace import KeyGrace
 from planshell.ui.screens.confirm import ConfirmScreen
@@ -71,7 +72,14 @@ from planshell.ui.widgets.review_footer import (
 if TYPE_CHECKING:
     from planshell.plan.receipt import Receipt
 
-__all__ = ["ConfirmDiscard", "FeedbackArea", "ReviewScreen", "edit_feedback"]
+__all__ = [
+    "ConfirmDiscard",
+    "ConfirmUnseen",
+    "FeedbackArea",
+    "ReviewScreen",
+    "SearchInput",
+    "edit_feedback",
+]
 
 EDIT_NOTICE = (
     "You edited the plan. a approves your edited plan (saved to the plan file first), "
@@ -136,6 +144,46 @@ class ConfirmDiscard(ConfirmScreen):
 
     def dismiss(self, result: bool | None = None) -> AwaitComplete:
         return super().dismiss(result is True)
+
+
+class ConfirmUnseen(ConfirmScreen):
+    """ "Not viewed: Risks, Verification — approve anyway?", starting on the safe choice.
+
+    The safe choice (focused; ``n``, Esc, any dismissal) shows the first unseen
+    section; only *Approve anyway* (``y``, once the dialog is ready) goes on to
+    the approval dialog.
+    """
+
+    def __init__(self, titles: list[str]) -> None:
+        first = strip_terminal_controls(titles[0]) if titles else ""
+        super().__init__(
+            unseen_question([strip_terminal_controls(title) for title in titles]),
+            detail="Every section must have been on screen to count as viewed.",
+            yes="Approve anyway",
+            no=f"Show {_short(first)}" if first else "Back",
+            default=False,
+        )
+
+    def dismiss(self, result: bool | None = None) -> AwaitComplete:
+        return super().dismiss(result is True)
+
+
+def _short(title: str, limit: int = 24) -> str:
+    return title if len(title) <= limit else title[: limit - 1].rstrip() + "…"
+
+
+class SearchInput(Input):
+    """The one-line search of the plan: typing searches, Enter goes back to the plan, Esc ends."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "End the search", show=False),
+    ]
+
+    class Cancelled(Message):
+        """Esc in the search input: the search ends."""
+
+    def action_cancel(self) -> None:
+        self.post_message(self.Cancelled())
 
 
 class FeedbackArea(TextArea):
@@ -242,6 +290,10 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
             yield Static("", id="review-notice")
             yield Static("", id="review-unshown")  # lines the plan holds but the view does not show
         yield PlanView(request.text, changed=request.changed_sections, id="plan-view")
+        with Horizontal(id="search-bar"):
+            yield Static("/", id="search-label")
+            yield SearchInput(placeholder="search the plan", id="search-input", compact=True)
+            yield Static("", id="search-status")
         with Vertical(id="refine"):
             yield Static(
                 Text.assemble(
@@ -260,6 +312,7 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
     def on_mount(self) -> None:
         self.set_class(self.read_only, "-read-only")
         self.query_one("#refine").display = False
+        self.query_one("#search-bar").display = False
         self.query_one("#gauge").display = False
         self._show_changes(len(self.request.changed_sections), "since your last review")
         self._show_notice(_with_hidden(self.request.notice, self.request.hidden))
@@ -358,8 +411,67 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
         sections = view.sections
         title = plain_inline(sections[index].title) if sections else ""
         gauge.update_state(
-            GaugeState(first, last, total, title, bool(sections) and index in view.changed)
+            GaugeState(
+                first,
+                last,
+                total,
+                title,
+                bool(sections) and index in view.changed,
+                view.coverage.seen_flags,
+            )
         )
+        self._show_search_status()
+
+    # -- search (the plan view owns the keys; the input lives here)
+
+    @on(PlanView.SearchRequested)
+    def _open_search(self, event: PlanView.SearchRequested) -> None:
+        event.stop()
+        if self._refining:
+            return
+        bar = self.query_one("#search-bar")
+        bar.display = True
+        field = self.query_one(SearchInput)
+        field.value = self.plan_view.search_query
+        field.focus()
+
+    @on(Input.Changed, "#search-input")
+    def _search_changed(self, event: Input.Changed) -> None:
+        event.stop()
+        self.plan_view.search(event.value)
+        self._show_search_status()
+
+    @on(Input.Submitted, "#search-input")
+    def _search_submitted(self, event: Input.Submitted) -> None:
+        """Enter: back to the plan with the search active (n/N move between matches)."""
+        event.stop()
+        if not self.plan_view.search_active:
+            self._close_search()
+            return
+        self.plan_view.focus()
+
+    @on(SearchInput.Cancelled)
+    @on(PlanView.SearchEnded)
+    def _search_ended(self, event: Message) -> None:
+        event.stop()
+        self._close_search()
+
+    def _close_search(self) -> None:
+        self.plan_view.end_search()
+        self.query_one("#search-bar").display = False
+        self.plan_view.focus()
+
+    def _show_search_status(self) -> None:
+        view = self.plan_view
+        status = self.query_one("#search-status", Static)
+        if not view.search_active:
+            status.update("")
+            return
+        total = len(view.matches)
+        if not total:
+            status.update("no match")
+            return
+        status.update(f"{view.current_match + 1}/{total} · n/N · Esc ends")
 
     # -- decisions
 
@@ -388,9 +500,31 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
         return True
 
     def action_approve(self) -> None:
-        """Ask how the plan runs (ApproveModeScreen); Esc there approves nothing."""
+        """Ask how the plan runs (ApproveModeScreen); Esc there approves nothing.
+
+        With sections never on screen, first ask "Not viewed: … — approve
+        anyway?" (ConfirmUnseen): its safe choice shows the first of them.
+        """
         if not self._unshown_checked():
             return
+        unseen = self.plan_view.coverage.unseen()
+        if unseen:
+
+            def answered(anyway: bool | None) -> None:
+                if anyway is True and self.is_current:
+                    self._ask_mode()
+                elif self.is_current:
+                    view = self.plan_view
+                    if unseen[0] in view.folded:
+                        view.toggle_fold(unseen[0])
+                    view.jump_to_section(unseen[0])
+
+            titles = [self.plan_view.section_title(index) for index in unseen]
+            self.app.push_screen(ConfirmUnseen(titles), answered)
+            return
+        self._ask_mode()
+
+    def _ask_mode(self) -> None:
         from planshell.ui.screens.approve_mode import ApproveModeScreen
 
         dialog = ApproveModeScreen(

@@ -1,10 +1,15 @@
-"""PlanGauge: one row telling the reviewer where they are in a long plan.
+"""PlanGauge: one row telling the reviewer where they are in a long plan, and what they have seen.
 
-``▰▰▰▱▱▱▱▱  37%  lines 41–80 of 1,204  § Approach · changed``
+``▰▰▰▱▱▱▱▱  37%  ■■■□□ 3/5 seen  lines 41–80 of 1,204  § Approach · changed``
+
+The coverage strip has one cell per section, filled (``■``) once the section
+has been on screen (:mod:`planshell.plan.review_coverage`), hollow (``□``)
+until then; a long plan's sections are bucketed into at most
+``COVERAGE_MAX`` cells, a bucket half seen shows ``◧``.
 
 It only shows when the plan overflows the view. On narrow terminals the line
-range goes first, then the section name is shortened: position and section are
-what a reviewer navigates by.
+range goes first, then the strip narrows, then the section name is shortened:
+position, coverage and section are what a reviewer navigates by.
 """
 
 from __future__ import annotations
@@ -16,10 +21,13 @@ from rich.cells import cell_len
 from rich.text import Text
 from textual.widget import Widget
 
-__all__ = ["GaugeState", "PlanGauge", "gauge_text"]
+__all__ = ["GaugeState", "PlanGauge", "coverage_strip", "gauge_text"]
 
 _BAR_MAX = 16
 _BAR_MIN = 6
+COVERAGE_MAX = 24
+_COVERAGE_MIN = 8
+SEEN, UNSEEN, PARTLY = "■", "□", "◧"
 
 
 @dataclass(frozen=True)
@@ -31,6 +39,7 @@ class GaugeState:
     total: int = 0
     section: str = ""
     changed: bool = False
+    seen: tuple[bool, ...] = ()  # per section: has it been on screen
 
     @property
     def percent(self) -> int:
@@ -55,6 +64,21 @@ def _ellipsize(text: str, width: int) -> str:
     return out.rstrip() + "…"
 
 
+def coverage_strip(seen: tuple[bool, ...], cells: int = COVERAGE_MAX) -> str:
+    """One cell per section (``■`` seen, ``□`` not), or per bucket of sections when there
+    are more than ``cells`` (``◧``: some of the bucket seen)."""
+    count = len(seen)
+    if not count or cells <= 0:
+        return ""
+    if count <= cells:
+        return "".join(SEEN if flag else UNSEEN for flag in seen)
+    out = []
+    for bucket in range(cells):
+        part = seen[bucket * count // cells : (bucket + 1) * count // cells]
+        out.append(SEEN if all(part) else UNSEEN if not any(part) else PARTLY)
+    return "".join(out)
+
+
 def gauge_text(state: GaugeState, width: int) -> Text:
     """Lay the gauge out in ``width`` cells: drop the range first, then shorten the section."""
     percent = state.percent
@@ -62,12 +86,19 @@ def gauge_text(state: GaugeState, width: int) -> Text:
     tag = " · changed" if state.changed else ""
     section = f"  § {state.section}" if state.section else ""
 
-    def build(bar_width: int, show_range: bool, name: str) -> Text:
+    seen_count = sum(state.seen)
+
+    def build(bar_width: int, show_range: bool, name: str, strip_cells: int = COVERAGE_MAX) -> Text:
         filled = round(bar_width * percent / 100)
         text = Text(no_wrap=True, overflow="crop")
         text.append("▰" * filled, "gauge--bar")
         text.append("▱" * (bar_width - filled), "gauge--track")
         text.append(f" {percent:>3}%", "gauge--percent")
+        if state.seen:
+            text.append("  ")
+            for cell in coverage_strip(state.seen, strip_cells):
+                text.append(cell, "gauge--seen" if cell == SEEN else "gauge--unseen")
+            text.append(f" {seen_count}/{len(state.seen)} seen", "gauge--range")
         if show_range:
             text.append(range_text, "gauge--range")
         if name:
@@ -76,21 +107,26 @@ def gauge_text(state: GaugeState, width: int) -> Text:
                 text.append(tag, "gauge--changed")
         return text
 
-    for show_range in (True, False):
+    for show_range, strip_cells in ((True, COVERAGE_MAX), (False, COVERAGE_MAX)):
         for bar_width in (_BAR_MAX, 10, _BAR_MIN):
-            full = build(bar_width, show_range, section)
+            full = build(bar_width, show_range, section, strip_cells)
             if full.cell_len <= width:
                 return full
-    room = width - build(_BAR_MIN, False, "").cell_len - cell_len(tag)
+    for strip_cells in (16, _COVERAGE_MIN):
+        full = build(_BAR_MIN, False, section, strip_cells)
+        if full.cell_len <= width:
+            return full
+    room = width - build(_BAR_MIN, False, "", _COVERAGE_MIN).cell_len - cell_len(tag)
     if section and room >= 8:
-        return build(_BAR_MIN, False, _ellipsize(section, room))
-    compact = build(_BAR_MIN, False, "")
+        return build(_BAR_MIN, False, _ellipsize(section, room), _COVERAGE_MIN)
+    compact = build(_BAR_MIN, False, "", _COVERAGE_MIN)
     compact.truncate(max(0, width))
     return compact
 
 
 class PlanGauge(Widget):
-    """Bar, percent, visible line range and section name; hidden unless the plan overflows."""
+    """Bar, percent, coverage strip, visible line range and section name; hidden unless the
+    plan overflows."""
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "gauge--bar",
@@ -99,6 +135,8 @@ class PlanGauge(Widget):
         "gauge--range",
         "gauge--section",
         "gauge--changed",
+        "gauge--seen",
+        "gauge--unseen",
     }
 
     DEFAULT_CSS = """
@@ -109,6 +147,8 @@ class PlanGauge(Widget):
     PlanGauge > .gauge--range { color: $text-muted; }
     PlanGauge > .gauge--section { color: $text-accent; }
     PlanGauge > .gauge--changed { color: $text-warning; text-style: italic; }
+    PlanGauge > .gauge--seen { color: $text-success; }
+    PlanGauge > .gauge--unseen { color: $text-warning; }
     """
 
     def __init__(

@@ -26,12 +26,15 @@ goes through ``strip_terminal_controls`` first: plans are written by the model.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from time import perf_counter
 from typing import ClassVar, NamedTuple
 
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
+from textual.actions import SkipAction
 from textual.binding import Binding, BindingType
 from textual.cache import LRUCache
 from textual.geometry import Region, Size
@@ -41,15 +44,23 @@ from textual.selection import Selection
 from textual.strip import Strip
 from textual.timer import Timer
 
-from planshell.markdown import DEFAULT_PALETTE, Palette, RenderedLine, parse_blocks, render_blocks
+from planshell.markdown import (
+    DEFAULT_PALETTE,
+    Palette,
+    RenderedLine,
+    parse_blocks,
+    plain_inline,
+    render_blocks,
+)
 from planshell.plan.coverage import UnshownLine, unshown_lines
 from planshell.plan.document import PlanDocument, Section, parse_plan
+from planshell.plan.review_coverage import ReviewCoverage, VisibleSection
 from planshell.sanitize import strip_terminal_controls
 from planshell.ui.selection import drawn_row, highlight, selected_text
 from planshell.ui.styling import solid_component_style
 from planshell.ui.virtual_rows import Anchor, VirtualRows
 
-__all__ = ["PlanView", "render_markdown", "render_section"]
+__all__ = ["Match", "PlanView", "render_markdown", "render_section"]
 
 GUTTER = 2  # "▎ " on changed sections, blank otherwise: text never shifts
 RIGHT_MARGIN = 1
@@ -57,6 +68,7 @@ MIN_WIDTH = 12
 CHANGED_TAG = "· changed"
 _CHUNK_SECONDS = 0.008  # one background layout batch
 _CACHED_SECTIONS = 96  # sections whose strips stay built (a few screens' worth)
+_REVIEW_ACTIONS = frozenset({"next_unseen", "search"})  # keys only the review screen uses
 # Plans up to this size are checked for unshown lines at once (~10 ms); larger
 # ones in a thread, so the first frame does not wait (10,000 lines: ~0.6 s).
 _SYNC_COVERAGE_CHARS = 32 * 1024
@@ -101,6 +113,16 @@ def render_markdown(text: str, width: int, palette: Palette = DEFAULT_PALETTE) -
 # ------------------------------------------------------------------------ widget
 
 
+class Match(NamedTuple):
+    """One search match: characters ``[start, end)`` of row ``inside`` of section ``section``
+    (rows of the unfolded section, characters of the drawn row, gutter included)."""
+
+    section: int
+    inside: int
+    start: int
+    end: int
+
+
 class _Rows(NamedTuple):
     strips: list[Strip]
     sources: list[int]  # absolute 0-based source line of each row
@@ -128,6 +150,8 @@ class PlanView(ScrollView, can_focus=True):
         "plan-view--muted",
         "plan-view--changed-bar",
         "plan-view--changed-tag",
+        "plan-view--match",
+        "plan-view--match-current",
     }
 
     DEFAULT_CSS = """
@@ -157,6 +181,8 @@ class PlanView(ScrollView, can_focus=True):
     PlanView > .plan-view--muted { color: $foreground-muted; }
     PlanView > .plan-view--changed-bar { color: $warning; }
     PlanView > .plan-view--changed-tag { color: $text-warning; text-style: italic; }
+    PlanView > .plan-view--match { background: $warning-muted; }
+    PlanView > .plan-view--match-current { background: $warning; color: $background; }
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -164,16 +190,22 @@ class PlanView(ScrollView, can_focus=True):
         Binding("down,j", "line(1)", "Down", show=False),
         Binding("pagedown,space", "page(1)", "Page down", show=False),
         Binding("pageup,b", "page(-1)", "Page up", show=False),
-        Binding("d", "half(1)", "Half page down", show=False),
-        Binding("u", "half(-1)", "Half page up", show=False),
+        Binding("ctrl+d", "half(1)", "Half page down", show=False),
+        Binding("ctrl+u", "half(-1)", "Half page up", show=False),
         Binding("home,g", "top", "Top", show=False),
         Binding("end,G", "bottom", "End", show=False),
-        Binding("n", "next_heading", "Next section", show=False),
+        Binding("n", "next_heading", "Next section (next match while searching)", show=False),
         Binding("p", "prev_heading", "Previous section", show=False),
+        Binding("N", "prev_match", "Previous match (while searching)", show=False),
+        Binding("u", "next_unseen", "Next section not yet on screen", show=False),
+        Binding("slash", "search", "Search the plan", show=False),
+        Binding("escape", "end_search", "End the search", show=False),
+        Binding("z", "fold", "Fold or unfold this section", show=False),
+        Binding("y", "copy_section", "Copy this section's markdown", show=False),
     ]
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        return action != "half" or self.half_page_keys
+        return self.review_keys or action not in _REVIEW_ACTIONS
 
     class _ViewMessage(Message):
         """A message about one plan view (``control`` is the view, for ``@on`` selectors)."""
@@ -192,21 +224,35 @@ class PlanView(ScrollView, can_focus=True):
     class Scrolled(_ViewMessage):
         """The visible part changed (scroll, resize, load): gauges update from it."""
 
+    class SearchRequested(_ViewMessage):
+        """``/`` was pressed: the screen opens its search input for this view."""
+
+    class SearchEnded(_ViewMessage):
+        """The search ended (Esc in the view): the screen closes its search input."""
+
     def __init__(
         self,
         text: str = "",
         *,
         changed: frozenset[int] = frozenset(),
-        half_page_keys: bool = True,
+        review_keys: bool = True,
+        clock: Callable[[], float] = time.monotonic,
         name: str | None = None,
         id: str | None = None,
         classes: str | None = None,
     ) -> None:
         super().__init__(name=name, id=id, classes=classes)
-        # False: d and u are left to the screen (the plan report's diff and undo). A
-        # disabled action passes the key on, so the screen's own non-priority binding,
-        # which the key grace can hold, gets it.
-        self.half_page_keys = half_page_keys
+        # False: the review-only keys (u: next unseen, /: search) are left to the screen,
+        # e.g. the plan report's u (undo). A disabled action passes the key on, so the
+        # screen's own non-priority binding, which the key grace can hold, gets it.
+        self.review_keys = review_keys
+        self._clock = clock
+        self._coverage: ReviewCoverage | None = None
+        self._folded: set[int] = set()
+        self._query = ""
+        self._matches: list[Match] = []
+        self._matches_width = 0  # the width the matches were found at
+        self._match = -1  # index of the current match (-1: none yet)
         self._text = ""
         self._lines: list[str] = []
         self._source_total = 0
@@ -235,6 +281,14 @@ class PlanView(ScrollView, can_focus=True):
         self._source_total = len(self._lines) - (1 if self._text.endswith("\n") else 0)
         self._doc = parse_plan(self._text)
         self._changed = frozenset(changed)
+        keys = [section.digest for section in self._doc.sections]
+        if self._coverage is None:
+            self._coverage = ReviewCoverage(len(keys), keys=keys, clock=self._clock)
+        else:  # a new revision: sections with unchanged text stay seen
+            self._coverage = self._coverage.carry_over(keys)
+        self._folded.clear()
+        self._matches_width = 0
+        self._match = -1
         self._layouts.clear()
         self._rows.clear()
         self._width = 0
@@ -393,7 +447,253 @@ class PlanView(ScrollView, can_focus=True):
         self._ensure_section(index, extra=self._view_height)
         self._scroll_rows(self._vrows.offset(index))
 
+    # -- coverage: which sections were on screen (planshell.plan.review_coverage)
+
+    @property
+    def coverage(self) -> ReviewCoverage:
+        """The record of what this view has shown of its text (carried over unchanged sections)."""
+        assert self._coverage is not None  # set by load() in __init__
+        return self._coverage
+
+    def section_title(self, index: int) -> str:
+        """Section ``index``'s title as plain, sanitised text (the plan's title for a preamble)."""
+        if not 0 <= index < len(self._doc.sections):
+            return ""
+        section = self._doc.sections[index]
+        return plain_inline(section.title) if section.title else "(before the first heading)"
+
+    def unseen_titles(self) -> list[str]:
+        return [self.section_title(index) for index in self.coverage.unseen()]
+
+    def next_unseen(self) -> bool:
+        """Put the next section not yet seen on the top row (unfolded); False when all are seen."""
+        index = self.coverage.next_unseen(self.current_section())
+        if index is None:
+            return False
+        if index in self._folded:
+            self.toggle_fold(index)  # a folded section can never be seen
+        self.jump_to_section(index)
+        return True
+
+    def _visible_sections(self) -> list[VisibleSection]:
+        """The sections on screen and which of their rows (a folded one is never reported).
+
+        The blank row that separates a section from the next is not part of it.
+        """
+        vrows = self._vrows
+        if not self._doc.sections:
+            return []
+        top = self._top
+        bottom = min(top + self._view_height, vrows.total) - 1
+        visible: list[VisibleSection] = []
+        index = vrows.index_at(top)
+        while index < len(vrows) and vrows.offset(index) <= bottom:
+            start, height = vrows.offset(index), vrows.height(index)
+            if index not in self._folded and vrows.is_exact(index):
+                content = height - 1 if height > 1 else height
+                last = min(content - 1, bottom - start)
+                visible.append(VisibleSection(index, max(0, top - start), last, content))
+            index += 1
+        return visible
+
+    # -- fold
+
+    @property
+    def folded(self) -> frozenset[int]:
+        return frozenset(self._folded)
+
+    def toggle_fold(self, index: int | None = None) -> bool:
+        """Fold or unfold section ``index`` (default: the current one); True when now folded.
+
+        A folded section shows its heading and "… N lines folded"; a section
+        without a heading (a preamble) does not fold.
+        """
+        if index is None:
+            index = self.current_section()
+        if not 0 <= index < len(self._doc.sections) or not self._doc.sections[index].level:
+            return False
+        if index in self._folded:
+            self._folded.discard(index)
+        else:
+            self._folded.add(index)
+        self._rows.clear()
+        for layout in self._layouts.values():
+            if layout is self._vrows and index < layout.exact_prefix:
+                layout.measure(index, len(self._render_section(index)))
+            elif index < len(layout) and layout.is_exact(index):
+                layout.invalidate(index)
+        self._update_virtual_size()
+        self.jump_to_section(index)
+        self.refresh()
+        return index in self._folded
+
+    def _folded_rows(self, index: int, rows: list[RenderedLine]) -> list[RenderedLine]:
+        """The heading's rows, "… N lines folded", and the separating blank row."""
+        section = self._doc.sections[index]
+        heading = [row for row in rows if row.start == section.start] or rows[:1]
+        body = self._lines[section.start + 1 : section.end]
+        while body and not body[-1].strip():
+            body.pop()
+        noun = "line" if len(body) == 1 else "lines"
+        notice = Segment(f"… {len(body)} {noun} folded (z unfolds)", self._get_palette().muted)
+        last = max(section.start, section.end - 1)
+        return [
+            *heading,
+            RenderedLine([notice], section.start, section.start + 1),
+            RenderedLine([], last, last + 1),
+        ]
+
+    # -- copy
+
+    def section_markdown(self, index: int | None = None) -> str:
+        """The (sanitised) markdown source of section ``index`` (default: the current one)."""
+        if index is None:
+            index = self.current_section()
+        if not 0 <= index < len(self._doc.sections):
+            return ""
+        section = self._doc.sections[index]
+        return "\n".join(self._lines[section.start : section.end]).strip("\n") + "\n"
+
+    # -- search
+
+    @property
+    def search_active(self) -> bool:
+        return bool(self._query)
+
+    @property
+    def search_query(self) -> str:
+        return self._query
+
+    @property
+    def matches(self) -> list[Match]:
+        """Every match of the search at the current width (found on first use)."""
+        if self._query and self._matches_width != self._width:
+            self._find_matches()
+        return self._matches if self._query else []
+
+    @property
+    def current_match(self) -> int:
+        """Index into :attr:`matches` of the current match (-1: none)."""
+        return self._match if self._query else -1
+
+    def search(self, query: str) -> int:
+        """Highlight ``query`` (case-insensitive) and go to its first match at or below the top.
+
+        Returns how many matches there are. An empty query ends the search.
+        """
+        self._query = query
+        self._match = -1
+        self._matches_width = 0
+        if not query:
+            self.refresh()
+            return 0
+        matches = self.matches
+        top = self._top
+        for number, match in enumerate(matches):
+            if self._match_row(match) >= top:
+                self._go_to_match(number)
+                break
+        else:
+            if matches:
+                self._go_to_match(0)
+        self.refresh()
+        return len(matches)
+
+    def next_match(self, direction: int = 1) -> bool:
+        """Go to the next (``direction`` 1) or previous (-1) match, wrapping; False without any."""
+        matches = self.matches
+        if not matches:
+            return False
+        if self._match < 0:
+            number = 0 if direction > 0 else len(matches) - 1
+        else:
+            number = (self._match + direction) % len(matches)
+        self._go_to_match(number)
+        return True
+
+    def end_search(self) -> None:
+        self._query = ""
+        self._matches = []
+        self._match = -1
+        self.refresh()
+
+    def _find_matches(self) -> None:
+        """Scan every section's rows (as drawn unfolded, at the current width) for the query."""
+        self._matches_width = self._width
+        self._matches = []
+        needle = self._query.lower()
+        if not needle or not self._width:
+            return
+        folded, self._folded = self._folded, set()  # search the whole text, folded or not
+        try:
+            for index in range(len(self._doc.sections)):
+                for inside, row in enumerate(self._render_section(index)):
+                    for start, end in _find_all(" " * GUTTER + row.text, needle):
+                        self._matches.append(Match(index, inside, start, end))
+        finally:
+            self._folded = folded
+
+    def _match_row(self, match: Match) -> int:
+        if match.section in self._folded:
+            return self._vrows.offset(match.section)
+        return self._vrows.offset(match.section) + match.inside
+
+    def _go_to_match(self, number: int) -> None:
+        """Make match ``number`` current and show it a few rows below the top (unfolding it)."""
+        self._match = number
+        match = self._matches[number]
+        if match.section in self._folded:
+            self.toggle_fold(match.section)
+        self._ensure_section(match.section, extra=match.inside + self._view_height)
+        row = self._match_row(match)
+        top, height = self._top, self._view_height
+        if not top <= row < top + height:
+            self._scroll_rows(max(0, row - min(3, height // 3)))
+        self.refresh()
+
+    def _highlight_matches(self, strip: Strip, row: int) -> Strip:
+        text = strip.text
+        current: tuple[int, int, int] | None = None
+        if 0 <= self._match < len(self._matches) and self._matches_width == self._width:
+            match = self._matches[self._match]
+            if match.section not in self._folded:
+                current = (self._match_row(match), match.start, match.end)
+        plain = self.get_component_rich_style("plan-view--match", partial=True)
+        strong = self.get_component_rich_style("plan-view--match-current", partial=True)
+        for start, end in _find_all(text, self._query.lower()):
+            style = strong if current == (row, start, end) else plain
+            strip = highlight(strip, (start, end), style, GUTTER)
+        return strip
+
     # -- actions
+
+    def action_next_unseen(self) -> None:
+        if not self.next_unseen():
+            self.notify("Every section has been on screen.")
+
+    def action_search(self) -> None:
+        self.post_message(self.SearchRequested(self))
+
+    def action_prev_match(self) -> None:
+        if not self.search_active:
+            raise SkipAction()
+        self.next_match(-1)
+
+    def action_end_search(self) -> None:
+        if not self.search_active:
+            raise SkipAction()  # Esc means what the screen says it means
+        self.end_search()
+        self.post_message(self.SearchEnded(self))
+
+    def action_fold(self) -> None:
+        self.toggle_fold()
+
+    def action_copy_section(self) -> None:
+        if not self._doc.sections:
+            return
+        index = self.current_section()
+        self.app.copy_to_clipboard(self.section_markdown(index))
+        self.notify(f"Copied §{self.section_title(index)}", markup=False)  # a model-written title
 
     def action_line(self, delta: int) -> None:
         self._scroll_rows(self._top + delta)
@@ -412,6 +712,9 @@ class PlanView(ScrollView, can_focus=True):
         self._scroll_rows(max(0, self.content_height - self._view_height))
 
     def action_next_heading(self) -> None:
+        if self.search_active:
+            self.next_match(1)
+            return
         self.next_heading()
 
     def action_prev_heading(self) -> None:
@@ -477,6 +780,8 @@ class PlanView(ScrollView, can_focus=True):
         if strip is None:
             return Strip.blank(width, self.rich_style)
         strip = strip.crop_extend(0, width, self.rich_style)
+        if self._query:
+            strip = self._highlight_matches(strip, row)
         return drawn_row(strip, row, self.text_selection, self._highlight)
 
     # -- selection (mouse drag, then ctrl+c: ``Screen.action_copy_text``)
@@ -607,13 +912,16 @@ class PlanView(ScrollView, can_focus=True):
     def _render_section(self, index: int) -> list[RenderedLine]:
         # Not ``_render``: that name is Textual's (``Widget._render``, used by copy).
         section = self._doc.sections[index]
-        return render_section(
+        rows = render_section(
             self._lines,
             section,
             self._width,
             self._get_palette(),
             tag=CHANGED_TAG if index in self._changed and section.level else "",
         )
+        if index in self._folded and rows:
+            return self._folded_rows(index, rows)
+        return rows
 
     def _lay_out(self, index: int) -> _Rows:
         """Strips of section ``index`` at the current width (cached for a few sections)."""
@@ -741,13 +1049,35 @@ class PlanView(ScrollView, can_focus=True):
         """Post ``Scrolled`` when what a gauge shows has changed."""
         if not self._width:
             return
+        self.coverage.observe(self._visible_sections())
         state = (
             self._top,
             self.visible_range(),
             self.current_section(),
             self.overflowing,
             self.content_height,
+            self.coverage.seen_flags,
+            frozenset(self._folded),
         )
         if state != self._last_report:
             self._last_report = state
             self.post_message(self.Scrolled(self))
+
+
+def _find_all(text: str, needle: str) -> list[tuple[int, int]]:
+    """Character spans of every (case-insensitive) occurrence of ``needle`` in ``text``.
+
+    ``needle`` is lower case. Text whose lower case has another length (a few
+    letters outside ASCII) is matched as it is, so the spans stay true.
+    """
+    if not needle:
+        return []
+    lower = text.lower()
+    if len(lower) != len(text):
+        lower = text
+    spans: list[tuple[int, int]] = []
+    start = lower.find(needle)
+    while start >= 0:
+        spans.append((start, start + len(needle)))
+        start = lower.find(needle, start + len(needle))
+    return spans
