@@ -62,6 +62,7 @@ __all__ = [
     "ReviewComment",
     "add_comment",
     "carry_over",
+    "comments_from_blocks",
     "comments_message",
     "new_comment_id",
     "track",
@@ -309,6 +310,35 @@ def carry_over(
         store.write(path, text)
         ledger.record(path, written)
     return text
+
+
+def comments_from_blocks(
+    base: str, comments: Sequence[Comment], earlier: Sequence[ReviewComment]
+) -> list[ReviewComment]:
+    """The browser review's saved comments as tracked comments, ids after ``earlier``'s.
+
+    ``base`` is the plan without the person's review lines (``split_reviews``);
+    a browser comment is about one block, so its quote is that block's text.
+    """
+    doc = parse_plan(base)
+    lines = base.split("\n")
+    made: list[ReviewComment] = []
+    for comment in comments:
+        section = next(
+            (s for s in reversed(doc.sections) if s.start <= comment.start),
+            None,
+        )
+        block = "\n".join(lines[comment.start : comment.end]).strip()
+        made.append(
+            ReviewComment(
+                id=new_comment_id([*earlier, *made]),
+                section=section.title if section is not None else "",
+                quote=_quote(block),
+                text="\n".join(comment_lines(comment.text)),
+                quote_digest=_digest(_section_body(base, section)) if section is not None else "",
+            )
+        )
+    return made
 
 
 def comments_message(comments: Sequence[ReviewComment], feedback: str = "") -> str:
