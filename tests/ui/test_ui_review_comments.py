@@ -15,7 +15,8 @@ from typing import Any
 from textual.pilot import Pilot
 
 from planshell.llm.scripted import Reply, Request
-from planshell.plan.review_comments import RESOLVED_PREFIX, CommentStatus
+from planshell.plan.decider import Decision
+from planshell.plan.review_comments import RESOLVED_PREFIX, CommentStatus, ReviewComment
 from planshell.review_web.feedback import REVIEW_PREFIX
 from planshell.ui.screens.approve_mode import ApproveModeScreen
 from planshell.ui.screens.chat import ChatScreen
@@ -24,6 +25,7 @@ from planshell.ui.screens.confirm import ConfirmScreen
 from planshell.ui.screens.review import FeedbackArea, ReviewScreen
 from planshell.ui.widgets.comments_panel import CommentsPanel
 from tests.ui.plan_helpers import PLAN, SIZE, make_app, mode, plans_dir, runtime
+from tests.ui.review_helpers import ReviewHost, request_for, settle_review
 from tests.ui_helpers import idle, ready, send, until
 
 WRITE = ("write_plan", {"title": "Add caching", "content": PLAN, "plan_path": "caching.md"})
@@ -147,3 +149,44 @@ async def test_comment_with_the_file_changed_underneath_writes_nothing(project: 
         assert REVIEW_PREFIX not in plan_file.read_text()
         assert not review.query_one(CommentsPanel).display
         await pilot.press("escape")
+
+
+HOSTILE = ReviewComment(
+    "c1",
+    "Steps\x1b]0;pwned\x07",
+    "- [ ] step [bold]one[/bold]",
+    "Say which tests",
+    CommentStatus.ADDRESSED,
+    reply="done \x1b[2J[red]cleared[/red]",
+)
+STILL_OPEN = ReviewComment(
+    "c2", "Goal", "Cache widgets.", "Which widgets?", note="changed, no reply"
+)
+
+
+async def test_the_panel_shows_model_text_plainly_and_r_resends_open_comments() -> None:
+    app = ReviewHost(request_for(PLAN, comments=(HOSTILE, STILL_OPEN)))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle_review(pilot)
+        review = app.review_screen
+        assert review is not None
+        assert review.query_one(CommentsPanel).display  # comments: it opens by itself
+        shown = panel_text(review)
+        assert "↳ done [red]cleared[/red]" in shown  # markup is text, the escape is gone
+        assert "\x1b" not in shown and "step [bold]one[/bold]" in shown
+        assert "Comments · 1 open" in shown
+        await pilot.press("C")
+        assert not review.query_one(CommentsPanel).display
+        await pilot.press("c")  # no project here: nothing to write to, and it says so
+        await pilot.pause()
+        assert not isinstance(app.screen, CommentScreen)
+        assert any("need a project" in str(t.message) for t in app.toasts)
+        await pilot.press("r")
+        await until(pilot, lambda: isinstance(app.focused, FeedbackArea))
+        await pilot.press(*"also shorter", "enter")
+        await pilot.pause()
+    [review_result] = app.results
+    assert review_result is not None and review_result.decision is Decision.REFINE
+    assert review_result.comments == (STILL_OPEN,)  # the addressed one is done
+    assert "[c2]" in review_result.feedback and "[c1]" not in review_result.feedback
+    assert review_result.feedback.endswith("The user also wrote: also shorter")

@@ -22,7 +22,7 @@ from textual.widgets import Static
 
 from planshell.review_web.feedback import MAX_COMMENT_CHARS
 from planshell.sanitize import strip_terminal_controls
-from planshell.ui.screens.review import FeedbackArea
+from planshell.ui.widgets.feedback_area import FeedbackArea
 
 __all__ = ["CommentScreen"]
 

@@ -55,14 +55,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
-from textual import events, on
+from textual import on
 from textual.app import ComposeResult, SuspendNotSupported
 from textual.await_complete import AwaitComplete
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Static, TextArea
+from textual.widgets import Static
 
 from planshell.markdown import plain_inline
 from planshell.plan.decider import Decision, Review, ReviewRequest
@@ -81,6 +80,7 @@ from planshell.ui.keygrace import KeyGrace
 from planshell.ui.screens.confirm import ConfirmScreen
 from planshell.ui.screens.results import AnswersWhenRemoved
 from planshell.ui.widgets.comments_panel import CommentsPanel
+from planshell.ui.widgets.feedback_area import FeedbackArea
 from planshell.ui.widgets.gauge import GaugeState, PlanGauge
 from planshell.ui.widgets.plan_view import PlanView
 from planshell.ui.widgets.review_footer import (
@@ -159,59 +159,6 @@ class ConfirmDiscard(ConfirmScreen):
 
     def dismiss(self, result: bool | None = None) -> AwaitComplete:
         return super().dismiss(result is True)
-
-
-class FeedbackArea(TextArea):
-    """The refine editor: Enter submits, Ctrl+J (or Shift+Enter) inserts a newline, Esc goes back.
-
-    Enter and the newline keys are handled in ``on_key``, not as bindings:
-    bindings run after the key has bubbled up the DOM, so with fast typing (or
-    a paste) the newline could land after the characters typed next.
-    """
-
-    NEWLINE_KEYS: ClassVar[frozenset[str]] = frozenset(
-        {"ctrl+j", "newline", "shift+enter", "alt+enter"}
-    )
-
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "cancel", "Back to the plan", show=False),
-    ]
-
-    class Submitted(Message):
-        def __init__(self, area: FeedbackArea, text: str) -> None:
-            super().__init__()
-            self.area = area
-            self.text = text
-
-        @property
-        def control(self) -> FeedbackArea:
-            return self.area
-
-    class Cancelled(Message):
-        def __init__(self, area: FeedbackArea) -> None:
-            super().__init__()
-            self.area = area
-
-        @property
-        def control(self) -> FeedbackArea:
-            return self.area
-
-    def on_key(self, event: events.Key) -> None:
-        # Runs before TextArea's own key handler; prevent_default stops that one.
-        if event.key == "enter":
-            event.stop()
-            event.prevent_default()
-            self.post_message(self.Submitted(self, self.text))
-            return
-        if event.key in self.NEWLINE_KEYS:
-            event.stop()
-            event.prevent_default()
-            if not self.read_only:
-                start, end = self.selection
-                self.replace("\n", start, end, maintain_selection_offset=False)
-
-    def action_cancel(self) -> None:
-        self.post_message(self.Cancelled(self))
 
 
 class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
