@@ -14,6 +14,7 @@ from planshell.config import Settings
 from planshell.llm.scripted import ScriptedProvider
 from planshell.plan.decider import Review, ReviewRequest
 from planshell.plan.document import parse_plan
+from planshell.plan.review_comments import ReviewComment
 from planshell.plan.store import PlanStore
 from planshell.review_web.server import BrowserReview
 from planshell.runtime import Runtime, build_runtime
@@ -109,11 +110,14 @@ def serve(
     previous: str | None = None,
     grace: float = 10.0,
     heartbeat: float = 2.0,
+    comments: tuple[ReviewComment, ...] = (),
 ) -> Served:
     store = PlanStore(root)
     store.ensure_dir()
     path = store.write(store.plans_dir / "cache.md", text)
-    request = ReviewRequest(path, text, parse_plan(text).title, previous_text=previous)
+    request = ReviewRequest(
+        path, text, parse_plan(text).title, previous_text=previous, comments=comments
+    )
     served: Served
     decisions: list[Review] = []
     ended: list[str] = []

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from planshell.plan.receipt import Receipt
+    from planshell.plan.review_comments import ReviewComment
 
 
 class Decision(StrEnum):
@@ -30,6 +31,9 @@ class Review:
     # reviewed_text is the user's own edit of the plan: the engine saves it to the
     # plan file (atomically, through the plan store) before the approval holds.
     edited: bool = False
+    # With REFINE: every comment the feedback sends (new ones and open ones carried
+    # over); the engine tracks them and shows their status on the next revision.
+    comments: tuple[ReviewComment, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -49,6 +53,9 @@ class ReviewRequest:
     # A changed plan (approved, then changed on disk): the unified diff from the
     # approved text to ``text``; the front end shows it before the review.
     diff: str = ""
+    # The comments of the last round and their status in ``text`` (addressed: the
+    # model replied with a ``> [!RESOLVED]`` line; open otherwise): review_comments.track.
+    comments: tuple[ReviewComment, ...] = ()
 
 
 class ApprovalChoice(StrEnum):

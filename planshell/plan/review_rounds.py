@@ -19,6 +19,7 @@ from planshell.agent.events import Mode
 from planshell.plan.decider import Decider, Decision, Review, ReviewRequest
 from planshell.plan.document import changed_sections, parse_plan, validate_plan
 from planshell.plan.receipt import Receipt
+from planshell.plan.review_comments import ReviewComment, track
 from planshell.plan.store import PlanStore, PlanStoreError
 from planshell.sanitize import count_hidden
 from planshell.tools.base import ToolError
@@ -38,7 +39,9 @@ class ReviewRounds:
     zero the controller refuses mode changes. ``reviewed`` is the text last
     shown per plan, so the next review marks the sections changed since.
     ``receipt_provider`` is called at review and approval time; its result
-    rides in ``ReviewRequest.receipt``.
+    rides in ``ReviewRequest.receipt``. ``comments`` holds, per plan, the
+    comments the last refinement sent: the next review shows each as addressed
+    or open in the revision (:func:`planshell.plan.review_comments.track`).
     """
 
     def __init__(
@@ -58,6 +61,7 @@ class ReviewRounds:
         self.decider = decider
         self.receipt_provider = receipt_provider
         self.reviewed: dict[Path, str] = {}
+        self.comments: dict[Path, tuple[ReviewComment, ...]] = {}
         self.questions_open = 0
         self._mode = mode
         self._on_saved = on_saved
@@ -101,6 +105,16 @@ class ReviewRounds:
                     self.agent.emit(ev.Notice(notice, "warning"))
                     continue
                 self._record_receipt(final, path)
+                # The text approved is the text checked on disk: the one the screen
+                # showed, with the person's own comments when they wrote some.
+                text = current
+                self.comments.pop(path, None)  # approved: the comments are settled
+            elif review.decision is Decision.REFINE:
+                # What this refinement asked for; a refinement without comments (an
+                # edit sent as feedback, the browser's) keeps the open ones going.
+                self.comments[path] = review.comments or tuple(
+                    c for c in request.comments if c.open
+                )
             self.reviewed[path] = text
             return review, text
         return None
@@ -155,6 +169,7 @@ class ReviewRounds:
             allow_auto=self.settings.approve_auto,
             mode=self._mode().value,
             diff=diff,
+            comments=tuple(track(self.comments.get(path, ()), text)),
         )
 
     async def _current_receipt(self) -> Receipt | None:

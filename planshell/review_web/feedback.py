@@ -43,6 +43,8 @@ __all__ = [
     "FeedbackError",
     "ReviewLedger",
     "apply_reviews",
+    "code_lines",
+    "comment_lines",
     "review_lines",
     "split_reviews",
 ]
@@ -72,7 +74,7 @@ def _parser() -> MarkdownIt:
     return MarkdownIt("commonmark", {"html": False}).enable(["table", "strikethrough"])
 
 
-def _code_lines(text: str) -> set[int]:
+def code_lines(text: str) -> set[int]:
     """Line numbers inside fenced or indented code, at any nesting depth."""
     lines: set[int] = set()
     for token in _parser().parse(text):
@@ -97,11 +99,12 @@ def _body(line: str) -> str:
 def review_lines(comments: Iterable[Comment]) -> set[str]:
     """The review lines :func:`apply_reviews` writes for ``comments`` (what the ledger records)."""
     return {
-        f"{REVIEW_PREFIX} {line}" for comment in comments for line in _comment_lines(comment.text)
+        f"{REVIEW_PREFIX} {line}" for comment in comments for line in comment_lines(comment.text)
     }
 
 
-def _comment_lines(text: str) -> list[str]:
+def comment_lines(text: str) -> list[str]:
+    """A comment as review-line bodies: terminal controls removed, blank lines dropped."""
     clean = strip_terminal_controls(text)
     return [line.strip() for line in clean.splitlines() if line.strip()]
 
@@ -150,7 +153,7 @@ def split_reviews(text: str, authored: Authored) -> tuple[str, list[Comment]]:
     shown as such and approved as such. Nothing is ever dropped.
     """
     lines = text.split("\n")
-    code = _code_lines(text)
+    code = code_lines(text)
     candidates = [
         (start, end)
         for start, end in _runs(lines, code)
@@ -240,7 +243,7 @@ def apply_reviews(text: str, comments: Iterable[Comment], authored: Authored) ->
                 f"Lines {comment.start + 1}-{comment.end} are not a block of the plan "
                 "(it changed?); reload the page."
             )
-        body = _comment_lines(comment.text)
+        body = comment_lines(comment.text)
         if body:
             wanted.setdefault(key, []).extend(body)
     lines = base.split("\n")

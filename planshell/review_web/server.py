@@ -53,6 +53,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from planshell.plan.coverage import UnshownLine, unshown_lines, unshown_summary
 from planshell.plan.decider import Decision, Review, ReviewRequest
 from planshell.plan.document import changed_sections, parse_plan
+from planshell.plan.review_comments import ReviewComment, comments_from_blocks, comments_message
 from planshell.plan.store import PlanStore, PlanStoreError
 from planshell.review_web.feedback import (
     LEDGER,
@@ -64,10 +65,10 @@ from planshell.review_web.feedback import (
     review_lines,
     split_reviews,
 )
-from planshell.review_web.render import Block, highlight_css, render_plan_html
+from planshell.review_web.render import highlight_css, render_plan_html
 from planshell.sanitize import count_hidden, strip_terminal_controls
 
-__all__ = ["MAX_BODY_BYTES", "BrowserReview", "close_all", "feedback_message"]
+__all__ = ["MAX_BODY_BYTES", "BrowserReview", "close_all"]
 
 MAX_BODY_BYTES = 256 * 1024
 MAX_COMMENTS = 500
@@ -124,22 +125,6 @@ class _ApproveIn(BaseModel):
 
 class _CloseIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
-
-
-def feedback_message(blocks: list[Block], lines: list[str], comments: list[Comment]) -> str:
-    """What the model is told: where each comment sits and what it says."""
-    by_range = {(b.start, b.end): b for b in blocks}
-    parts = [
-        f"The reviewer left {len(comments)} comment(s) in the plan file as "
-        "`> [!REVIEW]` lines after the block each is about:",
-    ]
-    for comment in comments:
-        block = by_range.get((comment.start, comment.end))
-        first = lines[comment.start].strip() if comment.start < len(lines) else ""
-        where = f"{block.kind if block else 'block'} starting {first[:80]!r}"
-        parts.append(f"- On the {where}: {comment.text}")
-    parts.append("Revise the plan to address every comment and remove the `> [!REVIEW]` lines.")
-    return "\n".join(parts)
 
 
 class BrowserReview:
@@ -406,6 +391,7 @@ class BrowserReview:
 </header>
 <div id="banner" hidden><span id="banner-text"></span> <button type="button" id="reload" hidden>Reload</button></div>
 {_unshown_html(base, unshown)}
+{_comment_status_html(self.request.comments)}
 <div class="layout">
 <nav class="outline" aria-label="Outline"><ul>{"".join(outline)}</ul></nav>
 <main id="plan">{"".join(body)}</main>
@@ -455,8 +441,14 @@ class BrowserReview:
             self.ledger.record(self.request.path, review_lines(comments))
             self._claim()  # free: checked at the top, under this same lock
         base, written = split_reviews(new_text, self._authored())
-        message = feedback_message(render_plan_html(base), base.split("\n"), written)
-        self._deliver(Review(Decision.REFINE, feedback=message))
+        # Tracked like the TUI's comments (planshell.plan.review_comments): the next
+        # revision shows each as addressed or open; open ones of the last round go along.
+        earlier = [c for c in self.request.comments if c.open]
+        saved = comments_from_blocks(base, written, self.request.comments)
+        kept = {c.text for c in saved}
+        sent = [*(c for c in earlier if c.text not in kept), *saved]
+        message = comments_message(sent)
+        self._deliver(Review(Decision.REFINE, feedback=message, comments=tuple(sent)))
         return HTTPStatus.OK, {"ok": True, "saved": len(written)}
 
     def approve(self, data: _ApproveIn) -> tuple[HTTPStatus, dict[str, Any]]:
@@ -479,6 +471,41 @@ class BrowserReview:
     def close_from_page(self) -> tuple[HTTPStatus, dict[str, Any]]:
         self._end_without_decision("closed in the browser")
         return HTTPStatus.OK, {"ok": True}
+
+
+def _comment_status_html(comments: Sequence[ReviewComment]) -> str:
+    """Your comments of the last round, each addressed (with the model's reply) or open.
+
+    The same statuses as the TUI's comments panel (``ReviewRequest.comments``,
+    computed by the engine); every string escaped.
+    """
+    if not comments:
+        return ""
+    esc = html.escape
+    items: list[str] = []
+    for comment in comments:
+        status = "open" if comment.open else "addressed"
+        note = f' <span class="comment-note">({esc(comment.note)})</span>' if comment.note else ""
+        reply = (
+            f'<div class="comment-reply">\u21b3 {esc(strip_terminal_controls(comment.reply))}</div>'
+            if comment.reply
+            else ""
+        )
+        section = esc(strip_terminal_controls(comment.section)) or "(preamble)"
+        quote = esc(strip_terminal_controls(comment.quote).split("\n")[0][:160])
+        items.append(
+            f'<li class="comment-status -{status}"><strong>{status}</strong> '
+            f'<span class="comment-where">{section}</span>{note}'
+            f'<div class="comment-quote">{quote}</div>'
+            f'<div class="comment-text">{esc(strip_terminal_controls(comment.text))}</div>'
+            f"{reply}</li>"
+        )
+    open_count = sum(1 for c in comments if c.open)
+    return (
+        f'<details class="comment-statuses" open><summary>Your last comments: '
+        f"{len(comments) - open_count} addressed, {open_count} open</summary>"
+        f"<ul>{''.join(items)}</ul></details>"
+    )
 
 
 def _unshown_html(base: str, unshown: Sequence[UnshownLine]) -> str:

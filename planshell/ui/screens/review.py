@@ -12,6 +12,16 @@ Decisions (``planshell.plan.decider.Decision``):
 * ``r`` refine: an inline editor opens under the plan (the plan stays visible);
   Enter sends ``Review(REFINE, feedback)``, Ctrl+J adds a newline, an empty
   buffer does nothing, Esc goes back to the plan.
+* ``c`` comment: a small dialog (``CommentScreen``) takes a comment on the
+  section at the top of the view; it is written at once into the plan file as
+  ``> [!REVIEW]`` lines after the section's last block (the browser review's
+  format, :mod:`planshell.plan.review_comments`). ``C`` shows or hides the
+  comments panel (it opens by itself when there are comments): this round's
+  new comments and the last round's, each *addressed* (the model replied with
+  a ``> [!RESOLVED]`` line) or *open*. With comments, ``r`` sends them all,
+  and the open ones carried over, in one refinement (the typed text is
+  optional then): ``Review(REFINE, feedback, comments=...)``. ``a`` with open
+  comments asks "2 open comments: approve anyway?" first (*Back* focused).
 * ``Esc`` keep planning -> ``Review(KEEP)``; ``x`` -> ``Review(EXIT)``;
   ``D`` asks "Delete this plan file?" first, then ``Review(DISCARD)``.
 * ``e`` edits a temporary copy in ``$VISUAL``/``$EDITOR`` (or, when neither is
@@ -35,6 +45,7 @@ letters show in the footer once they work.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import os
 import shlex
@@ -44,23 +55,34 @@ from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
-from textual import events, on
+from textual import on
 from textual.app import ComposeResult, SuspendNotSupported
 from textual.await_complete import AwaitComplete
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Input, Static, TextArea
+from textual.widgets import Input, Static
 
 from planshell.markdown import plain_inline
 from planshell.plan.decider import Decision, Review, ReviewRequest
 from planshell.plan.document import changed_sections, parse_plan
+from planshell.plan.review_comments import (
+    ReviewComment,
+    add_comment,
+    carry_over,
+    comments_message,
+    new_comment_id,
+)
 from planshell.plan.review_coverage import unseen_question
+from planshell.plan.store import PlanStoreError
+from planshell.review_web.feedback import FeedbackError
 from planshell.sanitize import strip_terminal_controls
 from planshell.ui.keygrace import KeyGrace
 from planshell.ui.screens.confirm import ConfirmScreen
 from planshell.ui.screens.results import AnswersWhenRemoved
+from planshell.ui.widgets.comments_panel import CommentsPanel
+from planshell.ui.widgets.feedback_area import FeedbackArea
 from planshell.ui.widgets.gauge import GaugeState, PlanGauge
 from planshell.ui.widgets.plan_view import PlanView
 from planshell.ui.widgets.review_footer import (
@@ -70,7 +92,9 @@ from planshell.ui.widgets.review_footer import (
 )
 
 if TYPE_CHECKING:
+    from planshell.plan.document import Section
     from planshell.plan.receipt import Receipt
+    from planshell.plan.store import PlanStore
 
 __all__ = [
     "ConfirmDiscard",
@@ -186,59 +210,6 @@ class SearchInput(Input):
         self.post_message(self.Cancelled())
 
 
-class FeedbackArea(TextArea):
-    """The refine editor: Enter submits, Ctrl+J (or Shift+Enter) inserts a newline, Esc goes back.
-
-    Enter and the newline keys are handled in ``on_key``, not as bindings:
-    bindings run after the key has bubbled up the DOM, so with fast typing (or
-    a paste) the newline could land after the characters typed next.
-    """
-
-    NEWLINE_KEYS: ClassVar[frozenset[str]] = frozenset(
-        {"ctrl+j", "newline", "shift+enter", "alt+enter"}
-    )
-
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "cancel", "Back to the plan", show=False),
-    ]
-
-    class Submitted(Message):
-        def __init__(self, area: FeedbackArea, text: str) -> None:
-            super().__init__()
-            self.area = area
-            self.text = text
-
-        @property
-        def control(self) -> FeedbackArea:
-            return self.area
-
-    class Cancelled(Message):
-        def __init__(self, area: FeedbackArea) -> None:
-            super().__init__()
-            self.area = area
-
-        @property
-        def control(self) -> FeedbackArea:
-            return self.area
-
-    def on_key(self, event: events.Key) -> None:
-        # Runs before TextArea's own key handler; prevent_default stops that one.
-        if event.key == "enter":
-            event.stop()
-            event.prevent_default()
-            self.post_message(self.Submitted(self, self.text))
-            return
-        if event.key in self.NEWLINE_KEYS:
-            event.stop()
-            event.prevent_default()
-            if not self.read_only:
-                start, end = self.selection
-                self.replace("\n", start, end, maintain_selection_offset=False)
-
-    def action_cancel(self) -> None:
-        self.post_message(self.Cancelled(self))
-
-
 class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
     """Full-screen plan review; see the module docstring for the decisions."""
 
@@ -249,6 +220,8 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
         # Approve & run: asks how the plan runs, in words (ApproveModeScreen).
         Binding("a", "approve", "Approve & run", show=False),
         Binding("r", "refine", "Refine", show=False),
+        Binding("c", "comment", "Comment on this section", show=False),
+        Binding("C", "toggle_comments", "Show or hide the comments", show=False),
         Binding("escape", "keep", "Keep planning", show=False),
         Binding("x", "exit_plan", "Exit plan mode, keep the file", show=False),
         Binding("D", "discard", "Discard", show=False),
@@ -264,7 +237,9 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
         ("mouse drag", "Select plan text (ctrl+c copies it)"),
     ]
 
-    _DECISION_ACTIONS = frozenset({"approve", "refine", "exit_plan", "discard", "edit", "browser"})
+    _DECISION_ACTIONS = frozenset(
+        {"approve", "refine", "exit_plan", "discard", "edit", "browser", "comment"}
+    )
     GUARDED_ACTIONS: ClassVar[frozenset[str]] = _DECISION_ACTIONS | {"send_edit"}
 
     def __init__(self, request: ReviewRequest, *, read_only: bool = False) -> None:
@@ -274,6 +249,8 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
         self._edited: str | None = None  # the user's edit of the plan, when there is one
         self._refining = False  # the feedback editor is open
         self._unshown_shown_for: str | None = None  # the text the unshown-lines notice is about
+        self._new_comments: list[ReviewComment] = []  # written in this review (c)
+        self._panel_toggled = False  # C hid or showed the panel by hand
         from planshell.ui.browser_review import BrowserLink
 
         self.browser = BrowserLink(self)  # w: the same review in a browser, for anchored comments
@@ -289,7 +266,9 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
             yield Static("", id="review-changes")
             yield Static("", id="review-notice")
             yield Static("", id="review-unshown")  # lines the plan holds but the view does not show
-        yield PlanView(request.text, changed=request.changed_sections, id="plan-view")
+        with Horizontal(id="review-body"):
+            yield PlanView(request.text, changed=request.changed_sections, id="plan-view")
+            yield CommentsPanel(id="comments-panel")
         with Horizontal(id="search-bar"):
             yield Static("/", id="search-label")
             yield SearchInput(placeholder="search the plan", id="search-input", compact=True)
@@ -314,6 +293,7 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
         self.query_one("#refine").display = False
         self.query_one("#search-bar").display = False
         self.query_one("#gauge").display = False
+        self._show_comments()
         self._show_changes(len(self.request.changed_sections), "since your last review")
         self._show_notice(_with_hidden(self.request.notice, self.request.hidden))
         self._show_receipt(self.request.receipt)
@@ -493,6 +473,8 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
             return not self.read_only and not self._refining
         if action == "close":
             return self.read_only
+        if action == "toggle_comments":
+            return not self._refining
         if action in ("more_keys", "show_unshown"):
             return not self._refining
         if action == "send_edit":
@@ -503,16 +485,21 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
         """Ask how the plan runs (ApproveModeScreen); Esc there approves nothing.
 
         With sections never on screen, first ask "Not viewed: … — approve
-        anyway?" (ConfirmUnseen): its safe choice shows the first of them.
+        anyway?" (ConfirmUnseen): its safe choice shows the first of them. Then,
+        with open comments, "N open comments: approve anyway?"; its focused
+        choice, Esc and any dismissal go back to the plan.
         """
         if not self._unshown_checked():
             return
+        self._ask_unseen()
+
+    def _ask_unseen(self) -> None:
         unseen = self.plan_view.coverage.unseen()
         if unseen:
 
             def answered(anyway: bool | None) -> None:
                 if anyway is True and self.is_current:
-                    self._ask_mode()
+                    self._ask_comments()
                 elif self.is_current:
                     view = self.plan_view
                     if unseen[0] in view.folded:
@@ -521,6 +508,29 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
 
             titles = [self.plan_view.section_title(index) for index in unseen]
             self.app.push_screen(ConfirmUnseen(titles), answered)
+            return
+        self._ask_comments()
+
+    def _ask_comments(self) -> None:
+        count = len(self.open_comments)
+        if count:
+            noun = "comment" if count == 1 else "comments"
+
+            def answered(yes: bool | None) -> None:
+                if yes is True and self.is_current:
+                    self._ask_mode()
+
+            self.app.push_screen(
+                ConfirmScreen(
+                    f"{count} open {noun}: approve anyway?",
+                    detail="The model has not replied to them; the plan keeps them as "
+                    "> [!REVIEW] lines. r sends them instead.",
+                    yes="Approve anyway",
+                    no="Back to the plan",
+                    default=False,
+                ),
+                answered,
+            )
             return
         self._ask_mode()
 
@@ -577,6 +587,15 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
 
     def action_refine(self) -> None:
         self._refining = True
+        count = len(self.open_comments)
+        label = Text.assemble(("Tell the model what to change", "bold"))
+        if count:
+            noun = "comment" if count == 1 else "comments"
+            label = Text.assemble(
+                (f"Sends {count} {noun}", "bold"), " and what you add here (optional)"
+            )
+        label.append("   Enter send · Ctrl+J new line · Esc back", "dim")
+        self.query_one("#refine-label", Static).update(label)
         self.query_one("#refine").display = True
         self.query_one(FeedbackArea).focus()
 
@@ -617,16 +636,123 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
     def _submit_feedback(self, event: FeedbackArea.Submitted) -> None:
         event.stop()
         text = event.text.strip()
-        if not text:
+        comments = self.open_comments
+        if not text and not comments:
             return  # an empty buffer does nothing
         if self._edited is not None:
             text = f"{text}\n\n{edit_feedback(self.request.text, self._edited)}"
-        self.dismiss(Review(Decision.REFINE, feedback=text))
+        if not comments:
+            self.dismiss(Review(Decision.REFINE, feedback=text))
+            return
+        if not self._carry_over():
+            return
+        self.dismiss(
+            Review(
+                Decision.REFINE,
+                feedback=comments_message(comments, text),
+                comments=tuple(comments),
+            )
+        )
 
     @on(FeedbackArea.Cancelled)
     def _close_feedback(self, event: FeedbackArea.Cancelled) -> None:
         event.stop()
         self._close_refine()
+
+    # -- comments
+
+    @property
+    def open_comments(self) -> list[ReviewComment]:
+        """The earlier rounds' open comments, then this round's: what ``r`` sends."""
+        return [c for c in self.request.comments if c.open] + self._new_comments
+
+    def _store(self) -> PlanStore | None:
+        """The project's plan store (every plan write goes through it); None without a project."""
+        return getattr(getattr(self.app, "runtime", None), "store", None)
+
+    def action_comment(self) -> None:
+        """Comment on a section: the dialog starts on the one at the top of the view.
+
+        Section only: the plan view has no line selection to anchor a range to.
+        """
+        if self._edited is not None:
+            self.notify(
+                "Comments go on the plan file: approve or send your edit first.",
+                severity="warning",
+            )
+            return
+        if self._store() is None:
+            self.notify("Comments need a project; not available here.", severity="warning")
+            return
+        view = self.plan_view
+        sections = view.sections
+        if not sections:
+            return
+        from planshell.ui.screens.comment import CommentScreen
+
+        def body(section: Section) -> str:
+            return "\n".join(section.text.split("\n")[1 if section.level else 0 :]).strip()
+
+        def answered(answer: tuple[int, str] | None) -> None:
+            if answer is not None and self.is_current:
+                self._write_comment(*answer)
+
+        choices = [(plain_inline(s.title), body(s)) for s in sections]
+        self.app.push_screen(CommentScreen(choices, view.current_section()), answered)
+
+    def _write_comment(self, index: int, text: str) -> None:
+        store = self._store()
+        if store is None:
+            return
+        comment_id = new_comment_id([*self.request.comments, *self._new_comments])
+        try:
+            new_text, comment = add_comment(
+                store,
+                self.request.path,
+                self.request.text,
+                index,
+                text,
+                comment_id=comment_id,
+            )
+        except (FeedbackError, PlanStoreError) as exc:
+            self.notify(f"The comment was not written: {exc}", severity="error")
+            return
+        self._new_comments.append(comment)
+        self._plan_text_now(new_text)
+        self._show_comments()
+
+    def _plan_text_now(self, text: str) -> None:
+        """The plan file now holds ``text`` (planshell wrote the person's comments into it)."""
+        offset = self.plan_view.scroll_y
+        self.request = dataclasses.replace(self.request, text=text)
+        self.plan_view.load(text, self.request.changed_sections)
+        self.plan_view.call_after_refresh(self.plan_view.scroll_to, y=offset, animate=False)
+
+    def _carry_over(self) -> bool:
+        """Write back open comments the revision removed, so the model can reply to them."""
+        carried = [c for c in self.request.comments if c.open]
+        store = self._store()
+        if not carried or store is None:
+            return True
+        try:
+            text = carry_over(store, self.request.path, self.request.text, carried)
+        except (FeedbackError, PlanStoreError) as exc:
+            self.notify(f"The comments were not sent: {exc}", severity="error")
+            return False
+        if text != self.request.text:
+            self._plan_text_now(text)
+        return True
+
+    def _show_comments(self) -> None:
+        panel = self.query_one(CommentsPanel)
+        panel.show(self.request.comments, self._new_comments)
+        if not self._panel_toggled:
+            panel.display = bool(self.request.comments or self._new_comments)
+
+    def action_toggle_comments(self) -> None:
+        panel = self.query_one(CommentsPanel)
+        self._panel_toggled = True
+        panel.display = not panel.display
 
     # -- editing
 
