@@ -35,6 +35,7 @@ from planshell.plan.report import build_report, render_markdown
 from planshell.plan.review_rounds import KEPT_CHANGING, ReviewRounds
 from planshell.plan.run_log import RunLog
 from planshell.plan.scope import plan_scope
+from planshell.plan.staleness import CitedRecord, Staleness, check_cited, cited_diffs, record_cited
 from planshell.plan.steps import StepUpdate, checklist, tick_steps, tick_todos
 from planshell.plan.store import PlanStore, PlanStoreError
 from planshell.plan.undo import UndoPlan, commits_during
@@ -120,6 +121,7 @@ class PlanController:
             mode=lambda: self.mode,
             receipt_provider=self.receipt,
             on_saved=self._plan_updated,
+            cited_check=self.cited_check,
         )
         # Set by the runtime: an approval's permission mode ("accept-edits", "ask"),
         # and the mode in force now (recorded with an approval, back when the plan ends).
@@ -337,6 +339,7 @@ class PlanController:
         self.plan_path = path
         self.changed_plan = None
         if record is None:  # a new approval, not a resumed one: record the project first
+            self._warn_stale(path)
             self.undo_keeper.start()
             before = self.permission_mode_now() if self.permission_mode_now is not None else None
             if self.approval is not None:  # approved again while executing: same "before"
@@ -533,9 +536,31 @@ class PlanController:
         except PlanStoreError as exc:
             raise ToolError(str(exc)) from None
         self.plan_path = written
+        self._record_cited(written, text)
         self._plan_updated(written, text)
         self._record_mode()
         return written
+
+    def _record_cited(self, path: Path, text: str) -> None:
+        """Note HEAD and the cited files' hashes beside the plan (planshell/plan/staleness.py)."""
+        record = record_cited(self.agent.ctx.root, text)
+        try:
+            self.store.write_cited(path, record.to_json())
+        except PlanStoreError as exc:
+            self.agent.emit(ev.Notice(f"Cited files not recorded: {exc}", "warning"))
+
+    def cited_check(self, path: Path) -> tuple[Staleness, str] | None:
+        """Which of ``path``'s cited files changed since it was written, and their diffs.
+
+        None when the plan has no usable record (written before this existed, or by hand).
+        """
+        raw = self.store.read_cited(path)
+        record = CitedRecord.from_json(raw) if raw is not None else None
+        if record is None:
+            return None
+        root = self.agent.ctx.root
+        staleness = check_cited(root, record)
+        return staleness, cited_diffs(root, record, staleness) if staleness.stale else ""
 
     async def review(self, plan_path: str) -> str:
         """exit_plan_mode: show the plan to the user and act on the decision."""
@@ -686,6 +711,15 @@ class PlanController:
             case _:
                 return prompts.keep_result(review.feedback)
 
+    def _warn_stale(self, path: Path) -> None:
+        """At the start of execution: a Notice when cited files changed since the plan was written."""
+        try:
+            checked = self.cited_check(path)
+        except (OSError, PlanStoreError):
+            return
+        if checked is not None and checked[0].stale:
+            self.agent.emit(ev.Notice(f"Plan {checked[0].summary}", "warning"))
+
     def _end_plan_permissions(self, why: str) -> None:
         """The plan ends: its permission mode goes, the one before the approval comes back.
 
@@ -719,6 +753,7 @@ class PlanController:
         path = change.path
         if change.approved is not None:
             self.reviews.reviewed[path] = change.approved  # the review marks what changed since
+            self.reviews.feedback.pop(path, None)  # no refinement was asked for this change
         self._end_plan_permissions("Plan paused (it changed on disk)")
         self.enter_plan(plan_path=path)
         self.changed_plan = change

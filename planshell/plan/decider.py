@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from planshell.plan.receipt import Receipt
+    from planshell.plan.staleness import Staleness
 
 
 class Decision(StrEnum):
@@ -49,6 +50,13 @@ class ReviewRequest:
     # A changed plan (approved, then changed on disk): the unified diff from the
     # approved text to ``text``; the front end shows it before the review.
     diff: str = ""
+    # Sections that changed although the feedback of the last review named others
+    # (planshell/plan/revision_diff.py, ``unrequested_changes``).
+    unrequested: tuple[str, ...] = ()
+    # Cited files changed since the plan was written (planshell/plan/staleness.py),
+    # and their diffs (or a note of what changed) for the review's ``s``.
+    staleness: Staleness | None = None
+    stale_diff: str = ""
 
 
 class ApprovalChoice(StrEnum):
