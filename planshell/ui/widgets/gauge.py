@@ -31,6 +31,7 @@ class GaugeState:
     total: int = 0
     section: str = ""
     changed: bool = False
+    places: str = ""  # the revision diff, when shown: "change 2/5" or "5 changes"
 
     @property
     def percent(self) -> int:
@@ -61,10 +62,13 @@ def gauge_text(state: GaugeState, width: int) -> Text:
     range_text = f"  lines {state.first:,}–{state.last:,} of {state.total:,}"
     tag = " · changed" if state.changed else ""
     section = f"  § {state.section}" if state.section else ""
+    places = f"  {state.places}" if state.places else ""
 
     def build(bar_width: int, show_range: bool, name: str) -> Text:
         filled = round(bar_width * percent / 100)
         text = Text(no_wrap=True, overflow="crop")
+        if places:  # first: it is what ]c / [c move through
+            text.append(places.lstrip() + "  ", "gauge--places")
         text.append("▰" * filled, "gauge--bar")
         text.append("▱" * (bar_width - filled), "gauge--track")
         text.append(f" {percent:>3}%", "gauge--percent")
@@ -99,6 +103,7 @@ class PlanGauge(Widget):
         "gauge--range",
         "gauge--section",
         "gauge--changed",
+        "gauge--places",
     }
 
     DEFAULT_CSS = """
@@ -109,6 +114,7 @@ class PlanGauge(Widget):
     PlanGauge > .gauge--range { color: $text-muted; }
     PlanGauge > .gauge--section { color: $text-accent; }
     PlanGauge > .gauge--changed { color: $text-warning; text-style: italic; }
+    PlanGauge > .gauge--places { color: $text-success; text-style: bold; }
     """
 
     def __init__(
