@@ -53,6 +53,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from planshell.plan.coverage import UnshownLine, unshown_lines, unshown_summary
 from planshell.plan.decider import Decision, Review, ReviewRequest
 from planshell.plan.document import changed_sections, parse_plan
+from planshell.plan.revision_diff import RevisionDiff, revision_diff
 from planshell.plan.store import PlanStore, PlanStoreError
 from planshell.review_web.feedback import (
     LEDGER,
@@ -406,6 +407,7 @@ class BrowserReview:
 </header>
 <div id="banner" hidden><span id="banner-text"></span> <button type="button" id="reload" hidden>Reload</button></div>
 {_unshown_html(base, unshown)}
+{self._changes_html(base)}
 <div class="layout">
 <nav class="outline" aria-label="Outline"><ul>{"".join(outline)}</ul></nav>
 <main id="plan">{"".join(body)}</main>
@@ -421,6 +423,28 @@ class BrowserReview:
 </html>
 """
         return page.encode("utf-8")
+
+    def _changes_html(self, base: str) -> str:
+        """What changed since the last review (a toggle), sections changed without request,
+        and cited files changed since the plan was written: as the TUI's header shows them."""
+        request = self.request
+        parts: list[str] = []
+        if request.unrequested:
+            names = ", ".join(html.escape(strip_terminal_controls(t)) for t in request.unrequested)
+            parts.append(f'<p class="unrequested">\u26a0 Changed without request: {names}</p>')
+        if request.staleness is not None and request.staleness.stale:
+            summary = html.escape(strip_terminal_controls(request.staleness.summary))
+            parts.append(f'<p class="stale">\u26a0 Plan {summary}</p>')
+        diff = revision_diff(request.previous_text, base)
+        if not diff.empty:
+            count = diff.places
+            noun = "place" if count == 1 else "places"
+            parts.append(
+                f'<details id="revision-diff"><summary>What changed since your last review '
+                f"({count} changed {noun}) \u2014 show the diff (d)</summary>"
+                f"{_diff_html(diff)}</details>"
+            )
+        return f'<div class="changes">{"".join(parts)}</div>' if parts else ""
 
     # -- decisions from the page
 
@@ -479,6 +503,30 @@ class BrowserReview:
     def close_from_page(self) -> tuple[HTTPStatus, dict[str, Any]]:
         self._end_without_decision("closed in the browser")
         return HTTPStatus.OK, {"ok": True}
+
+
+def _diff_html(diff: RevisionDiff) -> str:
+    """The revision diff as escaped text: deleted words in ``<del>``, inserted ones in ``<ins>``.
+
+    The same engine output as the TUI's ``d`` (:func:`planshell.plan.revision_diff.revision_diff`).
+    """
+    tags = {"insert": "ins", "delete": "del"}
+    out: list[str] = []
+    for change in diff.changes:
+        title = html.escape(strip_terminal_controls(change.title)) or "(before the first heading)"
+        lines: list[str] = []
+        for line in change.lines:
+            pieces = []
+            for fragment in line.fragments:
+                text = html.escape(strip_terminal_controls(fragment.text))
+                tag = tags.get(fragment.op)
+                pieces.append(f"<{tag}>{text}</{tag}>" if tag else text)
+            lines.append("".join(pieces))
+        out.append(
+            f'<section class="diff-section"><h3>{title} <span class="diff-kind">{change.kind}'
+            f'</span></h3><pre class="diff">{chr(10).join(lines)}</pre></section>'
+        )
+    return "".join(out)
 
 
 def _unshown_html(base: str, unshown: Sequence[UnshownLine]) -> str:

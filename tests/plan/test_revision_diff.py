@@ -139,3 +139,29 @@ def test_a_subsection_of_a_named_section_is_named():
     old = "# P\n\n## Steps\n\n### Part A\nx = 1 here\n\n## Risks\nnone\n"
     new = "# P\n\n## Steps\n\n### Part A\nx = 2 here\n\n## Risks\nsome\n"
     assert unrequested_changes(old, new, "Rework the Steps") == ("Risks",)
+
+
+# ------------------------------------------------------------------ through the review rounds
+
+
+async def test_the_review_after_a_refinement_flags_what_was_not_asked_for(tmp_path):
+    from planshell.llm.scripted import Reply
+    from planshell.plan.decider import Decision, Review
+    from tests.engine_helpers import make_runtime, write_and_review
+
+    runtime, _, decider, _ = make_runtime(
+        tmp_path,
+        [
+            *write_and_review("Cache", OLD),
+            *write_and_review("Cache", NEW),
+            Reply(text="ok"),
+        ],
+        [Review(Decision.REFINE, feedback="Steps: replace two with three and four")],
+    )
+    runtime.plan.enter_plan()
+    await runtime.agent.submit("plan")
+    first, second = decider.requests
+    assert first.unrequested == () and first.previous_text is None
+    assert second.previous_text == first.text
+    assert second.unrequested == ("Goal", "Risks")
+    runtime.close()
