@@ -441,7 +441,7 @@ class BrowserReview:
             noun = "place" if count == 1 else "places"
             parts.append(
                 f'<details id="revision-diff"><summary>What changed since your last review '
-                f"({count} changed {noun}) \u2014 show the diff (d)</summary>"
+                f"({count} changed {noun}) \u2014 show the diff</summary>"
                 f"{_diff_html(diff)}</details>"
             )
         return f'<div class="changes">{"".join(parts)}</div>' if parts else ""
