@@ -536,17 +536,26 @@ class PlanController:
         except PlanStoreError as exc:
             raise ToolError(str(exc)) from None
         self.plan_path = written
-        self._record_cited(written, text)
         self._plan_updated(written, text)
         self._record_mode()
         return written
 
-    def _record_cited(self, path: Path, text: str) -> None:
-        """Note HEAD and the cited files' hashes beside the plan (planshell/plan/staleness.py)."""
-        record = record_cited(self.agent.ctx.root, text)
+    async def record_cited(self, path: Path) -> None:
+        """Note HEAD and the cited files' hashes beside the plan just written (``write_plan``).
+
+        Off the event loop: it runs git and hashes up to 64 MiB of files
+        (planshell/plan/staleness.py). A plan that cannot be read or recorded
+        gets a notice, and its review simply has no staleness chip.
+        """
+        root = self.agent.ctx.root
+
+        def record() -> None:
+            text = self.store.read(path)
+            self.store.write_cited(path, record_cited(root, text).to_json())
+
         try:
-            self.store.write_cited(path, record.to_json())
-        except PlanStoreError as exc:
+            await asyncio.to_thread(record)
+        except (PlanStoreError, OSError) as exc:
             self.agent.emit(ev.Notice(f"Cited files not recorded: {exc}", "warning"))
 
     def cited_check(self, path: Path) -> tuple[Staleness, str] | None:

@@ -11,7 +11,8 @@ warn: "written at abc1234; 2 cited files changed since".
 The repository is hostile: only regular files inside the project are hashed
 (a symlink is noted, never followed; a FIFO is refused on the open descriptor
 by the safe reader), each under :data:`MAX_HASH_BYTES`, at most
-:data:`MAX_CITED` of them. :func:`cited_diffs` shows what changed: the earlier
+:data:`MAX_CITED` of them and :data:`MAX_HASH_TOTAL` bytes in all; the
+controller records off the event loop. :func:`cited_diffs` shows what changed: the earlier
 content comes from git's object store (``git cat-file blob``, which runs no
 diff driver or textconv a repository could configure) when it is there, and
 the diff is made here with difflib.
@@ -46,6 +47,7 @@ __all__ = [
 
 MAX_CITED = 100  # files hashed per plan
 MAX_HASH_BYTES = 4 << 20  # a cited file over this is noted, not hashed
+MAX_HASH_TOTAL = 64 << 20  # bytes hashed per record; files past it are noted, not hashed
 MAX_DIFF_LINES = 400  # lines of diff shown per file
 GIT_TIMEOUT = 10.0
 SHOWN = 3  # files named in the one-line summary
@@ -206,12 +208,28 @@ def _head(root: Path) -> str | None:
 
 def record_cited(root: Path, text: str) -> CitedRecord:
     """HEAD and the hashes of the files plan ``text`` cites (only those that exist)."""
-    files = tuple(
-        cited
-        for cited in (_hash(root, rel) for rel in _cited_paths(text))
-        if cited.note != "missing"
-    )
-    return CitedRecord(_head(root), files)
+    files: list[CitedFile] = []
+    budget = MAX_HASH_TOTAL
+    for rel in _cited_paths(text):
+        size = _size(root, rel)
+        if size is not None and size > budget:
+            files.append(CitedFile(rel, note="over the hashing budget: not hashed"))
+            continue
+        cited = _hash(root, rel)
+        if cited.note == "missing":
+            continue
+        if cited.sha256 is not None:
+            budget -= size or 0
+        files.append(cited)
+    return CitedRecord(_head(root), tuple(files))
+
+
+def _size(root: Path, rel: str) -> int | None:
+    """The size ``lstat`` gives (a symlink's own), or None when there is nothing there."""
+    try:
+        return (Path(root) / rel).lstat().st_size
+    except OSError:
+        return None
 
 
 def check_cited(root: Path, record: CitedRecord) -> Staleness:

@@ -123,6 +123,18 @@ def test_a_symlink_is_not_followed_and_a_huge_file_not_read(tmp_path: Path):
     assert not check_cited(tmp_path, record).stale  # nothing hashed, nothing compared
 
 
+def test_hashing_stops_at_the_budget(tmp_path: Path, monkeypatch):
+    from planshell.plan import staleness
+
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "a.py").write_bytes(b"a" * 600)
+    (tmp_path / "src" / "b.py").write_bytes(b"b" * 600)
+    monkeypatch.setattr(staleness, "MAX_HASH_TOTAL", 1000)
+    record = record_cited(tmp_path, PLAN)
+    assert record.files[0].sha256 is not None
+    assert record.files[1].sha256 is None and "budget" in record.files[1].note
+
+
 def test_a_fifo_does_not_hang(tmp_path: Path):
     (tmp_path / "src").mkdir()
     os.mkfifo(tmp_path / "src" / "a.py")
@@ -163,14 +175,13 @@ async def test_write_plan_records_and_review_and_execution_warn(repo: Path):
         [lambda request: Review(Decision.APPROVE, reviewed_text=request.text)],
     )
     runtime.plan.enter_plan()
-    original = runtime.plan.write_plan  # the file changes right after the plan is written
+    original = runtime.plan.record_cited  # the file changes right after the plan is recorded
 
-    def write_then_change(title, content, plan_path):
-        written = original(title, content, plan_path)
+    async def record_then_change(path):
+        await original(path)
         (repo / "src" / "a.py").write_text("a = 99\n")
-        return written
 
-    runtime.plan.write_plan = write_then_change  # type: ignore[method-assign]
+    runtime.plan.record_cited = record_then_change  # type: ignore[method-assign]
     await runtime.agent.submit("plan")
     request = decider.requests[0]
     store = PlanStore(repo)
