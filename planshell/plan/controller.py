@@ -722,10 +722,13 @@ class PlanController:
 
     def _warn_stale(self, path: Path) -> None:
         """At the start of execution: a Notice when cited files changed since the plan was written."""
-        try:
-            checked = self.cited_check(path)
-        except (OSError, PlanStoreError):
-            return
+        if path in self.reviews.cited:  # the review just checked: its answer, not a second hashing
+            checked = self.reviews.cited.pop(path)
+        else:
+            try:
+                checked = self.cited_check(path)
+            except (OSError, PlanStoreError):
+                return
         if checked is not None and checked[0].stale:
             self.agent.emit(ev.Notice(f"Plan {checked[0].summary}", "warning"))
 

@@ -67,6 +67,8 @@ class ReviewRounds:
         self.receipt_provider = receipt_provider
         self.reviewed: dict[Path, str] = {}
         self.feedback: dict[Path, str] = {}
+        # The last cited-files check per plan: the approval's notice reuses it (no second hashing).
+        self.cited: dict[Path, tuple[Staleness, str] | None] = {}
         self.cited_check = cited_check
         self.questions_open = 0
         self._mode = mode
@@ -87,6 +89,7 @@ class ReviewRounds:
             text = self.read(path)
             shown = await self._current_receipt()
             cited = await self._cited(path)
+            self.cited[path] = cited
             request = self._request(path, text, notice, shown, diff, cited)
             self.questions_open += 1
             try:

@@ -193,3 +193,16 @@ async def test_write_plan_records_and_review_and_execution_warn(repo: Path):
     store.delete(request.path)
     assert not store.cited_path(request.path).exists()
     runtime.close()
+
+
+@needs_git
+async def test_executing_a_saved_plan_warns_without_a_review(repo: Path):
+    runtime, _, _, recorder = make_runtime(repo)
+    store = PlanStore(repo)
+    path = store.write(store.plans_dir / "touch.md", PLAN)
+    await runtime.plan.record_cited(path)
+    (repo / "src" / "b.py").write_text("b = 2\n")
+    runtime.plan.execute_existing(path)
+    notices = [e.message for e in recorder.events if isinstance(e, ev.Notice)]
+    assert any("1 cited file changed since: src/b.py" in text for text in notices)
+    runtime.close()
