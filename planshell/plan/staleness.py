@@ -247,6 +247,14 @@ def _earlier(root: Path, cited: CitedFile) -> bytes | None:
     """The bytes the file had when the plan was written, if git still has them."""
     if cited.blob is None:
         return None
+    sized = _git(root, ["cat-file", "-s", cited.blob])  # a forged id may name a huge object
+    if sized is None or sized.returncode != 0:
+        return None
+    try:
+        if int(sized.stdout.strip() or b"-1") > MAX_HASH_BYTES:
+            return None
+    except ValueError:
+        return None
     done = _git(root, ["cat-file", "blob", cited.blob])
     if done is None or done.returncode != 0:
         return None

@@ -206,3 +206,24 @@ async def test_executing_a_saved_plan_warns_without_a_review(repo: Path):
     notices = [e.message for e in recorder.events if isinstance(e, ev.Notice)]
     assert any("1 cited file changed since: src/b.py" in text for text in notices)
     runtime.close()
+
+
+@needs_git
+def test_a_forged_blob_id_naming_a_huge_object_is_not_read(repo: Path, monkeypatch):
+    from planshell.plan import staleness
+
+    record = record_cited(repo, PLAN)
+    (repo / "big.bin").write_bytes(b"x" * 5000)
+    git(repo, "add", "big.bin")
+    blob = git(repo, "hash-object", "big.bin").strip()
+    forged = CitedRecord(
+        record.head, tuple(f.__class__(f.path, f.sha256, blob, f.note) for f in record.files)
+    )
+    calls: list[list[str]] = []
+    real_git = staleness._git
+    monkeypatch.setattr(
+        staleness, "_git", lambda root, args: calls.append(args) or real_git(root, args)
+    )
+    monkeypatch.setattr(staleness, "MAX_HASH_BYTES", 1000)
+    assert staleness._earlier(repo, forged.files[0]) is None
+    assert ["cat-file", "blob", blob] not in calls  # its size was asked, its content never read
