@@ -233,6 +233,7 @@ class PlanView(ScrollView, can_focus=True):
         self._diff_lines: dict[int, tuple[DiffLine, ...]] = {}
         self._places: list[tuple[int, int]] = []
         self._diff_on = False
+        self._diff_firsts: dict[tuple[int, int], list[int]] = {}  # (section, width): line rows
         self._place = -1  # the place a jump last landed on (-1: none)
         self._place_top = -1  # the top row that jump left (a scroll since forgets the place)
         self.load(text, changed)
@@ -248,6 +249,7 @@ class PlanView(ScrollView, can_focus=True):
         self._doc = parse_plan(self._text)
         self._changed = frozenset(changed)
         self._diff, self._diff_lines, self._places = RevisionDiff(), {}, []
+        self._diff_firsts.clear()
         self._diff_on, self._place, self._place_top = False, -1, -1
         self._layouts.clear()
         self._rows.clear()
@@ -268,6 +270,7 @@ class PlanView(ScrollView, can_focus=True):
     def set_diff(self, diff: RevisionDiff) -> None:
         """The diff from the revision last reviewed to this text (shown by :meth:`show_diff`)."""
         self._diff = diff
+        self._diff_firsts.clear()
         self._diff_lines = diff.by_section()
         self._places = diff.place_lines()
         self._place = self._place_top = -1
@@ -300,7 +303,11 @@ class PlanView(ScrollView, can_focus=True):
         """Row of the display line where changed place ``number`` starts (diff shown)."""
         index, line = self._places[number]
         self._ensure_section(index)
-        return self._vrows.offset(index) + self._diff_rows(index)[1][line]
+        key = (index, self._width)
+        firsts = self._diff_firsts.get(key)
+        if firsts is None:
+            firsts = self._diff_firsts[key] = self._diff_rows(index)[1]
+        return self._vrows.offset(index) + firsts[line]
 
     def jump_to_place(self, number: int) -> None:
         if not self._diff_on or not 0 <= number < len(self._places):
@@ -338,6 +345,7 @@ class PlanView(ScrollView, can_focus=True):
         anchor = self._anchor() if self._width else None
         self._layouts.clear()
         self._rows.clear()
+        self._diff_firsts.clear()
         self._relayout(anchor)
 
     def _diff_rows(self, index: int) -> tuple[list[RenderedLine], list[int]]:
