@@ -37,6 +37,7 @@ from planshell.plan.report import build_report, render_markdown
 from planshell.plan.review_rounds import KEPT_CHANGING, ReviewRounds
 from planshell.plan.run_log import RunLog
 from planshell.plan.scope import plan_scope
+from planshell.plan.staleness import CitedRecord, Staleness, check_cited, cited_diffs, record_cited
 from planshell.plan.steps import StepUpdate, checklist, tick_steps, tick_todos
 from planshell.plan.store import PlanStore, PlanStoreError
 from planshell.plan.undo import UndoPlan, commits_during
@@ -123,6 +124,7 @@ class PlanController:
             mode=lambda: self.mode,
             receipt_provider=self.receipt,
             on_saved=self._plan_updated,
+            cited_check=self.cited_check,
         )
         # Set by the runtime: an approval's permission mode ("accept-edits", "ask"),
         # and the mode in force now (recorded with an approval, back when the plan ends).
@@ -346,6 +348,7 @@ class PlanController:
         self.plan_path = path
         self.changed_plan = None
         if record is None:  # a new approval, not a resumed one: record the project first
+            self._warn_stale(path)
             self.undo_keeper.start()
             before = self.permission_mode_now() if self.permission_mode_now is not None else None
             if self.approval is not None:  # approved again while executing: same "before"
@@ -556,6 +559,37 @@ class PlanController:
         self._plan_updated(written, text)
         self._record_mode()
         return written
+
+    async def record_cited(self, path: Path) -> None:
+        """Note HEAD and the cited files' hashes beside the plan just written (``write_plan``).
+
+        Off the event loop: it runs git and hashes up to 64 MiB of files
+        (planshell/plan/staleness.py). A plan that cannot be read or recorded
+        gets a notice, and its review simply has no staleness chip.
+        """
+        root = self.agent.ctx.root
+
+        def record() -> None:
+            text = self.store.read(path)
+            self.store.write_cited(path, record_cited(root, text).to_json())
+
+        try:
+            await asyncio.to_thread(record)
+        except (PlanStoreError, OSError) as exc:
+            self.agent.emit(ev.Notice(f"Cited files not recorded: {exc}", "warning"))
+
+    def cited_check(self, path: Path) -> tuple[Staleness, str] | None:
+        """Which of ``path``'s cited files changed since it was written, and their diffs.
+
+        None when the plan has no usable record (written before this existed, or by hand).
+        """
+        raw = self.store.read_cited(path)
+        record = CitedRecord.from_json(raw) if raw is not None else None
+        if record is None:
+            return None
+        root = self.agent.ctx.root
+        staleness = check_cited(root, record)
+        return staleness, cited_diffs(root, record, staleness) if staleness.stale else ""
 
     async def review(self, plan_path: str) -> str:
         """exit_plan_mode: show the plan to the user and act on the decision."""
@@ -820,6 +854,18 @@ class PlanController:
             case _:
                 return prompts.keep_result(review.feedback)
 
+    def _warn_stale(self, path: Path) -> None:
+        """At the start of execution: a Notice when cited files changed since the plan was written."""
+        if path in self.reviews.cited:  # the review just checked: its answer, not a second hashing
+            checked = self.reviews.cited.pop(path)
+        else:
+            try:
+                checked = self.cited_check(path)
+            except (OSError, PlanStoreError):
+                return
+        if checked is not None and checked[0].stale:
+            self.agent.emit(ev.Notice(f"Plan {checked[0].summary}", "warning"))
+
     def _end_plan_permissions(self, why: str) -> None:
         """The plan ends: its permission mode goes, the one before the approval comes back.
 
@@ -853,6 +899,7 @@ class PlanController:
         path = change.path
         if change.approved is not None:
             self.reviews.reviewed[path] = change.approved  # the review marks what changed since
+            self.reviews.feedback.pop(path, None)  # no refinement was asked for this change
         self._end_plan_permissions("Plan paused (it changed on disk)")
         self.enter_plan(plan_path=path)
         self.changed_plan = change

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     from planshell.plan.receipt import Receipt
     from planshell.plan.review_comments import ReviewComment
+    from planshell.plan.staleness import Staleness
 
 
 class Decision(StrEnum):
@@ -56,6 +57,13 @@ class ReviewRequest:
     # The comments of the last round and their status in ``text`` (addressed: the
     # model replied with a ``> [!RESOLVED]`` line; open otherwise): review_comments.track.
     comments: tuple[ReviewComment, ...] = ()
+    # Sections that changed although the feedback of the last review named others
+    # (planshell/plan/revision_diff.py, ``unrequested_changes``).
+    unrequested: tuple[str, ...] = ()
+    # Cited files changed since the plan was written (planshell/plan/staleness.py),
+    # and their diffs (or a note of what changed) for the review's ``s``.
+    staleness: Staleness | None = None
+    stale_diff: str = ""
 
 
 class ApprovalChoice(StrEnum):

@@ -20,6 +20,7 @@ from planshell.plan.decider import Decider, Decision, Review, ReviewRequest
 from planshell.plan.document import changed_sections, parse_plan, validate_plan
 from planshell.plan.receipt import Receipt
 from planshell.plan.review_comments import ReviewComment, track
+from planshell.plan.revision_diff import unrequested_changes
 from planshell.plan.store import PlanStore, PlanStoreError
 from planshell.sanitize import count_hidden
 from planshell.tools.base import ToolError
@@ -27,6 +28,10 @@ from planshell.tools.base import ToolError
 if TYPE_CHECKING:
     from planshell.agent.loop import Agent
     from planshell.config import PlanSettings
+    from planshell.plan.staleness import Staleness
+
+# What a plan's cited files did since it was written: (staleness, diffs), or None.
+CitedCheck = Callable[[Path], "tuple[Staleness, str] | None"]
 
 MAX_REVIEW_ROUNDS = 5
 KEPT_CHANGING = "The plan or the project kept changing during review."
@@ -42,6 +47,9 @@ class ReviewRounds:
     rides in ``ReviewRequest.receipt``. ``comments`` holds, per plan, the
     comments the last refinement sent: the next review shows each as addressed
     or open in the revision (:func:`planshell.plan.review_comments.track`).
+    ``feedback`` is the refine feedback
+    given at the last review of each plan (for "changed without request");
+    ``cited_check`` compares the plan's cited files with when it was written.
     """
 
     def __init__(
@@ -54,6 +62,7 @@ class ReviewRounds:
         mode: Callable[[], Mode],
         receipt_provider: Callable[[], Receipt | None] | None,
         on_saved: Callable[[Path, str], None],
+        cited_check: CitedCheck | None = None,
     ) -> None:
         self.agent = agent
         self.store = store
@@ -62,6 +71,10 @@ class ReviewRounds:
         self.receipt_provider = receipt_provider
         self.reviewed: dict[Path, str] = {}
         self.comments: dict[Path, tuple[ReviewComment, ...]] = {}
+        self.feedback: dict[Path, str] = {}
+        # The last cited-files check per plan: the approval's notice reuses it (no second hashing).
+        self.cited: dict[Path, tuple[Staleness, str] | None] = {}
+        self.cited_check = cited_check
         self.questions_open = 0
         self._mode = mode
         self._on_saved = on_saved
@@ -80,7 +93,9 @@ class ReviewRounds:
         for _ in range(MAX_REVIEW_ROUNDS):
             text = self.read(path)
             shown = await self._current_receipt()
-            request = self._request(path, text, notice, shown, diff)
+            cited = await self._cited(path)
+            self.cited[path] = cited
+            request = self._request(path, text, notice, shown, diff, cited)
             self.questions_open += 1
             try:
                 review = await self.decider.review_plan(request)
@@ -116,6 +131,10 @@ class ReviewRounds:
                     c for c in request.comments if c.open
                 )
             self.reviewed[path] = text
+            if review.decision is Decision.REFINE:
+                self.feedback[path] = review.feedback
+            else:
+                self.feedback.pop(path, None)
             return review, text
         return None
 
@@ -149,13 +168,21 @@ class ReviewRounds:
         return ""
 
     def _request(
-        self, path: Path, text: str, notice: str, receipt: Receipt | None = None, diff: str = ""
+        self,
+        path: Path,
+        text: str,
+        notice: str,
+        receipt: Receipt | None = None,
+        diff: str = "",
+        cited: tuple[Staleness, str] | None = None,
     ) -> ReviewRequest:
         doc = parse_plan(text)
         previous = self.reviewed.get(path)
         changed = (
             frozenset(changed_sections(parse_plan(previous), doc)) if previous else frozenset()
         )
+        unrequested = unrequested_changes(previous, text, self.feedback.get(path, ""))
+        staleness, stale_diff = cited if cited is not None else (None, "")
         return ReviewRequest(
             path,
             text,
@@ -170,7 +197,16 @@ class ReviewRounds:
             mode=self._mode().value,
             diff=diff,
             comments=tuple(track(self.comments.get(path, ()), text)),
+            unrequested=unrequested,
+            staleness=staleness,
+            stale_diff=stale_diff,
         )
+
+    async def _cited(self, path: Path) -> tuple[Staleness, str] | None:
+        """The cited-files check, off the event loop (it hashes files and runs git)."""
+        if self.cited_check is None:
+            return None
+        return await asyncio.to_thread(self.cited_check, path)
 
     async def _current_receipt(self) -> Receipt | None:
         """The receipt provider's answer, computed off the event loop (it hashes files)."""

@@ -42,6 +42,8 @@ __all__ = [
 MAX_PLAN_BYTES = 256 * 1024
 MAX_RUN_BYTES = 1024 * 1024
 RUN_SUFFIX = ".run.json"  # a plan's run record: ``foo.md`` -> ``foo.run.json``
+CITED_SUFFIX = ".cited.json"  # what a plan's cited files were when written (plan/staleness.py)
+MAX_CITED_BYTES = 256 * 1024
 _CAP_TEXT = "256 KiB"
 _SLUG_MAX = 48
 _STAMP_FORMAT = "%Y-%m-%d-%H%M"
@@ -319,12 +321,12 @@ class PlanStore:
             raise PlanStoreError(f"no plan named {target.name}") from error
         except OSError as error:
             raise PlanStoreError(f"cannot delete {target.name}: {error.strerror}") from error
-        run = self.run_path(target)
-        try:
-            if stat.S_ISREG(run.lstat().st_mode):
-                run.unlink()
-        except OSError:
-            pass  # no record, or one we may not touch: the plan is gone either way
+        for sidecar in (self.run_path(target), self.cited_path(target)):
+            try:
+                if stat.S_ISREG(sidecar.lstat().st_mode):
+                    sidecar.unlink()
+            except OSError:
+                pass  # no record, or one we may not touch: the plan is gone either way
 
     # ------------------------------------------------------------ run record
 
@@ -363,6 +365,30 @@ class PlanStore:
             return data.decode("utf-8")
         except UnicodeDecodeError as error:
             raise PlanStoreError(f"{target.name} is not valid UTF-8") from error
+
+    # ---------------------------------------------------- cited-files record
+
+    def cited_path(self, plan: str | Path) -> Path:
+        """Where ``plan``'s cited-files record lives: beside it, ``<stem>.cited.json``."""
+        target = self.resolve(plan)
+        return target.with_name(target.stem + CITED_SUFFIX)
+
+    def write_cited(self, plan: str | Path, text: str) -> Path:
+        """Atomically write ``plan``'s cited-files record, with the same fences as a plan."""
+        target = self.cited_path(plan)
+        if len(text.encode("utf-8")) > MAX_CITED_BYTES:
+            raise PlanStoreError(f"{target.name} would be over the {MAX_CITED_BYTES} byte cap")
+        return self._write_contained(target, text)
+
+    def read_cited(self, plan: str | Path) -> str | None:
+        """``plan``'s cited-files record as text; None if there is none or it is unusable."""
+        target = self.cited_path(plan)
+        try:
+            self._check_not_link_or_dir(target)
+            data = read_project_file(self.root, target, MAX_CITED_BYTES)
+            return data.decode("utf-8")
+        except (PlanStoreError, OSError, ReadRefused, UnicodeDecodeError):
+            return None
 
     def exists(self, path: str | Path) -> bool:
         """Whether ``path`` names an existing, acceptable plan file."""

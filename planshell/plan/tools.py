@@ -72,6 +72,7 @@ class WritePlanTool(_PlanTool[WritePlanArgs]):
 
     async def run(self, args: WritePlanArgs, ctx: ToolContext) -> ToolResult:
         path = self.controller.write_plan(args.title, args.content, args.plan_path)
+        await self.controller.record_cited(path)  # for the staleness check at review
         size = path.stat().st_size
         shown = ctx.display(path)
         return ToolResult(

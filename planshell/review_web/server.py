@@ -54,6 +54,7 @@ from planshell.plan.coverage import UnshownLine, unshown_lines, unshown_summary
 from planshell.plan.decider import Decision, Review, ReviewRequest
 from planshell.plan.document import changed_sections, parse_plan
 from planshell.plan.review_comments import ReviewComment, comments_from_blocks, comments_message
+from planshell.plan.revision_diff import RevisionDiff, revision_diff
 from planshell.plan.store import PlanStore, PlanStoreError
 from planshell.review_web.feedback import (
     LEDGER,
@@ -392,6 +393,7 @@ class BrowserReview:
 <div id="banner" hidden><span id="banner-text"></span> <button type="button" id="reload" hidden>Reload</button></div>
 {_unshown_html(base, unshown)}
 {_comment_status_html(self.request.comments)}
+{self._changes_html(base)}
 <div class="layout">
 <nav class="outline" aria-label="Outline"><ul>{"".join(outline)}</ul></nav>
 <main id="plan">{"".join(body)}</main>
@@ -407,6 +409,28 @@ class BrowserReview:
 </html>
 """
         return page.encode("utf-8")
+
+    def _changes_html(self, base: str) -> str:
+        """What changed since the last review (a toggle), sections changed without request,
+        and cited files changed since the plan was written: as the TUI's header shows them."""
+        request = self.request
+        parts: list[str] = []
+        if request.unrequested:
+            names = ", ".join(html.escape(strip_terminal_controls(t)) for t in request.unrequested)
+            parts.append(f'<p class="unrequested">\u26a0 Changed without request: {names}</p>')
+        if request.staleness is not None and request.staleness.stale:
+            summary = html.escape(strip_terminal_controls(request.staleness.summary))
+            parts.append(f'<p class="stale">\u26a0 Plan {summary}</p>')
+        diff = revision_diff(request.previous_text, base)
+        if not diff.empty:
+            count = diff.places
+            noun = "place" if count == 1 else "places"
+            parts.append(
+                f'<details id="revision-diff"><summary>What changed since your last review '
+                f"({count} changed {noun}) \u2014 show the diff</summary>"
+                f"{_diff_html(diff)}</details>"
+            )
+        return f'<div class="changes">{"".join(parts)}</div>' if parts else ""
 
     # -- decisions from the page
 
@@ -506,6 +530,30 @@ def _comment_status_html(comments: Sequence[ReviewComment]) -> str:
         f"{len(comments) - open_count} addressed, {open_count} open</summary>"
         f"<ul>{''.join(items)}</ul></details>"
     )
+
+
+def _diff_html(diff: RevisionDiff) -> str:
+    """The revision diff as escaped text: deleted words in ``<del>``, inserted ones in ``<ins>``.
+
+    The same engine output as the TUI's ``d`` (:func:`planshell.plan.revision_diff.revision_diff`).
+    """
+    tags = {"insert": "ins", "delete": "del"}
+    out: list[str] = []
+    for change in diff.changes:
+        title = html.escape(strip_terminal_controls(change.title)) or "(before the first heading)"
+        lines: list[str] = []
+        for line in change.lines:
+            pieces = []
+            for fragment in line.fragments:
+                text = html.escape(strip_terminal_controls(fragment.text))
+                tag = tags.get(fragment.op)
+                pieces.append(f"<{tag}>{text}</{tag}>" if tag else text)
+            lines.append("".join(pieces))
+        out.append(
+            f'<section class="diff-section"><h3>{title} <span class="diff-kind">{change.kind}'
+            f'</span></h3><pre class="diff">{chr(10).join(lines)}</pre></section>'
+        )
+    return "".join(out)
 
 
 def _unshown_html(base: str, unshown: Sequence[UnshownLine]) -> str:

@@ -17,6 +17,7 @@ import pytest
 from planshell.config import PlanLabels
 from planshell.plan import prompts
 from planshell.plan.coverage import UnshownLine
+from planshell.plan.staleness import Staleness
 from planshell.plan.undo_keeper import EXECUTE_REFUSED, NOTHING_RECORDED, PLAN_REFUSED
 from planshell.ui.decider import ENTER_PLAN_QUESTION, LEAVE_PLAN_QUESTION, changed_question
 from planshell.ui.screens.unshown import unshown_notice
@@ -60,6 +61,10 @@ def code_strings() -> list[tuple[str, str]]:
         ("/undo while executing", EXECUTE_REFUSED),
         ("/undo with no checkpoint", NOTHING_RECORDED),
         ("amendment, headless", prompts.AMEND_NOBODY.split(" (")[0]),
+        (
+            "staleness chip",
+            Staleness("abc1234ff", ("src/app.py", "src/db.py")).summary,
+        ),
     ]
 
 

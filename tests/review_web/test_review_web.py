@@ -531,3 +531,44 @@ def test_close_all_closes_every_open_review(tmp_path: Path) -> None:
     second = serve(tmp_path / "b")
     close_all()  # what planshell's exit runs (atexit)
     assert first.review.wait_closed(WAIT) and second.review.wait_closed(WAIT)
+
+
+def test_the_page_shows_the_revision_diff_as_a_toggle(tmp_path: Path) -> None:
+    previous = PLAN.replace("- [ ] add the cache", "- [ ] add a cache")
+    for served in running(serve(tmp_path, previous=previous)):
+        _, _, body = served.request("GET", served.base)
+        page = body.decode()
+        assert '<details id="revision-diff">' in page  # closed until the person opens it
+        assert "(1 changed place)" in page
+        assert "<del>a</del><ins>the</ins>" in page
+
+
+def test_the_diff_escapes_plan_text(tmp_path: Path) -> None:
+    previous = PLAN.replace("- [ ] add the cache", "- [ ] add <b>x</b>")
+    text = PLAN.replace("- [ ] add the cache", "- [ ] add <script>alert(1)</script>")
+    for served in running(serve(tmp_path, text, previous=previous)):
+        _, _, body = served.request("GET", served.base)
+        page = body.decode()
+        assert "<script>alert" not in page and "<b>x" not in page
+        assert "&lt;script&gt;" in page
+
+
+def test_no_earlier_review_no_diff(served: Served) -> None:
+    _, _, body = served.request("GET", served.base)
+    assert b"revision-diff" not in body
+
+
+def test_the_page_says_changed_without_request_and_stale(served: Served) -> None:
+    from dataclasses import replace
+
+    from planshell.plan.staleness import Staleness
+
+    served.review.request = replace(
+        served.review.request,
+        unrequested=("Risks <i>",),
+        staleness=Staleness("abc1234def", ("src/a.py",)),
+    )
+    _, _, body = served.request("GET", served.base)
+    page = body.decode()
+    assert "Changed without request: Risks &lt;i&gt;" in page
+    assert "Plan written at abc1234; 1 cited file changed since: src/a.py" in page

@@ -24,6 +24,11 @@ Decisions (``planshell.plan.decider.Decision``):
   comments asks "2 open comments: approve anyway?" first (*Back* focused).
 * ``Esc`` keep planning -> ``Review(KEEP)``; ``x`` -> ``Review(EXIT)``;
   ``D`` asks "Delete this plan file?" first, then ``Review(DISCARD)``.
+* ``d`` shows the plan as a word diff against the revision last reviewed
+  (deleted words struck, inserted ones marked); ``]`` then ``c`` and ``[``
+  then ``c`` jump to the next and previous changed place ("change 2/5" in the
+  gauge). ``s`` shows the diffs of cited files that changed since the plan was
+  written (the header's staleness chip says how many).
 * ``e`` edits a temporary copy in ``$VISUAL``/``$EDITOR`` (or, when neither is
   set, ``nano`` or ``vi``, named in a toast). The edit is the user's own revision:
   the screen shows it with its changed sections marked, and from then on ``a``
@@ -55,7 +60,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult, SuspendNotSupported
 from textual.await_complete import AwaitComplete
 from textual.binding import Binding, BindingType
@@ -75,6 +80,7 @@ from planshell.plan.review_comments import (
     new_comment_id,
 )
 from planshell.plan.review_coverage import unseen_question
+from planshell.plan.revision_diff import revision_diff
 from planshell.plan.store import PlanStoreError
 from planshell.review_web.feedback import FeedbackError
 from planshell.sanitize import strip_terminal_controls
@@ -231,6 +237,10 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
         Binding("w", "browser", "Review in browser", show=False),
         Binding("question_mark", "more_keys", "Every key of this screen", show=False),
         Binding("h", "show_unshown", "Show the plan lines the review does not show", show=False),
+        Binding("d", "toggle_diff", "Show what changed since your last review", show=False),
+        Binding("right_square_bracket", "place_prefix(1)", "Then c: next change", show=False),
+        Binding("left_square_bracket", "place_prefix(-1)", "Then c: previous change", show=False),
+        Binding("s", "stale_files", "Cited files changed since the plan was written", show=False),
     ]
     HELP_EXTRA_KEYS: ClassVar[list[tuple[str, str]]] = [
         ("ctrl+p", "Command palette"),
@@ -251,6 +261,7 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
         self._unshown_shown_for: str | None = None  # the text the unshown-lines notice is about
         self._new_comments: list[ReviewComment] = []  # written in this review (c)
         self._panel_toggled = False  # C hid or showed the panel by hand
+        self._place_prefix = 0  # "]" or "[" was pressed: a "c" next jumps (1 or -1)
         from planshell.ui.browser_review import BrowserLink
 
         self.browser = BrowserLink(self)  # w: the same review in a browser, for anchored comments
@@ -262,8 +273,10 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
         with Vertical(id="review-header"):
             with Horizontal(id="review-titlebar"):
                 yield Static(self._title_text(), id="review-title")
+                yield Static("", id="stale")
                 yield Static("", id="receipt")
             yield Static("", id="review-changes")
+            yield Static("", id="review-unrequested")
             yield Static("", id="review-notice")
             yield Static("", id="review-unshown")  # lines the plan holds but the view does not show
         with Horizontal(id="review-body"):
@@ -297,6 +310,9 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
         self._show_changes(len(self.request.changed_sections), "since your last review")
         self._show_notice(_with_hidden(self.request.notice, self.request.hidden))
         self._show_receipt(self.request.receipt)
+        self._show_unrequested(self.request.unrequested)
+        self._show_stale()
+        self.plan_view.set_diff(revision_diff(self.request.previous_text, self.request.text))
         self._show_unshown()
         if self.browser.open_at_start:
             self.action_browser()
@@ -323,6 +339,25 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
             noun = "section" if count == 1 else "sections"
             widget.update(f"▎ {count} {noun} changed {why}")
         widget.display = bool(count)
+
+    def _show_unrequested(self, titles: tuple[str, ...]) -> None:
+        """ "changed without request: Risks": sections the last feedback did not name."""
+        widget = self.query_one("#review-unrequested", Static)
+        names = ", ".join(strip_terminal_controls(title) for title in titles)
+        widget.update(Text(f"⚠ changed without request: {names}") if titles else "")
+        widget.display = bool(titles)
+
+    def _show_stale(self) -> None:
+        """The staleness chip: "written at abc1234; 2 cited files changed since · s"."""
+        widget = self.query_one("#stale", Static)
+        staleness = self.request.staleness
+        if staleness is None or not staleness.stale:
+            widget.display = False
+            return
+        summary = strip_terminal_controls(staleness.summary)
+        widget.update(Text(f"⚠ {summary} · s"))
+        widget.tooltip = f"Plan {summary}.\n\ns shows what changed in those files."
+        widget.display = True
 
     def _show_notice(self, notice: str) -> None:
         widget = self.query_one("#review-notice", Static)
@@ -385,11 +420,16 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
     def _update_gauge(self, event: PlanView.Scrolled) -> None:
         view = event.plan_view
         gauge = self.query_one(PlanGauge)
-        gauge.display = view.overflowing
+        gauge.display = view.overflowing or view.diff_shown
         first, last, total = view.visible_range()
         index = view.current_section()
         sections = view.sections
         title = plain_inline(sections[index].title) if sections else ""
+        places = ""
+        if view.diff_shown:
+            landed, count = view.place_position
+            noun = "change" if count == 1 else "changes"
+            places = f"change {landed}/{count}" if landed else f"{count} {noun}"
         gauge.update_state(
             GaugeState(
                 first,
@@ -398,6 +438,7 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
                 title,
                 bool(sections) and index in view.changed,
                 view.coverage.seen_flags,
+                places,
             )
         )
         self._show_search_status()
@@ -473,10 +514,18 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
             return not self.read_only and not self._refining
         if action == "close":
             return self.read_only
-        if action == "toggle_comments":
+        if action in (
+            "more_keys",
+            "show_unshown",
+            "stale_files",
+            "place_prefix",
+            "toggle_comments",
+        ):
             return not self._refining
-        if action in ("more_keys", "show_unshown"):
-            return not self._refining
+        if action == "toggle_diff":
+            # Only with the plan focused (otherwise "d" is the focused widget's: a typed d);
+            # with nothing to compare, the action says so.
+            return not self._refining and self.focused is self.plan_view
         if action == "send_edit":
             return not self.read_only and not self._refining and self._edited is not None
         return True
@@ -577,6 +626,52 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
 
     def action_more_keys(self) -> None:
         self.app.action_show_help()  # type: ignore[attr-defined]
+
+    # -- what changed since the last review (d, ]c, [c) and staleness (s)
+
+    def action_toggle_diff(self) -> None:
+        view = self.plan_view
+        if self._edited is not None:
+            self.notify("The diff is against your last review; your edit is shown instead.")
+            return
+        if view.diff.empty:
+            self.notify(
+                "Nothing changed since your last review."
+                if self.request.previous_text is not None
+                else "No earlier review of this plan to compare with."
+            )
+            return
+        view.show_diff(not view.diff_shown)
+
+    def action_place_prefix(self, direction: int) -> None:
+        self._place_prefix = direction
+
+    def on_key(self, event: events.Key) -> None:
+        """The second key of ``]c`` / ``[c``; any other key ends the sequence."""
+        direction, self._place_prefix = self._place_prefix, 0
+        if not direction or event.key != "c":
+            return
+        event.stop()
+        event.prevent_default()  # the c binding (comments) must not see this c
+        view = self.plan_view
+        if not view.diff_shown:
+            self.notify("Press d first to show what changed since your last review.")
+            return
+        if not view.next_place(direction):
+            self.notify("No later change." if direction > 0 else "No earlier change.")
+
+    def action_stale_files(self) -> None:
+        staleness = self.request.staleness
+        if staleness is None or not staleness.stale:
+            self.notify(
+                "No cited file changed since the plan was written."
+                if staleness is not None
+                else "This plan has no record of its cited files (written before they were recorded)."
+            )
+            return
+        from planshell.ui.screens.stale_files import StaleFilesScreen
+
+        self.app.push_screen(StaleFilesScreen(staleness, self.request.stale_diff))
 
     def action_send_edit(self) -> None:
         if self._edited is None:
@@ -803,6 +898,7 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
         if edited == self.request.text:
             self._edited = None
             self.plan_view.load(self.request.text, self.request.changed_sections)
+            self.plan_view.set_diff(revision_diff(self.request.previous_text, self.request.text))
             self._show_changes(len(self.request.changed_sections), "since your last review")
             self._show_notice(self.request.notice)
             self.query_one(ReviewFooter).set_hints(decision_hints(self.request.mode))

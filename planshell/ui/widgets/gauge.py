@@ -40,6 +40,7 @@ class GaugeState:
     section: str = ""
     changed: bool = False
     seen: tuple[bool, ...] = ()  # per section: has it been on screen
+    places: str = ""  # the revision diff, when shown: "change 2/5" or "5 changes"
 
     @property
     def percent(self) -> int:
@@ -85,12 +86,15 @@ def gauge_text(state: GaugeState, width: int) -> Text:
     range_text = f"  lines {state.first:,}–{state.last:,} of {state.total:,}"
     tag = " · changed" if state.changed else ""
     section = f"  § {state.section}" if state.section else ""
+    places = f"  {state.places}" if state.places else ""
 
     seen_count = sum(state.seen)
 
     def build(bar_width: int, show_range: bool, name: str, strip_cells: int = COVERAGE_MAX) -> Text:
         filled = round(bar_width * percent / 100)
         text = Text(no_wrap=True, overflow="crop")
+        if places:  # first: it is what ]c / [c move through
+            text.append(places.lstrip() + "  ", "gauge--places")
         text.append("▰" * filled, "gauge--bar")
         text.append("▱" * (bar_width - filled), "gauge--track")
         text.append(f" {percent:>3}%", "gauge--percent")
@@ -137,6 +141,7 @@ class PlanGauge(Widget):
         "gauge--changed",
         "gauge--seen",
         "gauge--unseen",
+        "gauge--places",
     }
 
     DEFAULT_CSS = """
@@ -149,6 +154,7 @@ class PlanGauge(Widget):
     PlanGauge > .gauge--changed { color: $text-warning; text-style: italic; }
     PlanGauge > .gauge--seen { color: $text-success; }
     PlanGauge > .gauge--unseen { color: $text-warning; }
+    PlanGauge > .gauge--places { color: $text-success; text-style: bold; }
     """
 
     def __init__(

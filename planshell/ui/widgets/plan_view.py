@@ -51,10 +51,12 @@ from planshell.markdown import (
     parse_blocks,
     plain_inline,
     render_blocks,
+    wrap_spans,
 )
 from planshell.plan.coverage import UnshownLine, unshown_lines
 from planshell.plan.document import PlanDocument, Section, parse_plan
 from planshell.plan.review_coverage import ReviewCoverage, VisibleSection
+from planshell.plan.revision_diff import DiffLine, RevisionDiff
 from planshell.sanitize import strip_terminal_controls
 from planshell.ui.selection import drawn_row, highlight, selected_text
 from planshell.ui.styling import solid_component_style
@@ -72,6 +74,7 @@ _REVIEW_ACTIONS = frozenset({"next_unseen", "search"})  # keys only the review s
 # Plans up to this size are checked for unshown lines at once (~10 ms); larger
 # ones in a thread, so the first frame does not wait (10,000 lines: ~0.6 s).
 _SYNC_COVERAGE_CHARS = 32 * 1024
+PLACE_CONTEXT = 2  # rows kept above a changed place a jump lands on
 
 
 # ----------------------------------------------------------------------- section
@@ -152,6 +155,8 @@ class PlanView(ScrollView, can_focus=True):
         "plan-view--changed-tag",
         "plan-view--match",
         "plan-view--match-current",
+        "plan-view--diff-insert",
+        "plan-view--diff-delete",
     }
 
     DEFAULT_CSS = """
@@ -183,6 +188,8 @@ class PlanView(ScrollView, can_focus=True):
     PlanView > .plan-view--changed-tag { color: $text-warning; text-style: italic; }
     PlanView > .plan-view--match { background: $warning-muted; }
     PlanView > .plan-view--match-current { background: $warning; color: $background; }
+    PlanView > .plan-view--diff-insert { color: $text-success; background: $success-muted; }
+    PlanView > .plan-view--diff-delete { color: $text-error; text-style: strike; }
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -269,6 +276,14 @@ class PlanView(ScrollView, can_focus=True):
         self._last_report: tuple[object, ...] | None = None
         self._unshown: tuple[UnshownLine, ...] | None = None
         self._loads = 0  # which load() a coverage check belongs to
+        # The revision diff (``d``): display lines per section, and the changed places.
+        self._diff = RevisionDiff()
+        self._diff_lines: dict[int, tuple[DiffLine, ...]] = {}
+        self._places: list[tuple[int, int]] = []
+        self._diff_on = False
+        self._diff_firsts: dict[tuple[int, int], list[int]] = {}  # (section, width): line rows
+        self._place = -1  # the place a jump last landed on (-1: none)
+        self._place_top = -1  # the top row that jump left (a scroll since forgets the place)
         self.load(text, changed)
 
     # -- public API
@@ -289,6 +304,9 @@ class PlanView(ScrollView, can_focus=True):
         self._folded.clear()
         self._matches_width = 0
         self._match = -1
+        self._diff, self._diff_lines, self._places = RevisionDiff(), {}, []
+        self._diff_firsts.clear()
+        self._diff_on, self._place, self._place_top = False, -1, -1
         self._layouts.clear()
         self._rows.clear()
         self._width = 0
@@ -302,6 +320,116 @@ class PlanView(ScrollView, can_focus=True):
             self.scroll_to(y=0, animate=False)
             self._relayout(anchor=None)
             self._check_coverage()
+
+    # -- the revision diff (``d``, ``]c``/``[c``)
+
+    def set_diff(self, diff: RevisionDiff) -> None:
+        """The diff from the revision last reviewed to this text (shown by :meth:`show_diff`)."""
+        self._diff = diff
+        self._diff_firsts.clear()
+        self._diff_lines = diff.by_section()
+        self._places = diff.place_lines()
+        self._place = self._place_top = -1
+        if self._diff_on:
+            self._reset_layout()
+
+    @property
+    def diff(self) -> RevisionDiff:
+        return self._diff
+
+    @property
+    def diff_shown(self) -> bool:
+        return self._diff_on
+
+    def show_diff(self, on: bool) -> None:
+        """Show changed sections as a word diff (deleted words struck, inserted ones marked)."""
+        if on == self._diff_on:
+            return
+        self._diff_on = on
+        self._place = self._place_top = -1
+        self._reset_layout()
+
+    @property
+    def place_position(self) -> tuple[int, int]:
+        """(1-based place a jump last landed on, or 0; number of places)."""
+        landed = self._place >= 0 and self._place_top == self._top
+        return (self._place + 1 if landed else 0, len(self._places))
+
+    def place_row(self, number: int) -> int:
+        """Row of the display line where changed place ``number`` starts (diff shown)."""
+        index, line = self._places[number]
+        self._ensure_section(index)
+        key = (index, self._width)
+        firsts = self._diff_firsts.get(key)
+        if firsts is None:
+            firsts = self._diff_firsts[key] = self._diff_rows(index)[1]
+        return self._vrows.offset(index) + firsts[line]
+
+    def jump_to_place(self, number: int) -> None:
+        if not self._diff_on or not 0 <= number < len(self._places):
+            return
+        row = self.place_row(number)
+        self._scroll_rows(max(0, row - PLACE_CONTEXT))
+        self._place, self._place_top = number, self._top
+        self._report()
+
+    def next_place(self, direction: int) -> bool:
+        """Jump to the next (1) or previous (-1) changed place; False when there is none."""
+        if not self._diff_on or not self._places:
+            return False
+        if self._place >= 0 and self._place_top == self._top:
+            target = self._place + direction
+        elif direction > 0:
+            top = self._top
+            target = next(
+                (n for n in range(len(self._places)) if self.place_row(n) >= top), len(self._places)
+            )
+        else:
+            top = self._top
+            target = next(
+                (n for n in range(len(self._places) - 1, -1, -1) if self.place_row(n) < top), -1
+            )
+        if not 0 <= target < len(self._places):
+            return False
+        self.jump_to_place(target)
+        return True
+
+    def _reset_layout(self) -> None:
+        """Heights change (diff shown or hidden): lay out again, the top section kept on top."""
+        if not self.is_mounted:
+            return
+        anchor = self._anchor() if self._width else None
+        self._layouts.clear()
+        self._rows.clear()
+        self._diff_firsts.clear()
+        self._relayout(anchor)
+
+    def _diff_rows(self, index: int) -> tuple[list[RenderedLine], list[int]]:
+        """Section ``index`` as diff lines: the rows, and the first row of each display line."""
+        palette = self._get_palette()
+        insert = palette.text + solid_component_style(self, "plan-view--diff-insert")
+        delete = palette.text + solid_component_style(self, "plan-view--diff-delete")
+        styles = {"equal": palette.text, "insert": insert, "delete": delete}
+        rows: list[RenderedLine] = []
+        firsts: list[int] = []
+        for line in self._diff_lines.get(index, ()):
+            firsts.append(len(rows))
+            spans = [
+                (strip_terminal_controls(fragment.text), styles[fragment.op])
+                for fragment in line.fragments
+            ]
+            text = "".join(piece for piece, _ in spans)
+            indent = text[: len(text) - len(text.lstrip(" "))]
+            prefix = [Segment(indent, palette.text)] if indent else []
+            if not text.strip():
+                rows.append(RenderedLine([], line.source, line.source + 1))
+                continue
+            for segments in wrap_spans(spans, max(1, self._width), prefix, prefix):
+                rows.append(RenderedLine(segments, line.source, line.source + 1))
+        if rows:
+            last = rows[-1].start
+            rows.append(RenderedLine([], last, last + 1))
+        return rows, firsts
 
     @property
     def unshown(self) -> tuple[UnshownLine, ...] | None:
@@ -911,6 +1039,8 @@ class PlanView(ScrollView, can_focus=True):
 
     def _render_section(self, index: int) -> list[RenderedLine]:
         # Not ``_render``: that name is Textual's (``Widget._render``, used by copy).
+        if self._diff_on and index in self._diff_lines:
+            return self._diff_rows(index)[0]
         section = self._doc.sections[index]
         rows = render_section(
             self._lines,
@@ -1058,6 +1188,8 @@ class PlanView(ScrollView, can_focus=True):
             self.content_height,
             self.coverage.seen_flags,
             frozenset(self._folded),
+            self._diff_on,
+            self.place_position,
         )
         if state != self._last_report:
             self._last_report = state
