@@ -133,6 +133,7 @@ class Agent:
         self.window_source: WindowSource | None = None
         self.price: PriceFn | None = None
         self.cost: float | None = None
+        self.tokens_used = 0  # input + output of every reply with a usage report (plan run records)
         self._window_checked = False
         self._overflowed = False
         self._pending_handoff: str | None = None
@@ -502,6 +503,7 @@ class Agent:
             self.meter.calibrate(reply.usage.input_tokens, sent)
             total = reply.usage.input_tokens + reply.usage.output_tokens
             self.meter.note_usage(total, len(self.messages))
+            self.tokens_used += total
             if self.price is not None:
                 cost = self.price(reply.usage)
                 if cost is not None:

@@ -120,6 +120,7 @@ class PlanController:
             mode=lambda: self.mode,
             receipt_provider=self.receipt,
             on_saved=self._plan_updated,
+            guard=self.guard,
         )
         # Set by the runtime: an approval's permission mode ("accept-edits", "ask"),
         # and the mode in force now (recorded with an approval, back when the plan ends).
@@ -138,6 +139,7 @@ class PlanController:
         self.run_log = RunLog(store, lambda text: agent.emit(ev.Notice(text, "warning")))
         agent.result_hooks.append(self.record_result)
         self._exec_started: tuple[float, float | None] | None = None  # clock, agent.cost
+        self._exec_tokens: int | None = None  # agent.tokens_used when execution started
 
     # --- hooks ----------------------------------------------------------------
 
@@ -347,6 +349,7 @@ class PlanController:
             self.on_approve_mode(permission_mode)
         if previous is not Mode.EXECUTE:
             self._exec_started = (time.monotonic(), self.agent.cost)
+            self._exec_tokens = self.agent.tokens_used
         self.mode = Mode.EXECUTE
         self.run_log.start(path, text)
         self.todos.replace(self.run_log.flagged(checklist(text)))
@@ -389,6 +392,10 @@ class PlanController:
         await self.undo_keeper.settle_async()  # the report needs the end state
         if path is not None and record is not None and approval is not None:
             seconds, cost = self._exec_measures()
+            # Kept in the run record: the next review's blast-radius card shows the last run.
+            record.cost = cost
+            if self._exec_tokens is not None:
+                record.tokens = self.agent.tokens_used - self._exec_tokens
             args = (path, approval.text, record, seconds, cost)
             self._emit_report(path, record, *await asyncio.to_thread(self._report, *args))
         if self.settings.cleanup_on_complete and path is not None:

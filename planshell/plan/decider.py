@@ -8,6 +8,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from planshell.plan.blast_radius import BlastRadius
+    from planshell.plan.lint import LintFinding
     from planshell.plan.receipt import Receipt
 
 
@@ -49,6 +53,10 @@ class ReviewRequest:
     # A changed plan (approved, then changed on disk): the unified diff from the
     # approved text to ``text``; the front end shows it before the review.
     diff: str = ""
+    # Plan lint (planshell/plan/lint.py) of ``text``, and how to lint the person's own edit.
+    lint: tuple[LintFinding, ...] = ()
+    relint: Callable[[str], tuple[LintFinding, ...]] | None = None
+    blast: BlastRadius | None = None  # the approve dialog's card (planshell/plan/blast_radius.py)
 
 
 class ApprovalChoice(StrEnum):

@@ -83,6 +83,9 @@ class RunRecord:
     plan: str
     steps: list[StepRecord]
     report: str = ""  # the plan report (planshell/plan/report.py), written when the plan completes
+    # What the run used (written with the report): the blast-radius card shows the last run.
+    tokens: int | None = None
+    cost: float | None = None
 
     @classmethod
     def seed(cls, plan: str, text: str, previous: RunRecord | None = None) -> RunRecord:
@@ -136,6 +139,10 @@ class RunRecord:
         }
         if self.report:
             body["report"] = self.report
+        if self.tokens is not None:
+            body["tokens"] = self.tokens
+        if self.cost is not None:
+            body["cost"] = self.cost
         return json.dumps(body, indent=2, ensure_ascii=False) + "\n"
 
     @classmethod
@@ -157,7 +164,7 @@ class RunRecord:
             )
             for s in raw.steps
         ]
-        return cls(raw.plan, steps, raw.report)
+        return cls(raw.plan, steps, raw.report, raw.tokens, raw.cost)
 
 
 def _clip(text: str) -> str:
@@ -192,3 +199,5 @@ class _RunFile(BaseModel):
     plan: str
     steps: list[_StepFile]
     report: str = ""
+    tokens: int | None = Field(None, ge=0)
+    cost: float | None = Field(None, ge=0, allow_inf_nan=False)
