@@ -24,6 +24,13 @@ Decisions (``planshell.plan.decider.Decision``):
   (``Review(REFINE)`` with a unified diff), ``r`` adds a note to that diff, Esc
   returns ``Review(KEEP)`` with the diff. ``x``/``D`` drop the edit.
 
+Plan lint (``planshell.plan.lint``): the header shows one chip per kind of
+finding ("no Verification", "2 vague steps"); ``l`` lists them. While an
+error remains, ``a`` first asks "approve anyway?" with *Back to the plan*
+focused; n, Esc or any dismissal approves nothing. A person's own edit is
+linted again (``ReviewRequest.relint``). The approve dialog shows the
+blast-radius card (``ReviewRequest.blast``).
+
 Dismissal never approves: ``dismiss()`` without a ``Review`` and any pop of the
 screen by the app (``pop_screen``, switching away) resolve to ``Review(KEEP)``.
 ``read_only=True`` (``planshell review PATH``) offers only scrolling and q/Esc.
@@ -40,6 +47,7 @@ import os
 import shlex
 import subprocess
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
@@ -56,7 +64,7 @@ from textual.widgets import Static, TextArea
 from planshell.markdown import plain_inline
 from planshell.plan.decider import Decision, Review, ReviewRequest
 from planshell.plan.document import changed_sections, parse_plan
-from planshell.sanitize import strip_terminal_controls
+from planshell.sanitize import plain_line, strip_terminal_controls
 from planshell.ui.keygrace import KeyGrace
 from planshell.ui.screens.confirm import ConfirmScreen
 from planshell.ui.screens.results import AnswersWhenRemoved
@@ -210,6 +218,7 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
         Binding("w", "browser", "Review in browser", show=False),
         Binding("question_mark", "more_keys", "Every key of this screen", show=False),
         Binding("h", "show_unshown", "Show the plan lines the review does not show", show=False),
+        Binding("l", "lint", "List the plan lint findings", show=False),
     ]
     HELP_EXTRA_KEYS: ClassVar[list[tuple[str, str]]] = [
         ("ctrl+p", "Command palette"),
@@ -226,6 +235,7 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
         self._edited: str | None = None  # the user's edit of the plan, when there is one
         self._refining = False  # the feedback editor is open
         self._unshown_shown_for: str | None = None  # the text the unshown-lines notice is about
+        self._lint = request.lint  # findings for the text on screen (the request's, or the edit's)
         from planshell.ui.browser_review import BrowserLink
 
         self.browser = BrowserLink(self)  # w: the same review in a browser, for anchored comments
@@ -238,6 +248,8 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
             with Horizontal(id="review-titlebar"):
                 yield Static(self._title_text(), id="review-title")
                 yield Static("", id="receipt")
+            with Horizontal(id="lint-chips"):
+                yield from self._lint_chips()
             yield Static("", id="review-changes")
             yield Static("", id="review-notice")
             yield Static("", id="review-unshown")  # lines the plan holds but the view does not show
@@ -265,6 +277,7 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
         self._show_notice(_with_hidden(self.request.notice, self.request.hidden))
         self._show_receipt(self.request.receipt)
         self._show_unshown()
+        self.query_one("#lint-chips").display = bool(self._lint)
         if self.browser.open_at_start:
             self.action_browser()
 
@@ -318,6 +331,61 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
         widget.set_class(partial, "-partial")
         widget.set_class(not clean, "-dirty")
         widget.display = True
+
+    # -- plan lint
+
+    def _lint_chips(self) -> list[Static]:
+        """One chip per kind of finding, errors first, then the key that lists them."""
+        from planshell.plan.lint import chips
+        from planshell.ui.screens.plan_lint import chip_text
+
+        widgets = [
+            Static(chip_text(label), classes=f"lint-chip -{severity}")
+            for severity, label in chips(self._lint)
+        ]
+        if widgets:
+            widgets.append(Static("l lists them", classes="lint-chip -hint"))
+        return widgets
+
+    def _show_lint(self) -> None:
+        """Redraw the chips (after an edit); the row hides when there is nothing."""
+        row = self.query_one("#lint-chips", Horizontal)
+        row.remove_children()
+        row.mount_all(self._lint_chips())
+        row.display = bool(self._lint)
+
+    def action_lint(self) -> None:
+        from planshell.ui.screens.plan_lint import PlanLintScreen
+
+        self.app.push_screen(PlanLintScreen(self._lint))
+
+    def _lint_errors_checked(self, then: Callable[[], None]) -> None:
+        """Run ``then`` at once, or after "approve anyway?" while lint errors remain."""
+        from planshell.plan.lint import errors
+
+        bad = errors(self._lint)
+        if not bad:
+            then()
+            return
+        noun = "error" if len(bad) == 1 else "errors"
+        detail = "\n".join(f"✗ {plain_line(f.message, 160)}" for f in bad[:6]) + (
+            f"\n… and {len(bad) - 6} more (l lists them)" if len(bad) > 6 else ""
+        )
+
+        def answered(yes: bool | None) -> None:
+            if yes is True and self.is_current:
+                then()
+
+        self.app.push_screen(
+            ConfirmScreen(
+                f"The plan has {len(bad)} lint {noun}. Approve anyway?",
+                detail=detail,
+                yes="Approve anyway",
+                no="Back to the plan",
+                default=False,
+            ),
+            answered,
+        )
 
     # -- lines the review does not show: the executor reads them, so the person must see them
 
@@ -381,7 +449,7 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
             return not self.read_only and not self._refining
         if action == "close":
             return self.read_only
-        if action in ("more_keys", "show_unshown"):
+        if action in ("more_keys", "show_unshown", "lint"):
             return not self._refining
         if action == "send_edit":
             return not self.read_only and not self._refining and self._edited is not None
@@ -391,10 +459,15 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
         """Ask how the plan runs (ApproveModeScreen); Esc there approves nothing."""
         if not self._unshown_checked():
             return
+        self._lint_errors_checked(self._ask_mode)
+
+    def _ask_mode(self) -> None:
         from planshell.ui.screens.approve_mode import ApproveModeScreen
 
         dialog = ApproveModeScreen(
-            allow_auto=self.request.allow_auto, default=self.request.approve_mode
+            allow_auto=self.request.allow_auto,
+            default=self.request.approve_mode,
+            blast=self.request.blast,
         )
         self.app.push_screen(dialog, self.approve_in)
 
@@ -542,12 +615,17 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
             return
         if edited == self.request.text:
             self._edited = None
+            self._lint = self.request.lint
+            self._show_lint()
             self.plan_view.load(self.request.text, self.request.changed_sections)
             self._show_changes(len(self.request.changed_sections), "since your last review")
             self._show_notice(self.request.notice)
             self.query_one(ReviewFooter).set_hints(decision_hints(self.request.mode))
             return
         self._edited = edited
+        if self.request.relint is not None:
+            self._lint = self.request.relint(edited)
+            self._show_lint()
         changed = frozenset(changed_sections(parse_plan(self.request.text), parse_plan(edited)))
         self.plan_view.load(edited, changed)
         self._show_changes(len(changed), "by your edit")
