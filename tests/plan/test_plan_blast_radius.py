@@ -170,3 +170,26 @@ async def test_the_review_request_carries_lint_and_blast(project: Path) -> None:
     assert {f.entry for f in request.blast.files} >= {"src/app/server.py", "src/app/cache.py"}
     assert request.relint is not None
     assert [f.code for f in request.relint("# Plan: x\n")] == ["no-verification"]
+
+
+async def test_a_completed_run_records_its_tokens_and_cost(project: Path) -> None:
+    from planshell.llm.scripted import Reply
+    from planshell.llm.types import Usage
+    from planshell.plan.decider import Decision, Review
+    from tests.engine_helpers import write_and_review
+
+    runtime, _provider, decider, _rec = make_runtime(
+        project,
+        [
+            *write_and_review(content=PLAN),
+            Reply(calls=[("plan_complete", {})], usage=Usage(1_000, 200)),
+            Reply(text="finished", usage=Usage(1_300, 50)),
+        ],
+        [lambda req: Review(Decision.APPROVE, reviewed_text=req.text)],
+    )
+    runtime.agent.price = lambda usage: (usage.input_tokens + usage.output_tokens) / 1e4
+    runtime.plan.enter_plan()
+    await runtime.agent.submit("plan caching")
+    path = decider.requests[0].path
+    # Only the replies after the approval count: the plan_complete call's reply.
+    assert past_run(runtime.store, path) == PastRun(1_200, pytest.approx(0.12))
