@@ -86,7 +86,8 @@ class ReviewRounds:
         for _ in range(MAX_REVIEW_ROUNDS):
             text = self.read(path)
             shown = await self._current_receipt()
-            request = self._request(path, text, notice, shown, diff)
+            # Off the event loop: lint and the blast radius lstat the files the plan names.
+            request = await asyncio.to_thread(self._request, path, text, notice, shown, diff)
             self.questions_open += 1
             try:
                 review = await self.decider.review_plan(request)

@@ -18,6 +18,8 @@ from planshell.tools.base import (
     ToolResult,
 )
 
+MAX_LISTED = 30  # lint findings listed in write_plan's result (a plan can cite 200 missing files)
+
 
 class _PlanTool(Tool[ArgsT]):
     def __init__(self, controller: PlanController) -> None:
@@ -86,7 +88,9 @@ class WritePlanTool(_PlanTool[WritePlanArgs]):
         findings = lint_plan(content, self.controller.store.root)
         if not findings:
             return "Plan lint: no findings. "
-        lines = "\n".join(f"- {finding.line()}" for finding in findings)
+        lines = "\n".join(f"- {finding.line()}" for finding in findings[:MAX_LISTED])
+        if len(findings) > MAX_LISTED:
+            lines += f"\n- … and {len(findings) - MAX_LISTED} more"
         return (
             f"Plan lint: {summary(findings)} (the reviewer sees these too; fix them with "
             f"write_plan(plan_path={shown!r}) first, errors above all):\n{lines}\n"

@@ -248,3 +248,18 @@ async def test_write_plan_returns_the_findings_to_the_model(project: Path) -> No
     assert "error [no-verification]" in results[0]
     assert "Plan lint: no findings." in results[1]
     assert "exit_plan_mode" in results[1]
+
+
+async def test_write_plan_lists_at_most_thirty_findings(project: Path) -> None:
+    cited = "\n".join(f"- [ ] Read `src/gone{n}.py` and its callers closely" for n in range(45))
+    plan = GOOD.replace("- [ ] Add a test", f"{cited}\n- [ ] Add a test")
+    runtime, *_ = make_runtime(
+        project,
+        [Reply(calls=[("write_plan", {"title": "Cache", "content": plan})]), Reply(text="ok")],
+    )
+    runtime.plan.enter_plan()
+    await runtime.agent.submit("plan caching")
+    [result] = [m.content for m in runtime.agent.messages if m.role == "tool"]
+    assert "Plan lint: 45 errors" in result
+    assert result.count("error [missing-path]") == 30
+    assert "- … and 15 more" in result
