@@ -187,3 +187,15 @@ async def test_a_hostile_symlink_is_shown_outside_and_not_sized(repo: Path) -> N
         card = str(app.screen.query_one("#blast", Static).render())
         assert "src/app/server.py  outside the project (a symlink): not read" in card
         assert " B\n" not in card.split("Commands")[0]  # no size shown for any file
+
+
+def test_planshell_review_lints_in_the_plans_project(tmp_path: Path) -> None:
+    from planshell.ui.review_app import plan_project
+
+    plans = tmp_path / "proj" / ".planshell" / "plans"
+    plans.mkdir(parents=True)
+    assert plan_project(plans / "x.md") == (tmp_path / "proj").resolve()
+    (tmp_path / "repo" / ".git").mkdir(parents=True)
+    (tmp_path / "repo" / "docs").mkdir()
+    assert plan_project(tmp_path / "repo" / "docs" / "x.md") == (tmp_path / "repo").resolve()
+    assert plan_project(tmp_path / "loose.md") is None  # no project: paths are not checked
