@@ -8,7 +8,7 @@ import pytest
 from textual.widgets import Button, OptionList, Static
 
 from planshell.plan.blast_radius import blast_radius
-from planshell.plan.decider import Decision
+from planshell.plan.decider import Decision, ReviewRequest
 from planshell.plan.lint import lint_plan
 from planshell.ui.screens.approve_mode import ApproveModeScreen
 from planshell.ui.screens.confirm import ConfirmScreen
@@ -199,3 +199,50 @@ def test_planshell_review_lints_in_the_plans_project(tmp_path: Path) -> None:
     (tmp_path / "repo" / "docs").mkdir()
     assert plan_project(tmp_path / "repo" / "docs" / "x.md") == (tmp_path / "repo").resolve()
     assert plan_project(tmp_path / "loose.md") is None  # no project: paths are not checked
+
+
+async def test_approve_in_the_browser_also_asks_while_errors_remain(tmp_path: Path) -> None:
+    import asyncio
+    from types import SimpleNamespace
+
+    from textual.app import App
+
+    from planshell.plan.store import PlanStore
+    from planshell.review_web.server import BrowserReview
+    from planshell.ui.screens.results import push_answering
+    from tests.review_web_helpers import Served
+
+    class Host(App[None]):
+        def __init__(self) -> None:
+            super().__init__()
+            store = PlanStore(tmp_path)
+            store.ensure_dir()
+            self.path = store.write(store.plans_dir / "cache.md", NO_CHECKS)
+            self.runtime = SimpleNamespace(store=store)
+            self.results: list[object] = []
+
+        def on_mount(self) -> None:
+            request = ReviewRequest(
+                self.path, NO_CHECKS, "Cache the widget list", lint=lint_plan(NO_CHECKS)
+            )
+            self.review_screen = ReviewScreen(request)
+            push_answering(self, self.review_screen, self.results.append)
+
+    app = Host()
+    async with app.run_test(size=(110, 30)) as pilot:
+        await pilot.press("w")
+        review = app.review_screen.browser.review
+        assert isinstance(review, BrowserReview)
+        page = Served(review, app.runtime.store, app.path)
+        status, _ = await asyncio.to_thread(
+            page.post, "api/approve", {"version": page.page_version()}
+        )
+        assert status == 200
+        for _ in range(200):
+            if isinstance(app.screen, ConfirmScreen):
+                break
+            await pilot.pause(0.02)
+        assert isinstance(app.screen, ConfirmScreen) and app.results == []
+        await pilot.press("y")
+        await pilot.pause()
+        assert [getattr(r, "decision", None) for r in app.results] == [Decision.APPROVE]

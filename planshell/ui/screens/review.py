@@ -471,6 +471,15 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
         )
         self.app.push_screen(dialog, self.approve_in)
 
+    def approve_checked(self, mode: str) -> None:
+        """Approve in ``mode`` once lint errors, if any, were answered (the browser's Approve).
+
+        Called from the browser review's thread hand-off: the question is pushed from the
+        screen's own message loop (``call_later``), where the app is active.
+        """
+        if self._unshown_checked():
+            self.call_later(self._lint_errors_checked, lambda: self.approve_in(mode))
+
     def approve_in(self, mode: str | None) -> None:
         """Approve the plan to run in permission mode ``mode``; None approves nothing."""
         if mode is None or not self.is_current or not self._unshown_checked():
