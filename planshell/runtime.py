@@ -308,6 +308,7 @@ def build_runtime(
     )
     controller.on_approve_mode = permissions.set_mode
     controller.permission_mode_now = lambda: permissions.mode.value
+    controller.reviews.command_check = permissions.command_verdict  # the blast-radius card
     registry.register(TaskTool(agent, controller, settings.agents))
     controller.shape_tools()
     # The checklist is engine state; views learn about it through the event bus.

@@ -226,7 +226,16 @@ class PermissionController:
         effects = ", ".join(sorted(e.value for e in tool.effects))
         return Verdict("ask", f"{tool.name} can change things (effects: {effects})", "ask")
 
-    def _bash(self, command: str, unsandboxed: bool) -> Verdict:
+    def command_verdict(self, command: str, mode: str) -> tuple[str, str]:
+        """What a bash ``command`` would get in permission ``mode`` (pure; the current mode stays).
+
+        The approve dialog's blast-radius card lists the Verification commands that would ask.
+        """
+        verdict = self._bash(command, False, PermissionMode(mode))
+        return verdict.action, verdict.why
+
+    def _bash(self, command: str, unsandboxed: bool, mode: PermissionMode | None = None) -> Verdict:
+        mode = self.mode if mode is None else mode
         resolved = resolve(command)
         denied = self._deny_bash(resolved)
         if denied is not None:
@@ -246,7 +255,7 @@ class PermissionController:
         verdict = self.guard.check(command)
         if verdict.allowed and not unsandboxed:
             return Verdict("allow", "read-only command", "read-only")
-        if self.mode is PermissionMode.AUTO:
+        if mode is PermissionMode.AUTO:
             return Verdict("allow", "auto mode", "mode")
         if unsandboxed and self.sandboxed():
             return Verdict("ask", "it asks to run outside the sandbox", "ask")

@@ -125,6 +125,7 @@ class PlanController:
             receipt_provider=self.receipt,
             on_saved=self._plan_updated,
             cited_check=self.cited_check,
+            guard=self.guard,
         )
         # Set by the runtime: an approval's permission mode ("accept-edits", "ask"),
         # and the mode in force now (recorded with an approval, back when the plan ends).
@@ -400,7 +401,10 @@ class PlanController:
         self.leave(why="Plan complete")  # ends the checkpoint (in a thread)
         await self.undo_keeper.settle_async()  # the report needs the end state
         if path is not None and record is not None and approval is not None:
-            args = (path, approval.text, record, *self._exec_measures())
+            seconds, tokens, cost = self._exec_measures()
+            # Kept in the run record: the next review's blast-radius card shows the last run.
+            record.cost, record.tokens = cost, tokens
+            args = (path, approval.text, record, seconds, tokens, cost)
             self._emit_report(path, record, *await asyncio.to_thread(self._report, *args))
         if self.settings.cleanup_on_complete and path is not None:
             try:

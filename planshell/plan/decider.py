@@ -8,6 +8,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from planshell.plan.blast_radius import BlastRadius
+    from planshell.plan.lint import LintFinding
     from planshell.plan.receipt import Receipt
     from planshell.plan.review_comments import ReviewComment
     from planshell.plan.staleness import Staleness
@@ -64,6 +68,10 @@ class ReviewRequest:
     # and their diffs (or a note of what changed) for the review's ``s``.
     staleness: Staleness | None = None
     stale_diff: str = ""
+    # Plan lint (planshell/plan/lint.py) of ``text``, and how to lint the person's own edit.
+    lint: tuple[LintFinding, ...] = ()
+    relint: Callable[[str], tuple[LintFinding, ...]] | None = None
+    blast: BlastRadius | None = None  # the approve dialog's card (planshell/plan/blast_radius.py)
 
 
 class ApprovalChoice(StrEnum):

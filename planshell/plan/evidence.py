@@ -108,6 +108,9 @@ class RunRecord:
     granted: list[Grant] = field(default_factory=list)
     # Approved changes to the plan while it executed (planshell/plan/amend.py), in order.
     amendments: list[Amendment] = field(default_factory=list)
+    # What the run used (written with the report): the blast-radius card shows the last run.
+    tokens: int | None = None
+    cost: float | None = None
 
     @classmethod
     def seed(cls, plan: str, text: str, previous: RunRecord | None = None) -> RunRecord:
@@ -191,6 +194,10 @@ class RunRecord:
             body["report"] = self.report
         if self.granted:
             body["granted"] = [asdict(g) for g in self.granted]
+        if self.tokens is not None:
+            body["tokens"] = self.tokens
+        if self.cost is not None:
+            body["cost"] = self.cost
         return json.dumps(body, indent=2, ensure_ascii=False) + "\n"
 
     @classmethod
@@ -217,7 +224,7 @@ class RunRecord:
             Amendment(a.kind, a.when, a.reason, a.step, a.old_text, a.new_text, a.path)
             for a in raw.amendments
         ]
-        return cls(raw.plan, steps, raw.report, granted, amendments)
+        return cls(raw.plan, steps, raw.report, granted, amendments, raw.tokens, raw.cost)
 
 
 def _evidence_json(item: Evidence) -> dict[str, object]:
@@ -291,3 +298,5 @@ class _RunFile(BaseModel):
     report: str = ""
     granted: list[_GrantFile] = Field(default_factory=list, max_length=MAX_GRANTS)
     amendments: list[_AmendmentFile] = Field(default_factory=list, max_length=MAX_AMENDMENTS)
+    tokens: int | None = Field(None, ge=0)
+    cost: float | None = Field(None, ge=0, allow_inf_nan=False)

@@ -16,13 +16,17 @@ from typing import TYPE_CHECKING
 
 from planshell.agent import events as ev
 from planshell.agent.events import Mode
+from planshell.llm.types import Usage
+from planshell.plan.blast_radius import BlastRadius, CommandCheck, blast_radius, past_run
 from planshell.plan.decider import Decider, Decision, Review, ReviewRequest
 from planshell.plan.document import changed_sections, parse_plan, validate_plan
+from planshell.plan.lint import lint_plan
 from planshell.plan.receipt import Receipt
 from planshell.plan.review_comments import ReviewComment, track
 from planshell.plan.revision_diff import unrequested_changes
 from planshell.plan.store import PlanStore, PlanStoreError
 from planshell.sanitize import count_hidden
+from planshell.shell.guard import BashGuard
 from planshell.tools.base import ToolError
 
 if TYPE_CHECKING:
@@ -63,6 +67,7 @@ class ReviewRounds:
         receipt_provider: Callable[[], Receipt | None] | None,
         on_saved: Callable[[Path, str], None],
         cited_check: CitedCheck | None = None,
+        guard: BashGuard | None = None,
     ) -> None:
         self.agent = agent
         self.store = store
@@ -78,6 +83,11 @@ class ReviewRounds:
         self.questions_open = 0
         self._mode = mode
         self._on_saved = on_saved
+        self.guard = guard or BashGuard(
+            settings.bash.safe_patterns, settings.bash.destructive_patterns
+        )
+        # Set by the runtime: what the permission engine would do with a bash command in a mode.
+        self.command_check: CommandCheck | None = None
 
     async def run(
         self, path: Path, *, diff: str = "", notice: str = ""
@@ -95,7 +105,8 @@ class ReviewRounds:
             shown = await self._current_receipt()
             cited = await self._cited(path)
             self.cited[path] = cited
-            request = self._request(path, text, notice, shown, diff, cited)
+            # Off the event loop: lint and the blast radius lstat the files the plan names.
+            request = await asyncio.to_thread(self._request, path, text, notice, shown, diff, cited)
             self.questions_open += 1
             try:
                 review = await self.decider.review_plan(request)
@@ -183,6 +194,7 @@ class ReviewRounds:
         )
         unrequested = unrequested_changes(previous, text, self.feedback.get(path, ""))
         staleness, stale_diff = cited if cited is not None else (None, "")
+        root = self.store.root
         return ReviewRequest(
             path,
             text,
@@ -200,6 +212,9 @@ class ReviewRounds:
             unrequested=unrequested,
             staleness=staleness,
             stale_diff=stale_diff,
+            lint=lint_plan(text, root),
+            relint=lambda edited: lint_plan(edited, root),
+            blast=self._blast(path, text),
         )
 
     async def _cited(self, path: Path) -> tuple[Staleness, str] | None:
@@ -207,6 +222,26 @@ class ReviewRounds:
         if self.cited_check is None:
             return None
         return await asyncio.to_thread(self.cited_check, path)
+
+    def _blast(self, path: Path, text: str) -> BlastRadius:
+        """The approve dialog's card: scope sizes, commands per mode, an estimate."""
+        check = self.command_check or self._guard_check
+        price = self.agent.price
+        return blast_radius(
+            text,
+            self.store.root,
+            check=check,
+            context_tokens=self.agent.context_tokens,
+            price=(lambda i, o: price(Usage(i, o))) if price is not None else None,
+            history=past_run(self.store, path),
+        )
+
+    def _guard_check(self, command: str, mode: str) -> tuple[str, str]:
+        """Without a permission engine (tests, headless): the plan guard's read-only verdict."""
+        verdict = self.guard.check(command)
+        if verdict.allowed:
+            return "allow", "read-only command"
+        return ("allow", "auto mode") if mode == "auto" else ("ask", verdict.reason)
 
     async def _current_receipt(self) -> Receipt | None:
         """The receipt provider's answer, computed off the event loop (it hashes files)."""

@@ -30,7 +30,7 @@ from planshell.plan.document import PlanDocument, Section, parse_plan
 from planshell.tools.base import ToolError
 from planshell.tools.walk import glob_to_regex
 
-__all__ = ["Scope", "normalise_entry", "plan_scope", "scope_sections"]
+__all__ = ["Scope", "normalise_entry", "path_like", "plan_scope", "scope_sections"]
 
 _GLOB_CHARS = frozenset("*?[{")
 _MAX_ENTRY = 300  # longer spans are code, not paths
@@ -99,6 +99,11 @@ def _path_like(span: str) -> str | None:
     if not _PATH_CHARS.fullmatch(span):
         return None
     return normalise_entry(span)
+
+
+def path_like(span: str) -> str | None:
+    """The entry a code span names, or None: the same rule ``plan_scope`` uses (plan lint too)."""
+    return _path_like(span)
 
 
 def _compiled(glob: str) -> re.Pattern[str]:

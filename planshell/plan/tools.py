@@ -7,6 +7,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from planshell.plan.controller import Mode, PlanController
+from planshell.plan.lint import lint_plan, summary
 from planshell.tools.base import (
     ArgsT,
     Effect,
@@ -16,6 +17,8 @@ from planshell.tools.base import (
     ToolError,
     ToolResult,
 )
+
+MAX_LISTED = 30  # lint findings listed in write_plan's result (a plan can cite 200 missing files)
 
 
 class _PlanTool(Tool[ArgsT]):
@@ -76,9 +79,22 @@ class WritePlanTool(_PlanTool[WritePlanArgs]):
         size = path.stat().st_size
         shown = ctx.display(path)
         return ToolResult(
-            f"Plan saved: {shown} ({size} bytes). Call exit_plan_mode(plan_path={shown!r}) when "
-            "it is ready for review.",
+            f"Plan saved: {shown} ({size} bytes). {self._lint(args.content, shown)}"
+            f"Call exit_plan_mode(plan_path={shown!r}) when it is ready for review.",
             data={"path": str(path)},
+        )
+
+    def _lint(self, content: str, shown: str) -> str:
+        """Plan lint's findings, so the model can fix them before the person reads the plan."""
+        findings = lint_plan(content, self.controller.store.root)
+        if not findings:
+            return "Plan lint: no findings. "
+        lines = "\n".join(f"- {finding.line()}" for finding in findings[:MAX_LISTED])
+        if len(findings) > MAX_LISTED:
+            lines += f"\n- … and {len(findings) - MAX_LISTED} more"
+        return (
+            f"Plan lint: {summary(findings)} (the reviewer sees these too; fix them with "
+            f"write_plan(plan_path={shown!r}) first, errors above all):\n{lines}\n"
         )
 
 

@@ -158,7 +158,8 @@ class BrowserLink:
         if review.decision is Decision.APPROVE:
             # The page's Approve runs the plan in the approve dialog's default
             # (ask, unless the user's plan.approve_mode says accept-edits): never auto.
-            self.screen.approve_in(self.screen.request.approve_mode)
+            # Lint errors ask first, as for the key (ReviewScreen.approve_checked).
+            self.screen.approve_checked(self.screen.request.approve_mode)
         else:
             self.screen.dismiss(review)
 

@@ -16,6 +16,8 @@ from textual.app import App
 from planshell.fsutil import ReadRefused, is_binary, read_user_file
 from planshell.plan.decider import Review, ReviewRequest
 from planshell.plan.document import parse_plan
+from planshell.plan.lint import lint_plan
+from planshell.plan.store import find_project_root
 from planshell.sanitize import count_hidden
 
 __all__ = ["MAX_VIEW_BYTES", "ReviewApp", "ReviewFileError", "read_plan_file", "run_review"]
@@ -86,6 +88,16 @@ class ReviewApp(App[int]):
         push_answering(self, ReviewScreen(self.request, read_only=True), closed)
 
 
+def plan_project(path: Path) -> Path | None:
+    """The project a plan file belongs to: the folder holding ``.planshell/plans``, else its
+    git work tree; None (no path checks) for a loose file outside any project."""
+    folder = path.resolve().parent
+    if folder.name == "plans" and folder.parent.name == ".planshell":
+        return folder.parent.parent
+    root = find_project_root(folder)
+    return root if (root / ".git").exists() else None
+
+
 def run_review(path: Path, theme: str | None = None) -> int:
     """Show ``path`` read-only; 0 on close, 1 (with a message on stderr) if it cannot be shown."""
     path = Path(path)
@@ -95,7 +107,12 @@ def run_review(path: Path, theme: str | None = None) -> int:
         print(f"planshell: {exc}", file=sys.stderr)
         return 1
     request = ReviewRequest(
-        path=path, text=text, title=parse_plan(text).title, hidden=count_hidden(text)
+        path=path,
+        text=text,
+        title=parse_plan(text).title,
+        hidden=count_hidden(text),
+        # The same chips as the live review: paths are checked in the plan's project.
+        lint=lint_plan(text, plan_project(path)),
     )
     app = ReviewApp(request, theme)
     for warning in app.theme_warnings:

@@ -39,6 +39,13 @@ Decisions (``planshell.plan.decider.Decision``):
   (``Review(REFINE)`` with a unified diff), ``r`` adds a note to that diff, Esc
   returns ``Review(KEEP)`` with the diff. ``x``/``D`` drop the edit.
 
+Plan lint (``planshell.plan.lint``): the header shows one chip per kind of
+finding ("no Verification", "2 vague steps"); ``l`` lists them. While an
+error remains, ``a`` first asks "approve anyway?" with *Back to the plan*
+focused; n, Esc or any dismissal approves nothing. A person's own edit is
+linted again (``ReviewRequest.relint``). The approve dialog shows the
+blast-radius card (``ReviewRequest.blast``).
+
 Dismissal never approves: ``dismiss()`` without a ``Review`` and any pop of the
 screen by the app (``pop_screen``, switching away) resolve to ``Review(KEEP)``.
 ``read_only=True`` (``planshell review PATH``) offers only scrolling and q/Esc.
@@ -56,6 +63,7 @@ import os
 import shlex
 import subprocess
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
@@ -83,7 +91,7 @@ from planshell.plan.review_coverage import unseen_question
 from planshell.plan.revision_diff import revision_diff
 from planshell.plan.store import PlanStoreError
 from planshell.review_web.feedback import FeedbackError
-from planshell.sanitize import strip_terminal_controls
+from planshell.sanitize import plain_line, strip_terminal_controls
 from planshell.ui.keygrace import KeyGrace
 from planshell.ui.screens.confirm import ConfirmScreen
 from planshell.ui.screens.results import AnswersWhenRemoved
@@ -241,6 +249,7 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
         Binding("right_square_bracket", "place_prefix(1)", "Then c: next change", show=False),
         Binding("left_square_bracket", "place_prefix(-1)", "Then c: previous change", show=False),
         Binding("s", "stale_files", "Cited files changed since the plan was written", show=False),
+        Binding("l", "lint", "List the plan lint findings", show=False),
     ]
     HELP_EXTRA_KEYS: ClassVar[list[tuple[str, str]]] = [
         ("ctrl+p", "Command palette"),
@@ -262,6 +271,7 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
         self._new_comments: list[ReviewComment] = []  # written in this review (c)
         self._panel_toggled = False  # C hid or showed the panel by hand
         self._place_prefix = 0  # "]" or "[" was pressed: a "c" next jumps (1 or -1)
+        self._lint = request.lint  # findings for the text on screen (the request's, or the edit's)
         from planshell.ui.browser_review import BrowserLink
 
         self.browser = BrowserLink(self)  # w: the same review in a browser, for anchored comments
@@ -275,6 +285,8 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
                 yield Static(self._title_text(), id="review-title")
                 yield Static("", id="stale")
                 yield Static("", id="receipt")
+            with Horizontal(id="lint-chips"):
+                yield from self._lint_chips()
             yield Static("", id="review-changes")
             yield Static("", id="review-unrequested")
             yield Static("", id="review-notice")
@@ -314,6 +326,7 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
         self._show_stale()
         self.plan_view.set_diff(revision_diff(self.request.previous_text, self.request.text))
         self._show_unshown()
+        self.query_one("#lint-chips").display = bool(self._lint)
         if self.browser.open_at_start:
             self.action_browser()
 
@@ -386,6 +399,61 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
         widget.set_class(partial, "-partial")
         widget.set_class(not clean, "-dirty")
         widget.display = True
+
+    # -- plan lint
+
+    def _lint_chips(self) -> list[Static]:
+        """One chip per kind of finding, errors first, then the key that lists them."""
+        from planshell.plan.lint import chips
+        from planshell.ui.screens.plan_lint import chip_text
+
+        widgets = [
+            Static(chip_text(label), classes=f"lint-chip -{severity}")
+            for severity, label in chips(self._lint)
+        ]
+        if widgets:
+            widgets.append(Static("l lists them", classes="lint-chip -hint"))
+        return widgets
+
+    def _show_lint(self) -> None:
+        """Redraw the chips (after an edit); the row hides when there is nothing."""
+        row = self.query_one("#lint-chips", Horizontal)
+        row.remove_children()
+        row.mount_all(self._lint_chips())
+        row.display = bool(self._lint)
+
+    def action_lint(self) -> None:
+        from planshell.ui.screens.plan_lint import PlanLintScreen
+
+        self.app.push_screen(PlanLintScreen(self._lint))
+
+    def _lint_errors_checked(self, then: Callable[[], None]) -> None:
+        """Run ``then`` at once, or after "approve anyway?" while lint errors remain."""
+        from planshell.plan.lint import errors
+
+        bad = errors(self._lint)
+        if not bad:
+            then()
+            return
+        noun = "error" if len(bad) == 1 else "errors"
+        detail = "\n".join(f"✗ {plain_line(f.message, 160)}" for f in bad[:6]) + (
+            f"\n… and {len(bad) - 6} more (l lists them)" if len(bad) > 6 else ""
+        )
+
+        def answered(yes: bool | None) -> None:
+            if yes is True and self.is_current:
+                then()
+
+        self.app.push_screen(
+            ConfirmScreen(
+                f"The plan has {len(bad)} lint {noun}. Approve anyway?",
+                detail=detail,
+                yes="Approve anyway",
+                no="Back to the plan",
+                default=False,
+            ),
+            answered,
+        )
 
     # -- lines the review does not show: the executor reads them, so the person must see them
 
@@ -520,6 +588,7 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
             "stale_files",
             "place_prefix",
             "toggle_comments",
+            "lint",
         ):
             return not self._refining
         if action == "toggle_diff":
@@ -567,7 +636,7 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
 
             def answered(yes: bool | None) -> None:
                 if yes is True and self.is_current:
-                    self._ask_mode()
+                    self._lint_errors_checked(self._ask_mode)
 
             self.app.push_screen(
                 ConfirmScreen(
@@ -581,15 +650,26 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
                 answered,
             )
             return
-        self._ask_mode()
+        self._lint_errors_checked(self._ask_mode)
 
     def _ask_mode(self) -> None:
         from planshell.ui.screens.approve_mode import ApproveModeScreen
 
         dialog = ApproveModeScreen(
-            allow_auto=self.request.allow_auto, default=self.request.approve_mode
+            allow_auto=self.request.allow_auto,
+            default=self.request.approve_mode,
+            blast=self.request.blast,
         )
         self.app.push_screen(dialog, self.approve_in)
+
+    def approve_checked(self, mode: str) -> None:
+        """Approve in ``mode`` once lint errors, if any, were answered (the browser's Approve).
+
+        Called from the browser review's thread hand-off: the question is pushed from the
+        screen's own message loop (``call_later``), where the app is active.
+        """
+        if self._unshown_checked():
+            self.call_later(self._lint_errors_checked, lambda: self.approve_in(mode))
 
     def approve_in(self, mode: str | None) -> None:
         """Approve the plan to run in permission mode ``mode``; None approves nothing."""
@@ -897,6 +977,8 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
             return
         if edited == self.request.text:
             self._edited = None
+            self._lint = self.request.lint
+            self._show_lint()
             self.plan_view.load(self.request.text, self.request.changed_sections)
             self.plan_view.set_diff(revision_diff(self.request.previous_text, self.request.text))
             self._show_changes(len(self.request.changed_sections), "since your last review")
@@ -904,6 +986,9 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
             self.query_one(ReviewFooter).set_hints(decision_hints(self.request.mode))
             return
         self._edited = edited
+        if self.request.relint is not None:
+            self._lint = self.request.relint(edited)
+            self._show_lint()
         changed = frozenset(changed_sections(parse_plan(self.request.text), parse_plan(edited)))
         self.plan_view.load(edited, changed)
         self._show_changes(len(changed), "by your edit")
