@@ -398,7 +398,7 @@ class Settings(BaseSettings):
 
     @property
     def user_only_warning(self) -> str:
-        """"Ignoring plan.critic from the project config …", or "" (see ``USER_ONLY_KEYS``)."""
+        """ "Ignoring plan.critic from the project config …", or "" (see ``USER_ONLY_KEYS``)."""
         return self._user_only_warning
 
     @property
