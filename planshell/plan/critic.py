@@ -209,21 +209,38 @@ class DemoCritic:
         return CriticReport(demo_points(text), self.label)
 
 
+_VAGUE = re.compile(
+    r"^(?:improve|update|fix|handle|clean ?up|refactor|make the change|tidy)\b", re.IGNORECASE
+)
+
+
 def demo_points(text: str) -> tuple[str, ...]:
     """Cheap checks a reviewer would make: verification commands, paths in steps, risks."""
     doc = parse_plan(text)
     titles = [section.title.strip().casefold() for section in doc.sections]
     points: list[str] = []
-    if not verification_commands(text):
+    commands = verification_commands(text)
+    if not commands:
         points.append(
             "Verification names no command to run: add one (e.g. `make test`) so the result "
             "can be checked."
         )
-    vague = [step.index for step in doc.steps if "`" not in step.text]
-    if vague:
-        listed = ", ".join(str(n) for n in vague[:5])
-        noun = "Step" if len(vague) == 1 else "Steps"
-        points.append(f"{noun} {listed} cite no file path: say which files change.")
+    elif len(commands) == 1:
+        points.append(
+            f"Verification runs one command (`{plain_line(commands[0], 60)}`): name the test "
+            "that covers the new behaviour."
+        )
+    pathless = [step.index for step in doc.steps if "`" not in step.text]
+    if pathless:
+        listed = ", ".join(str(n) for n in pathless[:5])
+        noun, verb = ("Step", "cites") if len(pathless) == 1 else ("Steps", "cite")
+        points.append(f"{noun} {listed} {verb} no file path: say which files change.")
+    vague = next((s for s in doc.steps if _VAGUE.match(plain_line(s.text, 200))), None)
+    if vague is not None:
+        points.append(
+            f"Step {vague.index} ('{plain_line(vague.text, 50)}') is vague: say what changes "
+            "and how you will check it."
+        )
     if not any("risk" in title for title in titles):
         points.append("No Risks section: what could break, and how would you notice?")
     if not points:

@@ -32,6 +32,7 @@ from pathlib import Path
 
 from markdown_it import MarkdownIt
 
+from planshell.plan.document import parse_plan
 from planshell.review_web.render import Block, render_plan_html
 from planshell.sanitize import strip_terminal_controls
 
@@ -43,6 +44,7 @@ __all__ = [
     "FeedbackError",
     "ReviewLedger",
     "apply_reviews",
+    "comment_on_section",
     "review_lines",
     "split_reviews",
 ]
@@ -253,3 +255,36 @@ def apply_reviews(text: str, comments: Iterable[Comment], authored: Authored) ->
         # e.g. a block that is an unclosed code fence: the comment would become code.
         raise FeedbackError("These comments cannot be written back unambiguously here.")
     return result
+
+
+def comment_on_section(
+    text: str, section: int, comment: str, authored: Authored
+) -> tuple[str, Comment]:
+    """``text`` with ``comment`` added after the last block of its ``section``-th section.
+
+    For a comment made outside the browser (the TUI's critic points): the same
+    ``> [!REVIEW]`` lines :func:`apply_reviews` writes, merged with a comment
+    the person already left on that block. Sections are counted as
+    ``parse_plan`` counts them; review lines add none, so the index is the same
+    with or without them. Returns the new text and the comment as written.
+    """
+    base, existing = split_reviews(text, authored)
+    sections = parse_plan(base).sections
+    if not sections:
+        raise FeedbackError("The plan has no section to comment on.")
+    chosen = sections[max(0, min(section, len(sections) - 1))]
+    blocks = render_plan_html(base)
+    inside = [b for b in blocks if chosen.start <= b.start < max(chosen.end, chosen.start + 1)]
+    if not inside:
+        inside = [b for b in blocks if b.start <= chosen.start] or list(blocks[:1])
+    if not inside:
+        raise FeedbackError("The plan has no block to comment on.")
+    block = inside[-1]
+    merged: list[Comment] = []
+    added = Comment(block.start, block.end, comment)
+    for old in existing:
+        if (old.start, old.end) == (block.start, block.end):
+            added = Comment(block.start, block.end, f"{old.text}\n{comment}")
+        else:
+            merged.append(old)
+    return apply_reviews(text, [*merged, added], authored), added

@@ -51,7 +51,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Static, TextArea
+from textual.widgets import Input, Static, TextArea
 
 from planshell.markdown import plain_inline
 from planshell.plan.decider import Decision, Review, ReviewRequest
@@ -60,6 +60,7 @@ from planshell.sanitize import strip_terminal_controls
 from planshell.ui.keygrace import KeyGrace
 from planshell.ui.screens.confirm import ConfirmScreen
 from planshell.ui.screens.results import AnswersWhenRemoved
+from planshell.ui.widgets.critic_panel import CriticPanel
 from planshell.ui.widgets.gauge import GaugeState, PlanGauge
 from planshell.ui.widgets.plan_view import PlanView
 from planshell.ui.widgets.review_footer import (
@@ -210,6 +211,15 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
         Binding("w", "browser", "Review in browser", show=False),
         Binding("question_mark", "more_keys", "Every key of this screen", show=False),
         Binding("h", "show_unshown", "Show the plan lines the review does not show", show=False),
+        # Priority: over the plan view's k (line up), but only while there are critic points
+        # and no text field has focus (check_action); otherwise k reaches the focused widget.
+        Binding(
+            "k",
+            "critic",
+            "The critic's points (c makes one your comment)",
+            show=False,
+            priority=True,
+        ),
     ]
     HELP_EXTRA_KEYS: ClassVar[list[tuple[str, str]]] = [
         ("ctrl+p", "Command palette"),
@@ -226,6 +236,7 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
         self._edited: str | None = None  # the user's edit of the plan, when there is one
         self._refining = False  # the feedback editor is open
         self._unshown_shown_for: str | None = None  # the text the unshown-lines notice is about
+        self._critic_comments = 0  # critic points the person made their comments (k, c)
         from planshell.ui.browser_review import BrowserLink
 
         self.browser = BrowserLink(self)  # w: the same review in a browser, for anchored comments
@@ -242,6 +253,8 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
             yield Static("", id="review-notice")
             yield Static("", id="review-unshown")  # lines the plan holds but the view does not show
         yield PlanView(request.text, changed=request.changed_sections, id="plan-view")
+        # The critic's points (never parsed from the plan): planshell/ui/widgets/critic_panel.py.
+        yield CriticPanel(request.critic, request.critic_label, id="critic")
         with Vertical(id="refine"):
             yield Static(
                 Text.assemble(
@@ -381,6 +394,12 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
             return not self.read_only and not self._refining
         if action == "close":
             return self.read_only
+        if action == "critic":
+            return (
+                not self._refining
+                and bool(self.query_one(CriticPanel).points)
+                and not isinstance(self.focused, (Input, TextArea))
+            )
         if action in ("more_keys", "show_unshown"):
             return not self._refining
         if action == "send_edit":
@@ -479,10 +498,91 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
 
         self.app.push_screen(ConfirmDiscard(self.request.path), answered)
 
+    # -- the critic's points (k): a second model's, shown apart; c makes one the person's
+
+    def action_critic(self) -> None:
+        """Focus the critic's points; from there, back to the plan."""
+        panel = self.query_one(CriticPanel)
+        if self.focused is panel.point_list:
+            self.plan_view.focus()
+            return
+        panel.point_list.focus()
+
+    @on(CriticPanel.Back)
+    def _critic_back(self, event: CriticPanel.Back) -> None:
+        event.stop()
+        self.plan_view.focus()
+
+    @on(CriticPanel.Adopt)
+    def _critic_adopt(self, event: CriticPanel.Adopt) -> None:
+        """Write the point as the person's ``> [!REVIEW]`` comment, by the browser's writer.
+
+        After the section the point names (else the one on screen); the plan on
+        screen becomes the file's new text, so approving still approves what is
+        on disk. Nothing is written while the person's own edit is pending.
+        """
+        event.stop()
+        problem = self._write_critic_comment(event.point)
+        if problem:
+            self.notify(problem, severity="warning", markup=False)
+            return
+        event.panel.drop(event.index)
+
+    def _write_critic_comment(self, point: str) -> str:
+        """ "" when written, else why not (one sentence)."""
+        from dataclasses import replace
+
+        from planshell.plan.store import PlanStoreError
+        from planshell.review_web.feedback import (
+            LEDGER,
+            FeedbackError,
+            comment_on_section,
+            review_lines,
+        )
+
+        store = getattr(getattr(self.app, "runtime", None), "store", None)
+        if store is None or self.read_only:
+            return "Comments need the plan's project; not available here."
+        if self._edited is not None:
+            return "You have an unsaved edit of the plan: approve or send it first."
+        path = self.request.path
+        authored = LEDGER.authored(path)
+        try:
+            current = store.read(path)
+            if current != self.request.text:
+                return "The plan file changed since the review opened; nothing was written."
+            section = _section_named(self.plan_view, point)
+            new_text, comment = comment_on_section(current, section, point, authored)
+            store.write(path, new_text)
+        except (PlanStoreError, FeedbackError) as exc:
+            return f"The comment was not written: {exc}"
+        LEDGER.record(path, review_lines([comment]))
+        self.request = replace(self.request, text=new_text)
+        self._critic_comments += 1
+        self.plan_view.load(new_text, self.request.changed_sections)
+        self.notify(
+            "Added as your comment (> [!REVIEW] in the plan file); r sends it.", markup=False
+        )
+        return ""
+
+    def _with_comments(self, text: str) -> str:
+        """Refine feedback plus the comments the person adopted from the critic, if any."""
+        if not self._critic_comments:
+            return text
+        from planshell.review_web.feedback import LEDGER, split_reviews
+        from planshell.review_web.render import render_plan_html
+        from planshell.review_web.server import feedback_message
+
+        base, comments = split_reviews(self.request.text, LEDGER.authored(self.request.path))
+        if not comments:
+            return text
+        message = feedback_message(render_plan_html(base), base.split("\n"), comments)
+        return f"{text}\n\n{message}" if text else message
+
     @on(FeedbackArea.Submitted)
     def _submit_feedback(self, event: FeedbackArea.Submitted) -> None:
         event.stop()
-        text = event.text.strip()
+        text = self._with_comments(event.text.strip())
         if not text:
             return  # an empty buffer does nothing
         if self._edited is not None:
@@ -565,6 +665,17 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
     def unanswered_result(self) -> Review:
         """Removed without ``dismiss`` (app.pop_screen etc.): KEEP, never hang."""
         return Review(Decision.KEEP)
+
+
+def _section_named(view: PlanView, point: str) -> int:
+    """The section a critic point names ("Verification names no command"), else the one on screen."""
+    lowered = point.casefold()
+    best, best_len = view.current_section(), 0
+    for index, section in enumerate(view.sections):
+        title = plain_inline(section.title).strip().casefold()
+        if section.level >= 2 and title and title in lowered and len(title) > best_len:
+            best, best_len = index, len(title)
+    return best
 
 
 def _with_hidden(notice: str, hidden: int) -> str:
