@@ -149,6 +149,8 @@ async def run_print(
         err.write(
             f"Review it with: planshell review {shown} (or approve it in the planshell TUI)\n"
         )
+        for point in decider.awaiting_critic:  # already sanitised one-liners
+            err.write(f"critic: {point}\n")
         return EXIT_ERROR if failed else EXIT_AWAITING_APPROVAL
     final = next((text for text in reversed(replies) if text.strip()), "")
     render_answer(strip_model_directed(strip_terminal_controls(final), directed), out)

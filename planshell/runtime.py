@@ -21,6 +21,7 @@ from planshell.config import Settings
 from planshell.llm.factory import make_provider
 from planshell.llm.types import Provider
 from planshell.plan.controller import Mode, PlanController
+from planshell.plan.critic import critic_factory
 from planshell.plan.decider import Decider
 from planshell.plan.pins import plan_pins
 from planshell.plan.store import PlanStore
@@ -286,6 +287,8 @@ def build_runtime(
         # A factory: the sandbox probe runs on first entering PLAN, never at start-up.
         plan_exec_policy=lambda: plan_exec_policy(settings.plan, root),
     )
+    # The optional critic (plan.critic, or the demo's own) reads each plan before its review.
+    controller.reviews.critic = critic_factory(settings, root, lambda: agent.provider)
     for tool in plan_tools(controller):
         registry.register(tool)
     configure_context(agent, settings)
@@ -339,4 +342,6 @@ def build_runtime(
     runtime.problems += controller.guard.warnings + controller.policy.warnings
     runtime.problems += permissions.warnings
     runtime.problems += profile_problems(settings.agents)
+    if settings.user_only_warning:  # e.g. a project file's plan.critic, never applied
+        runtime.problems.append(settings.user_only_warning)
     return runtime

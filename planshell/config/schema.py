@@ -24,7 +24,7 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
-from planshell.provider_names import PROVIDER_CHOICES
+from planshell.provider_names import PROVIDER_CHOICES, PROVIDER_NAMES
 
 if TYPE_CHECKING:
     from planshell.config.untrusted import UntrustedProject
@@ -153,6 +153,31 @@ class PlanShortcuts(_Section):
     )
 
 
+def _critic_provider(text: str | None) -> str | None:
+    """A named provider (not ``auto``): the critic's endpoint is chosen, never guessed."""
+    if text is not None and text not in PROVIDER_NAMES:
+        raise ValueError(f"must be one of {', '.join(PROVIDER_NAMES)}")
+    return text
+
+
+class PlanCriticSettings(_Section):
+    """A second model that reads a plan and the files it cites before the review opens.
+
+    Off by default. Only the user's own config may set it (``USER_ONLY_KEYS``):
+    it sends the plan and the files it cites to an endpoint, which a repository
+    must never choose.
+    """
+
+    provider: Annotated[str | None, AfterValidator(_critic_provider)] = Field(
+        None, description="The critic's provider (demo, openai or anthropic); unset: no critic."
+    )
+    model: str | None = Field(None, description="The critic's model; the provider's default.")
+    base_url: str | None = Field(None, description="The critic's API base URL.")
+    timeout: float = Field(
+        60.0, gt=0, le=600, description="Seconds the critic may take; the review then opens."
+    )
+
+
 class PlanSettings(_Section):
     approve_mode: Literal["accept-edits", "ask"] = Field(
         "ask",
@@ -187,6 +212,7 @@ class PlanSettings(_Section):
     labels: PlanLabels = Field(default_factory=PlanLabels)
     ui: PlanUISettings = Field(default_factory=PlanUISettings)
     shortcuts: PlanShortcuts = Field(default_factory=PlanShortcuts)
+    critic: PlanCriticSettings = Field(default_factory=PlanCriticSettings)
 
 
 _RULE_RE = re.compile(r"^[a-z_]+(?:\([^\x00-\x1f\x7f]+\))?$")
@@ -367,6 +393,13 @@ class Settings(BaseSettings):
 
     # Set by load_settings when an untrusted project file's security keys were ignored.
     _untrusted: UntrustedProject | None = PrivateAttr(None)
+    # Set by load_settings when a project file set keys only the user's own config may set.
+    _user_only_warning: str = PrivateAttr("")
+
+    @property
+    def user_only_warning(self) -> str:
+        """ "Ignoring plan.critic from the project config …", or "" (see ``USER_ONLY_KEYS``)."""
+        return self._user_only_warning
 
     @property
     def untrusted_project(self) -> UntrustedProject | None:

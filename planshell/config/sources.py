@@ -30,7 +30,13 @@ from planshell.config.errors import ConfigError
 from planshell.config.files import project_config_path, read_config_file, user_config_path
 from planshell.config.schema import ENV_NESTED_DELIMITER, ENV_PREFIX, LOADING, Settings
 from planshell.config.trust import is_trusted
-from planshell.config.untrusted import UntrustedProject, split_project_data, without_user_only
+from planshell.config.untrusted import (
+    UntrustedProject,
+    split_project_data,
+    user_only_keys_in,
+    user_only_warning,
+    without_user_only,
+)
 
 
 @dataclass
@@ -166,7 +172,10 @@ def load_settings(
     project = read_config_file(project_config_path(root), project_root=root)
     # Trust is decided on the parsed table, before it becomes a source: an
     # untrusted file contributes only its allowlisted leaves.
-    project_data, relevant = split_project_data(project.data)
+    # Keys no project may set (plan.critic, plan.approve_auto): warned about on their own,
+    # not offered for trust (trusting the file would not apply them).
+    user_only = user_only_keys_in(project.data)
+    project_data, relevant = split_project_data(without_user_only(project.data))
     untrusted: UntrustedProject | None = None
     if relevant:
         if is_trusted(project, trust_file):
@@ -195,4 +204,6 @@ def load_settings(
     except SettingsError as exc:  # only the environment source raises it
         raise ConfigError(f"config error in environment: {exc}.") from None
     settings._untrusted = untrusted
+    if user_only:
+        settings._user_only_warning = user_only_warning(str(project.path), user_only)
     return settings

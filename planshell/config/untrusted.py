@@ -30,8 +30,35 @@ HARMLESS_PROJECT_KEYS: frozenset[tuple[str, ...]] = frozenset({("ui", "theme")})
 
 # Keys only the user's own config (file, environment, flags) may set: a project
 # file never applies them, trusted or not. Offering "auto" when a plan is
-# approved must be the person's choice, not a repository's.
-USER_ONLY_KEYS: frozenset[tuple[str, ...]] = frozenset({("plan", "approve_auto")})
+# approved must be the person's choice, not a repository's; so is the plan
+# critic, which sends the plan and the files it cites to an endpoint (a
+# repository choosing it would choose where the project's files go).
+USER_ONLY_KEYS: frozenset[tuple[str, ...]] = frozenset(
+    {("plan", "approve_auto"), ("plan", "critic")}
+)
+
+
+def user_only_keys_in(data: dict[str, Any], prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    """The ``USER_ONLY_KEYS`` a parsed project table sets (for the warning that ignores them)."""
+    found: list[tuple[str, ...]] = []
+    for key, value in data.items():
+        path = (*prefix, key)
+        if path in USER_ONLY_KEYS:
+            found.append(path)
+        elif isinstance(value, dict):
+            found += user_only_keys_in(value, path)
+    return found
+
+
+def user_only_warning(where: str, keys: list[tuple[str, ...]]) -> str:
+    """One sentence: these project keys were ignored, and trusting the file will not change it."""
+    from planshell.sanitize import strip_terminal_controls
+
+    names = ", ".join(format_key(k) for k in keys)
+    return (
+        f"Ignoring {names} from the project config {strip_terminal_controls(where)}: "
+        "only your own config can set it (trusting the project does not)."
+    )
 
 
 def without_user_only(data: dict[str, Any], prefix: tuple[str, ...] = ()) -> dict[str, Any]:

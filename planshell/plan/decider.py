@@ -72,6 +72,11 @@ class ReviewRequest:
     lint: tuple[LintFinding, ...] = ()
     relint: Callable[[str], tuple[LintFinding, ...]] | None = None
     blast: BlastRadius | None = None  # the approve dialog's card (planshell/plan/blast_radius.py)
+    # The optional critic's points about ``text`` (planshell/plan/critic.py): sanitised
+    # one-line strings from a second model, never from the plan text. Shown apart from
+    # the person's comments; they become comments only when the person says so.
+    critic: tuple[str, ...] = ()
+    critic_label: str = ""  # who made them: "critic (openai · …)", "demo critic"
 
 
 class ApprovalChoice(StrEnum):
@@ -185,6 +190,7 @@ class HeadlessDecider:
     def __init__(self) -> None:
         self.awaiting: Path | None = None
         self.awaiting_diff = ""  # a changed plan: what changed since its approval
+        self.awaiting_critic: tuple[str, ...] = ()  # the critic's points, for the CLI to print
 
     async def confirm_enter_plan(self, reason: str) -> bool:
         return True
@@ -202,6 +208,7 @@ class HeadlessDecider:
     async def review_plan(self, request: ReviewRequest) -> Review:
         self.awaiting = request.path
         self.awaiting_diff = request.diff
+        self.awaiting_critic = request.critic
         return Review(
             Decision.KEEP,
             feedback="This is a non-interactive run: the plan awaits the user's approval "

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -32,6 +33,7 @@ from planshell.tools.base import ToolError
 if TYPE_CHECKING:
     from planshell.agent.loop import Agent
     from planshell.config import PlanSettings
+    from planshell.plan.critic import Critic, CriticReport
     from planshell.plan.staleness import Staleness
 
 # What a plan's cited files did since it was written: (staleness, diffs), or None.
@@ -81,6 +83,10 @@ class ReviewRounds:
         self.cited: dict[Path, tuple[Staleness, str] | None] = {}
         self.cited_check = cited_check
         self.questions_open = 0
+        # The optional critic (planshell/plan/critic.py), asked at review time so a
+        # /provider switch is seen; the runtime sets it. One answer per plan text.
+        self.critic: Callable[[], Critic | None] = lambda: None
+        self._critiqued: tuple[Path, str, CriticReport] | None = None
         self._mode = mode
         self._on_saved = on_saved
         self.guard = guard or BashGuard(
@@ -107,6 +113,7 @@ class ReviewRounds:
             self.cited[path] = cited
             # Off the event loop: lint and the blast radius lstat the files the plan names.
             request = await asyncio.to_thread(self._request, path, text, notice, shown, diff, cited)
+            request = await self._with_critic(request)
             self.questions_open += 1
             try:
                 review = await self.decider.review_plan(request)
@@ -124,6 +131,9 @@ class ReviewRounds:
                     notice = "The plan file changed while you were reviewing it; review it again."
                     self.agent.emit(ev.Notice(notice, "warning"))
                     continue
+                # What is approved is what the person last saw, e.g. after their own
+                # comments were written into the file from the review.
+                text = current
                 final = await self._current_receipt()
                 if _new_changes(shown, final):
                     summary = final.summary if final is not None else ""
@@ -242,6 +252,28 @@ class ReviewRounds:
         if verdict.allowed:
             return "allow", "read-only command"
         return ("allow", "auto mode") if mode == "auto" else ("ask", verdict.reason)
+
+    async def _with_critic(self, request: ReviewRequest) -> ReviewRequest:
+        """``request`` with the critic's points (asked once per plan text); a failure is a notice.
+
+        The critic reads before the person does; it never decides, and what it
+        says goes nowhere but the request.
+        """
+        critic = self.critic()
+        if critic is None:
+            return request
+        cached = self._critiqued
+        if cached is not None and cached[:2] == (request.path, request.text):
+            report = cached[2]
+        else:
+            report = await critic.review(request.path, request.text)
+            self._critiqued = (request.path, request.text, report)
+            if report.notice:
+                self.agent.emit(ev.Notice(report.notice, "warning"))
+        notice = request.notice
+        if report.notice:
+            notice = f"{notice} · {report.notice}" if notice else report.notice
+        return replace(request, critic=report.points, critic_label=report.label, notice=notice)
 
     async def _current_receipt(self) -> Receipt | None:
         """The receipt provider's answer, computed off the event loop (it hashes files)."""

@@ -431,3 +431,52 @@ def test_a_repository_config_can_never_offer_auto_approval(tmp_path: Path) -> No
     user = tmp_path / "user.toml"
     user.write_text("[plan]\napprove_auto = true\n")
     assert load_settings(root, user_file=user).plan.approve_auto is True
+
+
+# --- the plan critic: where the plan and its cited files are sent; the user's own config only ---
+
+
+@pytest.mark.parametrize(
+    "table",
+    [
+        '[plan.critic]\nprovider = "openai"\nbase_url = "http://127.0.0.1:9/v1"\n',
+        'plan.critic = { provider = "anthropic", model = "m" }\n',
+        '[plan]\ncritic.base_url = "http://evil.example/v1"\n',
+    ],
+)
+def test_a_repository_config_can_never_turn_the_critic_on_or_point_it_elsewhere(
+    tmp_path: Path, table: str
+) -> None:
+    root = tmp_path / "repo"
+    (root / ".planshell").mkdir(parents=True)
+    (root / ".planshell" / "config.toml").write_text(table + '[ui]\ntheme = "nord"\n')
+    for trusted in (False, True):
+        if trusted:
+            trust(read_config_file(project_config_path(root)))
+        settings = load_settings(root, environ={})
+        critic = settings.plan.critic
+        assert (critic.provider, critic.model, critic.base_url) == (None, None, None)
+        warning = settings.user_only_warning
+        assert "Ignoring plan.critic" in warning and "only your own config" in warning
+        # Not offered for trust: trusting the file would not apply it.
+        assert settings.untrusted_project is None
+    user = tmp_path / "user.toml"
+    user.write_text('[plan.critic]\nprovider = "openai"\nmodel = "critic"\n')
+    mine = load_settings(root, environ={}, user_file=user)
+    assert (mine.plan.critic.provider, mine.plan.critic.model) == ("openai", "critic")
+
+
+def test_the_critic_warning_reaches_the_session(tmp_path: Path) -> None:
+    from planshell.llm.scripted import ScriptedProvider
+    from planshell.runtime import build_runtime
+    from tests.engine_helpers import ScriptedDecider
+
+    root = tmp_path / "repo"
+    (root / ".planshell").mkdir(parents=True)
+    (root / ".planshell" / "config.toml").write_text('[plan.critic]\nprovider = "openai"\n')
+    settings = load_settings(root, environ={})
+    runtime = build_runtime(
+        settings, root, ScriptedDecider(), provider=ScriptedProvider([]), persist=False
+    )
+    assert any("Ignoring plan.critic" in problem for problem in runtime.problems)
+    assert runtime.plan.reviews.critic() is None  # no critic: nothing is sent anywhere

@@ -75,7 +75,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Input, Static
+from textual.widgets import Input, Static, TextArea
 
 from planshell.markdown import plain_inline
 from planshell.plan.decider import Decision, Review, ReviewRequest
@@ -96,6 +96,7 @@ from planshell.ui.keygrace import KeyGrace
 from planshell.ui.screens.confirm import ConfirmScreen
 from planshell.ui.screens.results import AnswersWhenRemoved
 from planshell.ui.widgets.comments_panel import CommentsPanel
+from planshell.ui.widgets.critic_panel import CriticPanel
 from planshell.ui.widgets.feedback_area import FeedbackArea
 from planshell.ui.widgets.gauge import GaugeState, PlanGauge
 from planshell.ui.widgets.plan_view import PlanView
@@ -250,6 +251,15 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
         Binding("left_square_bracket", "place_prefix(-1)", "Then c: previous change", show=False),
         Binding("s", "stale_files", "Cited files changed since the plan was written", show=False),
         Binding("l", "lint", "List the plan lint findings", show=False),
+        # Priority: over the plan view's k (line up), but only while there are critic points
+        # and no text field has focus (check_action); otherwise k reaches the focused widget.
+        Binding(
+            "k",
+            "critic",
+            "The critic's points (c makes one your comment)",
+            show=False,
+            priority=True,
+        ),
     ]
     HELP_EXTRA_KEYS: ClassVar[list[tuple[str, str]]] = [
         ("ctrl+p", "Command palette"),
@@ -294,6 +304,8 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
         with Horizontal(id="review-body"):
             yield PlanView(request.text, changed=request.changed_sections, id="plan-view")
             yield CommentsPanel(id="comments-panel")
+        # The critic's points (never parsed from the plan): planshell/ui/widgets/critic_panel.py.
+        yield CriticPanel(request.critic, request.critic_label, id="critic")
         with Horizontal(id="search-bar"):
             yield Static("/", id="search-label")
             yield SearchInput(placeholder="search the plan", id="search-input", compact=True)
@@ -582,6 +594,12 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
             return not self.read_only and not self._refining
         if action == "close":
             return self.read_only
+        if action == "critic":
+            return (
+                not self._refining
+                and bool(self.query_one(CriticPanel).points)
+                and not isinstance(self.focused, (Input, TextArea))
+            )
         if action in (
             "more_keys",
             "show_unshown",
@@ -807,6 +825,39 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
 
         self.app.push_screen(ConfirmDiscard(self.request.path), answered)
 
+    # -- the critic's points (k): a second model's, shown apart; c makes one the person's
+
+    def action_critic(self) -> None:
+        """Focus the critic's points; from there, back to the plan."""
+        panel = self.query_one(CriticPanel)
+        if self.focused is panel.point_list:
+            self.plan_view.focus()
+            return
+        panel.point_list.focus()
+
+    @on(CriticPanel.Back)
+    def _critic_back(self, event: CriticPanel.Back) -> None:
+        event.stop()
+        self.plan_view.focus()
+
+    @on(CriticPanel.Adopt)
+    def _critic_adopt(self, event: CriticPanel.Adopt) -> None:
+        """Make the point the person's comment, exactly as ``c`` would write it.
+
+        On the section the point names (else the one on screen), tracked with the
+        person's other comments; nothing is written while their own edit is pending.
+        """
+        event.stop()
+        if self._edited is not None:
+            self.notify(
+                "You have an unsaved edit of the plan: approve or send it first.",
+                severity="warning",
+            )
+            return
+        if self._write_comment(_section_named(self.plan_view, event.point), event.point):
+            event.panel.drop(event.index)
+            self.notify("Added as your comment (> [!REVIEW] in the plan file); r sends it.")
+
     @on(FeedbackArea.Submitted)
     def _submit_feedback(self, event: FeedbackArea.Submitted) -> None:
         event.stop()
@@ -875,10 +926,12 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
         choices = [(plain_inline(s.title), body(s)) for s in sections]
         self.app.push_screen(CommentScreen(choices, view.current_section()), answered)
 
-    def _write_comment(self, index: int, text: str) -> None:
+    def _write_comment(self, index: int, text: str) -> bool:
+        """Write the person's comment on section ``index``; False (and a toast) when not."""
         store = self._store()
         if store is None:
-            return
+            self.notify("Comments need a project; not available here.", severity="warning")
+            return False
         comment_id = new_comment_id([*self.request.comments, *self._new_comments])
         try:
             new_text, comment = add_comment(
@@ -890,11 +943,12 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
                 comment_id=comment_id,
             )
         except (FeedbackError, PlanStoreError) as exc:
-            self.notify(f"The comment was not written: {exc}", severity="error")
-            return
+            self.notify(f"The comment was not written: {exc}", severity="error", markup=False)
+            return False
         self._new_comments.append(comment)
         self._plan_text_now(new_text)
         self._show_comments()
+        return True
 
     def _plan_text_now(self, text: str) -> None:
         """The plan file now holds ``text`` (planshell wrote the person's comments into it)."""
@@ -1006,6 +1060,17 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
     def unanswered_result(self) -> Review:
         """Removed without ``dismiss`` (app.pop_screen etc.): KEEP, never hang."""
         return Review(Decision.KEEP)
+
+
+def _section_named(view: PlanView, point: str) -> int:
+    """The section a critic point names ("Verification names no command"), else the one on screen."""
+    lowered = point.casefold()
+    best, best_len = view.current_section(), 0
+    for index, section in enumerate(view.sections):
+        title = plain_inline(section.title).strip().casefold()
+        if section.level >= 2 and title and title in lowered and len(title) > best_len:
+            best, best_len = index, len(title)
+    return best
 
 
 def _with_hidden(notice: str, hidden: int) -> str:
