@@ -28,6 +28,8 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
+from tests.paths import REPO
+
 POLL = 0.02  # seconds between captures
 # Default wait: generous, since CI is a busy 2-core machine. A hang guard that
 # fails with the captured screen, never a speed budget (see bench/startup.py).
@@ -239,5 +241,8 @@ def isolated_env(home: Path) -> dict[str, str]:
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "LANG": os.environ.get("LANG", "C.UTF-8"),
         "TZ": "UTC",
+        # The checkout under test, not whichever one the interpreter has installed
+        # (a worktree's tests must run the worktree's planshell).
+        "PYTHONPATH": str(REPO),
     }
     return env
