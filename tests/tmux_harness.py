@@ -18,6 +18,7 @@ the calling test with a clear reason when tmux is missing.
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -29,6 +30,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from tests.paths import REPO
+
+SEEN = re.compile(r"(\d+)/(\d+) seen")  # the review gauge's coverage count
 
 POLL = 0.02  # seconds between captures
 # Default wait: generous, since CI is a busy 2-core machine. A hang guard that
@@ -183,6 +186,29 @@ class TmuxPane:
 
     def wait_for(self, text: str, *, timeout: float = TIMEOUT) -> str:
         return self.wait_until(lambda screen: text in screen, timeout=timeout, what=repr(text))
+
+    def read_whole_plan(self) -> str:
+        """In the review: ``u`` (next unseen section) until the gauge says every section was seen.
+
+        Approving a plan with sections never on screen asks first; a person who read it
+        all is not asked. A plan that fits on screen (no gauge) is left as it is. Each ``u`` waits for the count to move, so no key is lost.
+        """
+
+        def counts(screen: str) -> tuple[int, int] | None:
+            match = SEEN.search(screen)
+            return (int(match[1]), int(match[2])) if match else None
+
+        # A plan that fits on screen shows no gauge: it is all seen at once.
+        screen = self.wait_until(lambda s: "a approve" in s, what="the review's keys")
+        for _ in range(200):
+            seen = counts(screen)
+            if seen is None or seen[0] >= seen[1]:
+                return screen
+            self.keys("u")
+            screen = self.wait_until(
+                lambda s, before=seen: counts(s) not in (None, before), what="u to show more"
+            )
+        raise TmuxError(f"the plan was never all seen; screen:\n{screen}")
 
     def wait_gone(self, text: str, *, timeout: float = TIMEOUT) -> str:
         return self.wait_until(

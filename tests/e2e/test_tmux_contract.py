@@ -96,6 +96,7 @@ def status_line(screen: str) -> str:
 def approve_in_scope(pane: TmuxPane) -> None:
     """The review's `a`, then "Accept edits inside the plan's scope" (2), each once it works."""
     pane.wait_until(lambda s: "Review plan" in s and "a approve" in s, what="the review's keys")
+    pane.read_whole_plan()
     pane.keys("a")
     screen = pane.wait_for("Enter chooses · 1-2 choose by number")
     assert "Accept edits inside the plan's scope" in screen

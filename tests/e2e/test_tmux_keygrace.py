@@ -29,6 +29,7 @@ def test_an_a_sent_as_the_review_appears_does_not_approve(project: Path, tmp_pat
         pane.keys("a")
         screen = pane.wait_for("a approve & run")  # ready: the early `a` did nothing
         assert "Review plan" in screen and "Plan progress" not in screen
+        pane.read_whole_plan()  # else approving asks about the unseen sections first
         pane.keys("a")
         pane.wait_for(f"{HELD_KEY * 5} chooses")  # the approve dialog is up, its keys held
         pane.keys("2")

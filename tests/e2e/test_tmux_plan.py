@@ -43,6 +43,7 @@ def test_plan_review_approve_execute(project: Path, tmp_path: Path) -> None:
         pane.wait_for("§ Plan: add rate limiting")
         pane.keys("n")
         pane.wait_for("§ Goal")
+        pane.read_whole_plan()  # approving a plan with unseen sections asks first
         pane.keys("a")
         # The approve dialog names the choices; Enter and the numbers work once it is ready.
         screen = pane.wait_for("Enter chooses · 1-2 choose by number")
