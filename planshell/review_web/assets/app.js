@@ -309,7 +309,10 @@
       checkCoverage();
       await sendSeen(); // what this page saw counts before the terminal decides
       const { status: code, reply } = await post("api/approve", { version });
-      if (code === 200) finish("Approved: the agent runs the plan now. You can close this tab.");
+      if (code === 200 && seenSections.size < sectionCount) {
+        finish("Approval sent to planshell. Some sections were not viewed on this page: unless you " +
+          "saw them in the terminal, it asks there first. You can close this tab.");
+      } else if (code === 200) finish("Approved: the agent runs the plan now. You can close this tab.");
       else if (code === 409) banner(reply.error || "The plan changed.", true);
       else status(reply.error || "Approving failed (" + code + ").");
     });
