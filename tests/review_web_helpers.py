@@ -16,7 +16,7 @@ from planshell.plan.decider import Review, ReviewRequest
 from planshell.plan.document import parse_plan
 from planshell.plan.review_comments import ReviewComment
 from planshell.plan.store import PlanStore
-from planshell.review_web.server import BrowserReview
+from planshell.review_web.server import BrowserReview, SeenSection
 from planshell.runtime import Runtime, build_runtime
 from tests.engine_helpers import ScriptedDecider
 
@@ -46,6 +46,7 @@ class Served:
     path: Path
     decisions: list[Review] = field(default_factory=list)
     ended: list[str] = field(default_factory=list)
+    seen: list[tuple[SeenSection, ...]] = field(default_factory=list)  # on_seen reports
 
     @property
     def host(self) -> str:
@@ -121,17 +122,19 @@ def serve(
     served: Served
     decisions: list[Review] = []
     ended: list[str] = []
+    seen: list[tuple[SeenSection, ...]] = []
     review = BrowserReview(
         request,
         store,
         allow_approve=allow_approve,
         on_decision=decisions.append,
         on_closed=ended.append,
+        on_seen=seen.append,
         grace=grace,
         heartbeat=heartbeat,
     )
     review.start()
-    served = Served(review, store, path, decisions, ended)
+    served = Served(review, store, path, decisions, ended, seen)
     return served
 
 

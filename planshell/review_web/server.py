@@ -21,6 +21,8 @@ hostile client):
   most 256 KiB (413), need ``Origin`` equal to the page's own origin and the
   per-review CSRF token (not in any URL) in ``X-Planshell-CSRF``: a cross-site
   form cannot send either, and a leaked URL (history) is not enough to decide;
+* ``api/seen`` (coverage: the sections the page scrolled wholly into view)
+  passes the same checks and can only mark sections seen, never decide;
 * every response carries a strict CSP (no inline script or style, nothing from
   the network), ``X-Frame-Options: DENY``, ``nosniff``, ``no-referrer`` and
   ``no-store``.
@@ -34,6 +36,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import bisect
 import hashlib
 import hmac
 import html
@@ -43,16 +46,17 @@ import secrets
 import threading
 import weakref
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError
 
 from planshell.plan.coverage import UnshownLine, unshown_lines, unshown_summary
 from planshell.plan.decider import Decision, Review, ReviewRequest
-from planshell.plan.document import changed_sections, parse_plan
+from planshell.plan.document import PlanDocument, changed_sections, parse_plan
 from planshell.plan.review_comments import ReviewComment, comments_from_blocks, comments_message
 from planshell.plan.revision_diff import RevisionDiff, revision_diff
 from planshell.plan.store import PlanStore, PlanStoreError
@@ -69,10 +73,11 @@ from planshell.review_web.feedback import (
 from planshell.review_web.render import highlight_css, render_plan_html
 from planshell.sanitize import count_hidden, strip_terminal_controls
 
-__all__ = ["MAX_BODY_BYTES", "BrowserReview", "close_all"]
+__all__ = ["MAX_BODY_BYTES", "BrowserReview", "SeenSection", "close_all"]
 
 MAX_BODY_BYTES = 256 * 1024
 MAX_COMMENTS = 500
+MAX_SEEN = 10_000  # section indices in one "seen" report (more is a malformed request)
 HOST = "127.0.0.1"
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -128,6 +133,32 @@ class _CloseIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+class _SeenIn(BaseModel):
+    """Sections the page has shown whole (indices of the page's sections, top to bottom)."""
+
+    model_config = ConfigDict(extra="forbid")
+    version: str = Field(max_length=64)
+    sections: list[StrictInt] = Field(max_length=MAX_SEEN)
+
+
+@dataclass(frozen=True)
+class SeenSection:
+    """A section the page scrolled wholly into view: its index, heading level and title.
+
+    The TUI marks its own section ``index`` seen only when that one has the same
+    level and title, so a report about another revision of the plan marks nothing.
+    """
+
+    index: int
+    level: int
+    title: str
+
+
+def _page_doc(base: str) -> PlanDocument:
+    """The sections as the page (and the TUI's PlanView) split them: of the sanitised text."""
+    return parse_plan(strip_terminal_controls(base))
+
+
 class BrowserReview:
     """One plan review served to a browser; decisions go to ``on_decision``.
 
@@ -135,7 +166,9 @@ class BrowserReview:
     would return (APPROVE with the exact reviewed text, REFINE with the saved
     comments as feedback), so the engine takes one path for both.
     ``on_closed`` is told when the browser side ends without a decision.
-    Both run on ``loop`` when one is given, else on a server thread.
+    ``on_seen`` receives the sections the page newly scrolled wholly into view
+    (coverage, as the TUI counts it; never a decision).
+    All run on ``loop`` when one is given, else on a server thread.
     """
 
     def __init__(
@@ -146,6 +179,7 @@ class BrowserReview:
         allow_approve: bool,
         on_decision: Callable[[Review], None],
         on_closed: Callable[[str], None] | None = None,
+        on_seen: Callable[[tuple[SeenSection, ...]], None] | None = None,
         loop: asyncio.AbstractEventLoop | None = None,
         grace: float = 10.0,
         heartbeat: float = 2.0,
@@ -159,6 +193,8 @@ class BrowserReview:
         self.allow_approve = allow_approve
         self._on_decision = on_decision
         self._on_closed = on_closed
+        self._on_seen = on_seen
+        self._seen: set[int] = set()  # sections the page reported seen (never forgotten)
         self._loop = loop
         self.grace = grace
         self.heartbeat = heartbeat
@@ -327,15 +363,18 @@ class BrowserReview:
         by_range = {(c.start, c.end): c.text for c in comments}
         title = doc.title or self.request.path.stem
         esc = html.escape
+        # Coverage: each block says which section it belongs to (the TUI's sections).
+        starts = [section.start for section in _page_doc(base).sections]
         outline: list[str] = []
         body: list[str] = []
         for block in blocks:
             anchor = f"b-{block.start}"
+            section_index = max(0, bisect.bisect_right(starts, block.start) - 1)
             if block.heading and block.heading <= 3:
                 mark = " changed" if block.start in changed_starts else ""
                 outline.append(
-                    f'<li class="lvl-{block.heading}{mark}"><a href="#{anchor}">'
-                    f"{esc(block.title) or '(untitled)'}</a></li>"
+                    f'<li class="lvl-{block.heading}{mark}" data-section="{section_index}">'
+                    f'<a href="#{anchor}">{esc(block.title) or "(untitled)"}</a></li>'
                 )
             saved = by_range.get((block.start, block.end))
             saved_attr = f' data-comment="{esc(saved)}"' if saved else ""
@@ -351,7 +390,8 @@ class BrowserReview:
             )
             body.append(
                 f'<section class="block kind-{esc(block.kind)}{" forged-review" if forged else ""}" '
-                f'id="{anchor}" data-start="{block.start}" data-end="{block.end}"{saved_attr}>'
+                f'id="{anchor}" data-start="{block.start}" data-end="{block.end}" '
+                f'data-section="{section_index}"{saved_attr}>'
                 f"{note}{block.html}</section>"
             )
         steps = (
@@ -380,9 +420,9 @@ class BrowserReview:
 <link rel="stylesheet" href="style.css">
 <script src="app.js" defer></script>
 </head>
-<body data-csrf="{esc(self.csrf)}" data-version="{_version(text)}">
+<body data-csrf="{esc(self.csrf)}" data-version="{_version(text)}" data-sections="{len(starts)}">
 <header class="bar">
-<div class="title"><strong>{esc(title)}</strong> <span class="path">{esc(self.request.path.name)}</span> {steps}</div>
+<div class="title"><strong>{esc(title)}</strong> <span class="path">{esc(self.request.path.name)}</span> {steps} <span id="coverage" class="coverage"></span></div>
 <div class="actions">
 <span id="status" role="status"></span>
 <button type="button" id="save">Save feedback</button>
@@ -400,6 +440,7 @@ class BrowserReview:
 </div>
 <dialog id="confirm">
 <p>Approve this plan and let the agent run it?</p>{unshown_warning}
+<p id="confirm-unseen" hidden></p>
 <div class="dialog-actions">
 <button type="button" id="confirm-cancel" autofocus>Cancel</button>
 <button type="button" id="confirm-ok" class="primary">Approve &amp; run</button>
@@ -491,6 +532,32 @@ class BrowserReview:
         # Exactly what the TUI's `a` returns: approval bound to the text reviewed.
         self._deliver(Review(Decision.APPROVE, reviewed_text=reviewed))
         return HTTPStatus.OK, {"ok": True}
+
+    def mark_seen(self, data: _SeenIn) -> tuple[HTTPStatus, dict[str, Any]]:
+        """Record sections the page showed whole and hand the new ones to ``on_seen``.
+
+        Only ever coverage: nothing here decides. Indices are the page's
+        sections of the text it loaded (``version``); out-of-range ones are
+        ignored, repeated ones are no-ops, a page of another text gets 409.
+        """
+        with self._lock:
+            if self._decided or self._closed.is_set():
+                return HTTPStatus.GONE, {"error": "This review was already decided."}
+            text = self.current_text()
+            if not hmac.compare_digest(data.version, _version(text)):
+                return HTTPStatus.CONFLICT, {
+                    "error": "The plan file changed since this page loaded."
+                }
+            sections = _page_doc(split_reviews(text, self._authored())[0]).sections
+            new = sorted({i for i in data.sections if 0 <= i < len(sections)} - self._seen)
+            self._seen.update(new)
+            seen = sorted(self._seen)
+        if new and self._on_seen is not None:
+            self._call(
+                self._on_seen,
+                tuple(SeenSection(i, sections[i].level, sections[i].title) for i in new),
+            )
+        return HTTPStatus.OK, {"ok": True, "seen": seen}
 
     def close_from_page(self) -> tuple[HTTPStatus, dict[str, Any]]:
         self._end_without_decision("closed in the browser")
@@ -711,6 +778,8 @@ class _Handler(BaseHTTPRequestHandler):
                     status, reply = owner.save(_SaveIn.model_validate(data))
                 case "api/approve":
                     status, reply = owner.approve(_ApproveIn.model_validate(data))
+                case "api/seen":
+                    status, reply = owner.mark_seen(_SeenIn.model_validate(data))
                 case "api/close":
                     _CloseIn.model_validate(data)
                     status, reply = owner.close_from_page()

@@ -28,7 +28,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from planshell.plan.decider import Decision, Review
-from planshell.review_web.server import BrowserReview
+from planshell.review_web.server import BrowserReview, SeenSection
 
 if TYPE_CHECKING:
     from planshell.ui.screens.review import ReviewScreen
@@ -111,6 +111,7 @@ class BrowserLink:
             allow_approve=self.allow_approve,
             on_decision=self._decided,
             on_closed=self._ended,
+            on_seen=self._seen,
             loop=asyncio.get_running_loop(),
         )
         try:
@@ -158,10 +159,28 @@ class BrowserLink:
         if review.decision is Decision.APPROVE:
             # The page's Approve runs the plan in the approve dialog's default
             # (ask, unless the user's plan.approve_mode says accept-edits): never auto.
-            # Lint errors ask first, as for the key (ReviewScreen.approve_checked).
+            # Sections seen in neither place, then lint errors, ask first, as for
+            # the key (ReviewScreen.approve_checked); dismissing approves nothing.
             self.screen.approve_checked(self.screen.request.approve_mode)
         else:
             self.screen.dismiss(review)
+
+    def _seen(self, sections: tuple[SeenSection, ...]) -> None:
+        """Sections the page scrolled wholly into view count in the screen's coverage.
+
+        Only a section with the same level and title at the same index is marked:
+        a page of another revision (or after ``e``) marks nothing it did not show.
+        """
+        if not self.screen.is_attached:
+            return
+        view = self.screen.plan_view
+        ours = view.sections
+        view.mark_seen(
+            seen.index
+            for seen in sections
+            if seen.index < len(ours)
+            and (ours[seen.index].level, ours[seen.index].title) == (seen.level, seen.title)
+        )
 
     def _ended(self, _reason: str) -> None:
         if self.screen.is_attached:

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 from pathlib import Path
 
 import pytest
 
 from planshell.plan.controller import Mode
 from planshell.review_web.feedback import REVIEW_PREFIX
-from tests.review_web_helpers import PLAN, planning_in_the_browser
+from tests.review_web_helpers import PLAN, Served, planning_in_the_browser, running, serve
 from tests.webdriver import MISSING, Browser, chromium
 
 pytestmark = [
@@ -108,3 +109,76 @@ async def test_comment_save_then_approve_in_chromium(project: Path, tmp_path: Pa
         "measure",
         "test the cache (tests/test_cache.py)",
     ]
+
+
+def long_plan() -> str:
+    """Twelve sections, one of them a code block far taller than the window (900 px)."""
+    parts = ["# Plan: scrolled", ""]
+    for number in range(1, 12):
+        parts += [f"## Part {number}", ""]
+        if number == 6:
+            parts += ["```text", *(f"line {i} of a tall block" for i in range(120)), "```", ""]
+        else:
+            for i in range(1, 4):
+                parts += [f"Paragraph {number}.{i} of the plan.", ""]
+    return "\n".join(parts)
+
+
+def seen_in_page(browser: Browser) -> list[int]:
+    return browser.run(  # type: ignore[no-any-return]
+        "return [...document.querySelectorAll('.outline li.seen')].map(li => +li.dataset.section)"
+    )
+
+
+def reported(served: Served) -> set[int]:
+    return {section.index for report in served.seen for section in report}
+
+
+def test_scrolling_marks_sections_seen_in_chromium(tmp_path: Path) -> None:
+    """A section is seen once all of it was in the window; a jump over a tall one does not count.
+
+    What the page saw reaches planshell through api/seen (``on_seen``), as the TUI receives it.
+    """
+    text = long_plan()
+    for served in running(serve(tmp_path, text)):
+        with chromium(tmp_path / "profile") as browser:
+            browser.go(served.review.url)
+            browser.wait_for("return document.getElementById('coverage').textContent !== ''")
+            # The first screen: the title and the first parts, never the last one.
+            browser.wait_for("return document.querySelectorAll('.outline li.seen').length > 0")
+            first = seen_in_page(browser)
+            assert 0 in first and 11 not in first
+            # Show the top of the tall part 6, then jump to the end: the last part is seen,
+            # part 6 is not (its code block was on screen, but never its end).
+            browser.run(
+                "document.querySelector('.outline li[data-section=\"6\"] a').click();"
+                "return new Promise(done => requestAnimationFrame(() =>"
+                " requestAnimationFrame(() => done(true))));"
+            )
+            browser.run("window.scrollTo(0, document.documentElement.scrollHeight)")
+            browser.wait_for(
+                "return document.querySelector('.outline li[data-section=\"11\"]')"
+                ".classList.contains('seen')"
+            )
+            jumped = seen_in_page(browser)
+            assert 6 not in jumped
+            assert browser.run("return document.getElementById('coverage').textContent") == (
+                f"{len(jumped)}/12 sections seen"
+            )
+            # Scroll through from the top, a third of a window at a time: everything is seen.
+            browser.run("window.scrollTo(0, 0)")
+            browser.run(
+                "return new Promise(done => { const step = () => {"
+                " const before = window.scrollY; window.scrollBy(0, innerHeight / 3);"
+                " if (window.scrollY === before) done(true);"
+                " else requestAnimationFrame(() => requestAnimationFrame(step)); }; step(); })"
+            )
+            browser.wait_for("return document.querySelectorAll('.outline li.seen').length === 12")
+            assert browser.run("return document.getElementById('coverage').textContent") == (
+                "12/12 sections seen"
+            )
+            deadline = time.monotonic() + WAIT  # a hang guard, never a speed check
+            while reported(served) != set(range(12)) and time.monotonic() < deadline:
+                time.sleep(0.05)  # the page reports 250 ms after it saw the last section
+            assert reported(served) == set(range(12))
+        assert not served.decisions  # coverage never decides

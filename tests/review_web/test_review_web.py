@@ -406,6 +406,8 @@ _PAGE_IDS = {
     "confirm",
     "confirm-cancel",
     "confirm-ok",
+    "confirm-unseen",
+    "coverage",
 }
 
 

@@ -137,6 +137,121 @@
     return false;
   }
 
+  // -- coverage: a section counts as seen once every part of it has been on screen
+  // (the TUI's rule: not necessarily at once, so a block taller than the window is
+  // seen after scrolling through it). Seen sections go to planshell (api/seen), where
+  // they count in the terminal's coverage and its "Not viewed: ..." question.
+
+  const sectionCount = Number(body.dataset.sections) || 0;
+  const SLACK = 2; // px of rounding
+  const seenSections = new Set();
+  const unsent = new Set();
+  const blocksOf = new Map(); // section index -> its block elements
+  const parts = new Map(); // block -> {height, spans: [[from, to], ...] seen so far, seen}
+  const visible = new Set(); // blocks the IntersectionObserver says are in the window
+  let frame = 0;
+  let sendTimer = 0;
+  let stale = false;
+
+  for (const block of document.querySelectorAll("section.block")) {
+    const index = Number(block.dataset.section);
+    if (!blocksOf.has(index)) blocksOf.set(index, []);
+    blocksOf.get(index).push(block);
+    parts.set(block, { height: -1, spans: [], seen: false });
+  }
+
+  function windowRows() {
+    // The sticky bar covers the top of the window: what is under it is not on screen.
+    const bar = document.querySelector(".bar");
+    const top = bar ? Math.max(0, bar.getBoundingClientRect().bottom) : 0;
+    return [top, document.documentElement.clientHeight];
+  }
+
+  function measure(block) {
+    const state = parts.get(block);
+    if (state.seen) return;
+    const rect = block.getBoundingClientRect();
+    const height = Math.round(rect.height);
+    if (height !== state.height) { state.height = height; state.spans = []; } // reflowed
+    const [top, bottom] = windowRows();
+    if (height <= SLACK) {
+      if (rect.top >= top - SLACK && rect.top <= bottom + SLACK) state.seen = true;
+      return;
+    }
+    const from = Math.max(rect.top, top) - rect.top;
+    const to = Math.min(rect.bottom, bottom) - rect.top;
+    if (to <= from) return;
+    const spans = [...state.spans, [from, to]].sort((a, b) => a[0] - b[0]);
+    const merged = [];
+    for (const span of spans) {
+      const last = merged[merged.length - 1];
+      if (last && span[0] <= last[1] + SLACK) last[1] = Math.max(last[1], span[1]);
+      else merged.push([span[0], span[1]]);
+    }
+    state.spans = merged;
+    if (merged.length === 1 && merged[0][0] <= SLACK && merged[0][1] >= height - SLACK) {
+      state.seen = true;
+      state.spans = [];
+    }
+  }
+
+  function paintCoverage() {
+    const line = document.getElementById("coverage");
+    if (line && sectionCount) line.textContent = seenSections.size + "/" + sectionCount + " sections seen";
+    for (const item of document.querySelectorAll(".outline li[data-section]")) {
+      item.classList.toggle("seen", seenSections.has(Number(item.dataset.section)));
+    }
+  }
+
+  function checkCoverage() {
+    for (const block of visible) measure(block);
+    for (let index = 0; index < sectionCount; index++) {
+      if (seenSections.has(index)) continue;
+      const blocks = blocksOf.get(index) || []; // none: nothing of it to see
+      if (blocks.every((block) => parts.get(block).seen)) {
+        seenSections.add(index);
+        unsent.add(index);
+      }
+    }
+    paintCoverage();
+    if (unsent.size && !sendTimer) sendTimer = setTimeout(sendSeen, 250);
+  }
+
+  function scheduleCoverage() {
+    if (!frame) frame = requestAnimationFrame(() => { frame = 0; checkCoverage(); });
+  }
+
+  async function sendSeen() {
+    clearTimeout(sendTimer);
+    sendTimer = 0;
+    if (!unsent.size || finished || stale) return;
+    const sections = [...unsent].sort((a, b) => a - b);
+    unsent.clear();
+    let code = 0;
+    let reply = {};
+    try { ({ status: code, reply } = await post("api/seen", { version, sections })); } catch (e) { code = 0; }
+    if (code === 409) {
+      stale = true;
+      banner((reply.error || "The plan changed.") + " Reload to review the new text.", true);
+    } else if (code !== 200 && code !== 410) {
+      for (const index of sections) unsent.add(index); // sent again with the next report
+    }
+  }
+
+  if ("IntersectionObserver" in window) {
+    const observer = new IntersectionObserver((entries) => {
+      for (const entry of entries) {
+        if (entry.isIntersecting) visible.add(entry.target);
+        else visible.delete(entry.target);
+      }
+      scheduleCoverage();
+    });
+    for (const block of parts.keys()) observer.observe(block);
+    window.addEventListener("scroll", scheduleCoverage, { passive: true });
+    window.addEventListener("resize", scheduleCoverage);
+  }
+  paintCoverage();
+
   // -- talking to planshell
 
   async function post(path, data) {
@@ -178,14 +293,26 @@
     approve.addEventListener("click", () => {
       if (finished || refuseIfUnsaved("approve")) return;
       if (pendingComments()) { status("You have comments: Save feedback sends them, or remove them to approve."); return; }
+      const unseen = sectionCount - seenSections.size;
+      const note = document.getElementById("confirm-unseen");
+      note.textContent = unseen
+        ? unseen + " of " + sectionCount + " sections not viewed on this page: unless you saw them " +
+          "in the terminal, planshell asks there (\u201cNot viewed: \u2026 \u2014 approve anyway?\u201d) first."
+        : "";
+      note.hidden = !unseen;
       dialog.showModal();
       document.getElementById("confirm-cancel").focus();
     });
     document.getElementById("confirm-cancel").addEventListener("click", () => dialog.close());
     document.getElementById("confirm-ok").addEventListener("click", async () => {
       dialog.close();
+      checkCoverage();
+      await sendSeen(); // what this page saw counts before the terminal decides
       const { status: code, reply } = await post("api/approve", { version });
-      if (code === 200) finish("Approved: the agent runs the plan now. You can close this tab.");
+      if (code === 200 && seenSections.size < sectionCount) {
+        finish("Approval sent to planshell. Some sections were not viewed on this page: unless you " +
+          "saw them in the terminal, it asks there first. You can close this tab.");
+      } else if (code === 200) finish("Approved: the agent runs the plan now. You can close this tab.");
       else if (code === 409) banner(reply.error || "The plan changed.", true);
       else status(reply.error || "Approving failed (" + code + ").");
     });

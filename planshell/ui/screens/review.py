@@ -627,15 +627,21 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
         """
         if not self._unshown_checked():
             return
-        self._ask_unseen()
+        self._unseen_checked(self._ask_comments)
 
-    def _ask_unseen(self) -> None:
+    def _unseen_checked(self, then: Callable[[], None]) -> None:
+        """Run ``then`` at once, or after "Not viewed: … — approve anyway?" (ConfirmUnseen).
+
+        The record is the screen's coverage, with the sections the browser review
+        showed whole counted in (``BrowserLink``). The safe answer shows the first
+        unseen section and approves nothing.
+        """
         unseen = self.plan_view.coverage.unseen()
         if unseen:
 
             def answered(anyway: bool | None) -> None:
                 if anyway is True and self.is_current:
-                    self._ask_comments()
+                    then()
                 elif self.is_current:
                     view = self.plan_view
                     if unseen[0] in view.folded:
@@ -645,7 +651,7 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
             titles = [self.plan_view.section_title(index) for index in unseen]
             self.app.push_screen(ConfirmUnseen(titles), answered)
             return
-        self._ask_comments()
+        then()
 
     def _ask_comments(self) -> None:
         count = len(self.open_comments)
@@ -681,13 +687,18 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
         self.app.push_screen(dialog, self.approve_in)
 
     def approve_checked(self, mode: str) -> None:
-        """Approve in ``mode`` once lint errors, if any, were answered (the browser's Approve).
+        """Approve in ``mode`` once unseen sections and lint errors, if any, were answered
+        (the browser's Approve): the same questions as ``a``, in the terminal.
 
-        Called from the browser review's thread hand-off: the question is pushed from the
-        screen's own message loop (``call_later``), where the app is active.
+        Called from the browser review's thread hand-off: the questions are pushed from the
+        screen's own message loop (``call_later``), where the app is active. Sections the
+        page reported seen were counted before (they crossed over first).
         """
         if self._unshown_checked():
-            self.call_later(self._lint_errors_checked, lambda: self.approve_in(mode))
+            self.call_later(
+                self._unseen_checked,
+                lambda: self._lint_errors_checked(lambda: self.approve_in(mode)),
+            )
 
     def approve_in(self, mode: str | None) -> None:
         """Approve the plan to run in permission mode ``mode``; None approves nothing."""

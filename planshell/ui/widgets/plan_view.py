@@ -27,7 +27,7 @@ goes through ``strip_terminal_controls`` first: plans are written by the model.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from time import perf_counter
 from typing import ClassVar, NamedTuple
 
@@ -582,6 +582,11 @@ class PlanView(ScrollView, can_focus=True):
         """The record of what this view has shown of its text (carried over unchanged sections)."""
         assert self._coverage is not None  # set by load() in __init__
         return self._coverage
+
+    def mark_seen(self, indices: Iterable[int]) -> None:
+        """Count sections seen elsewhere (the browser review) and update the gauge."""
+        self.coverage.mark_seen(indices)
+        self._report()
 
     def section_title(self, index: int) -> str:
         """Section ``index``'s title as plain, sanitised text (the plan's title for a preamble)."""
