@@ -293,8 +293,9 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
         with Vertical(id="review-header"):
             with Horizontal(id="review-titlebar"):
                 yield Static(self._title_text(), id="review-title")
-                yield Static("", id="stale")
                 yield Static("", id="receipt")
+            # A row of its own: beside a dirty receipt it squeezed the plan's title to nothing.
+            yield Static("", id="stale")
             with Horizontal(id="lint-chips"):
                 yield from self._lint_chips()
             yield Static("", id="review-changes")
