@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from textual import events
 from textual.widgets import Static
 
 from planshell.plan.document import parse_plan
@@ -90,6 +91,27 @@ async def test_c_without_a_bracket_first_does_not_jump() -> None:
         await pilot.pause()
         assert view.scroll_y == top + 1  # only j scrolled
         assert "3 changes" in gauge.plain
+
+
+async def test_bracket_c_typed_fast_jumps_and_never_opens_a_comment() -> None:
+    """Found by the tmux walk-through: a terminal delivers "]c" back to back, and the
+    bracket's binding action ran only after the screen had seen the c, so the jump was
+    lost and the c reached the comment key. The keys are posted as the driver posts them."""
+    app = ReviewHost(request_for(NEW, previous_text=OLD))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle_review(pilot, "d")
+        assert app.review_screen is not None
+        app.review_screen.end_grace()  # c is a decision key (comment): it would act now
+        _view, gauge = parts(app)
+        app.post_message(events.Key("right_square_bracket", "]"))
+        app.post_message(events.Key("c", "c"))
+        await pilot.pause()
+        assert "change 1/3" in gauge.plain
+        # The comment key never ran (here, without a project, it would say so in a toast).
+        assert not any("Comments need a project" in toast.message for toast in app.toasts)
+        app.post_message(events.Key("c", "c"))  # a c on its own is the comment key again
+        await pilot.pause()
+        assert any("Comments need a project" in toast.message for toast in app.toasts)
 
 
 async def test_a_typed_d_in_the_refine_editor_is_text() -> None:
