@@ -39,6 +39,9 @@ class SseReply:
     text: str = ""
     calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     usage: tuple[int, int] | None = None  # (prompt tokens, completion tokens)
+    # Sent only once this file (a name in the server's workdir) exists: the test
+    # creates it when it has done what must happen before this reply.
+    wait_for_file: str | None = None
 
 
 def _chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
@@ -73,10 +76,17 @@ def reply_events(reply: SseReply, number: int) -> list[dict[str, Any]]:
     return events
 
 
+def _response(reply: SseReply, number: int) -> dict[str, Any]:
+    response: dict[str, Any] = {"events": reply_events(reply, number)}
+    if reply.wait_for_file is not None:
+        response["wait_for_file"] = reply.wait_for_file  # relative to the script file
+    return response
+
+
 def script(replies: Sequence[SseReply]) -> dict[str, Any]:
     """The standalone server's script (tests/sse_server.py) answering with ``replies`` in order."""
     return {
-        "responses": [{"events": reply_events(r, n)} for n, r in enumerate(replies, 1)],
+        "responses": [_response(r, n) for n, r in enumerate(replies, 1)],
         "repeat_last": False,
         # planshell's chat asks an OpenAI-compatible server for its models at start-up
         # (for /model): answered outside the queue, so it never takes a reply.
@@ -89,6 +99,7 @@ class ScriptedServer:
 
     def __init__(self, replies: Sequence[SseReply], workdir: Path) -> None:
         workdir.mkdir(parents=True, exist_ok=True)
+        self.workdir = workdir
         self.script_path = workdir / "script.json"
         self.log_path = workdir / "requests.jsonl"
         self.script_path.write_text(json.dumps(script(replies)))
@@ -144,6 +155,10 @@ class ScriptedServer:
         if not self.log_path.exists():
             return []
         return [json.loads(line) for line in self.log_path.read_text().splitlines() if line]
+
+    def release(self, name: str) -> None:
+        """Let a reply with ``wait_for_file=name`` be sent (it waits for that file)."""
+        (self.workdir / name).touch()
 
     def chat_requests(self) -> list[dict[str, Any]]:
         """The chat-completion requests (each took one reply), oldest first."""

@@ -42,7 +42,10 @@ happen. Each response object may have:
 - ``delay`` (seconds between writes), ``framing`` (``chunked`` | ``length``
   | ``close``), ``cut`` (close the socket before the body is complete),
   ``hold`` (seconds to keep the stream open after the last write, ending
-  early if the client hangs up).
+  early if the client hangs up), ``wait_for_file`` (a path, relative to the
+  script file: the answer starts only once that file exists, so an
+  end-to-end test can change the world between two model replies at a point
+  it chooses; ending early if the client hangs up).
 """
 
 from __future__ import annotations
@@ -63,6 +66,7 @@ from typing import Any, Literal
 
 Framing = Literal["chunked", "length", "close"]
 DATA_DIR = Path(__file__).parent / "data" / "sse"
+GATE_POLL = 0.02  # seconds between checks for a response's ``wait_for_file``
 
 
 # --- building responses ------------------------------------------------------
@@ -119,6 +123,7 @@ class Response:
     framing: Framing = "chunked"
     cut: bool = False
     hold: float = 0.0
+    wait_for_file: Path | None = None  # answer only once this file exists
 
     @classmethod
     def sse(
@@ -398,8 +403,15 @@ class _Answer:
         self.writer.write(data)
         await self.writer.drain()
 
+    async def _wait_for_file(self, path: Path) -> None:
+        """Hold the answer until ``path`` exists (polled; a test creates it when ready)."""
+        while not path.exists():
+            await self._pause(GATE_POLL)
+
     async def _write_all(self) -> None:
         r = self.response
+        if r.wait_for_file is not None:
+            await self._wait_for_file(r.wait_for_file)
         body = b"".join(c for c in r.chunks if isinstance(c, bytes))
         await self._send(self._head(len(body)))
         first = True
@@ -471,6 +483,7 @@ def response_from_script(spec: dict[str, Any], base: Path) -> Response:
         framing=spec.get("framing", "length" if is_json else "chunked"),
         cut=bool(spec.get("cut", False)),
         hold=float(spec.get("hold", 0.0)),
+        wait_for_file=base / spec["wait_for_file"] if "wait_for_file" in spec else None,
     )
 
 

@@ -8,6 +8,7 @@ walk-through.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -63,3 +64,20 @@ async def test_the_client_reads_back_each_reply_and_the_model_list_takes_none(
     assert text_of(second) == "Done." and calls_of(second) == []
     assert "no scripted response left" in error.message  # the script ran out: said so
     assert len(server.chat_requests()) == 3 and len(server.requests()) == 6
+
+
+async def test_a_gated_reply_waits_for_its_file_then_streams(tmp_path: Path) -> None:
+    """``wait_for_file``: the request is taken (and logged) at once, the answer only after
+    the test releases it, so a walk-through can change files between two model replies."""
+    replies = [SseReply("First."), SseReply("Gated.", wait_for_file="go")]
+    with ScriptedServer(replies, tmp_path) as server:
+        provider = OpenAICompatProvider(model=MODEL, base_url=server.base_url, backoff_base=0.01)
+        assert text_of(await collect(provider)) == "First."
+        gated = asyncio.create_task(collect(provider))
+        while len(server.chat_requests()) < 2:  # the request has arrived...
+            await asyncio.sleep(0.01)
+        # ...and, ungated, would be answered at once: give it every chance, it is held.
+        done, _pending = await asyncio.wait({gated}, timeout=0.3)
+        assert not done
+        server.release("go")
+        assert text_of(await gated) == "Gated."

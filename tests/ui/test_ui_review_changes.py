@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
+from textual import events
 from textual.widgets import Static
 
+from planshell.plan.document import parse_plan
+from planshell.plan.receipt import Receipt
 from planshell.plan.staleness import Staleness
 from planshell.ui.screens.review import FeedbackArea
 from planshell.ui.screens.stale_files import StaleFilesScreen
@@ -88,6 +93,27 @@ async def test_c_without_a_bracket_first_does_not_jump() -> None:
         assert "3 changes" in gauge.plain
 
 
+async def test_bracket_c_typed_fast_jumps_and_never_opens_a_comment() -> None:
+    """Found by the tmux walk-through: a terminal delivers "]c" back to back, and the
+    bracket's binding action ran only after the screen had seen the c, so the jump was
+    lost and the c reached the comment key. The keys are posted as the driver posts them."""
+    app = ReviewHost(request_for(NEW, previous_text=OLD))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle_review(pilot, "d")
+        assert app.review_screen is not None
+        app.review_screen.end_grace()  # c is a decision key (comment): it would act now
+        _view, gauge = parts(app)
+        app.post_message(events.Key("right_square_bracket", "]"))
+        app.post_message(events.Key("c", "c"))
+        await pilot.pause()
+        assert "change 1/3" in gauge.plain
+        # The comment key never ran (here, without a project, it would say so in a toast).
+        assert not any("Comments need a project" in toast.message for toast in app.toasts)
+        app.post_message(events.Key("c", "c"))  # a c on its own is the comment key again
+        await pilot.pause()
+        assert any("Comments need a project" in toast.message for toast in app.toasts)
+
+
 async def test_a_typed_d_in_the_refine_editor_is_text() -> None:
     app = ReviewHost(request_for(NEW, previous_text=OLD))
     async with app.run_test(size=(100, 30)) as pilot:
@@ -140,6 +166,32 @@ async def test_staleness_chip_and_s_shows_the_diffs() -> None:
         await pilot.press("escape")
         await pilot.pause()
         assert app.screen is app.review_screen
+
+
+async def test_the_staleness_chip_leaves_the_title_and_the_receipt_their_room() -> None:
+    """Found by the tmux walk-through: beside a dirty receipt, in the title bar, the chip
+    squeezed the plan's title to "Review pl…". It has a row of its own now."""
+    stale = Staleness("abc1234def", ("src/app/server.py",))
+    receipt = Receipt(
+        False,
+        ["src/app/server.py"],
+        "1 path changed while planning: src/app/server.py",
+        datetime(2025, 1, 1, tzinfo=UTC),
+    )
+    app = ReviewHost(request_for(NEW, staleness=stale, receipt=receipt))
+    async with app.run_test(size=(110, 30)) as pilot:
+        await settle_review(pilot)
+        assert app.review_screen is not None
+        screen = app.review_screen
+
+        def drawn(selector: str) -> str:
+            """What the widget's first row shows (ellipsis included), not what it was given."""
+            return screen.query_one(selector, Static).render_line(0).text
+
+        assert f"Review plan {parse_plan(NEW).title}" in drawn("#review-title")
+        assert "1 path changed while planning" in drawn("#receipt")
+        chip = "written at abc1234; 1 cited file changed since: src/app/server.py · s"
+        assert chip in drawn("#stale")
 
 
 async def test_no_chip_for_a_fresh_plan() -> None:

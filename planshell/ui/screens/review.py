@@ -293,8 +293,9 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
         with Vertical(id="review-header"):
             with Horizontal(id="review-titlebar"):
                 yield Static(self._title_text(), id="review-title")
-                yield Static("", id="stale")
                 yield Static("", id="receipt")
+            # A row of its own: beside a dirty receipt it squeezed the plan's title to nothing.
+            yield Static("", id="stale")
             with Horizontal(id="lint-chips"):
                 yield from self._lint_chips()
             yield Static("", id="review-changes")
@@ -756,7 +757,18 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
         self._place_prefix = direction
 
     def on_key(self, event: events.Key) -> None:
-        """The second key of ``]c`` / ``[c``; any other key ends the sequence."""
+        """``]c`` / ``[c``: both keys here; any key but ``c`` after a bracket ends the sequence.
+
+        The bracket is taken here, not by its binding: a terminal delivers ``]c`` back to
+        back, and a binding's action runs only after the next key has reached this
+        handler, so the ``c`` would have gone to the comment key instead of jumping.
+        """
+        bracket = _BRACKETS.get(event.key)
+        if bracket is not None and self._brackets_work():
+            event.stop()
+            event.prevent_default()  # the binding (there for the help screen) must not run too
+            self._place_prefix = bracket
+            return
         direction, self._place_prefix = self._place_prefix, 0
         if not direction or event.key != "c":
             return
@@ -768,6 +780,10 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
             return
         if not view.next_place(direction):
             self.notify("No later change." if direction > 0 else "No earlier change.")
+
+    def _brackets_work(self) -> bool:
+        """``]``/``[`` start a jump: not while the refine editor or a text field has the key."""
+        return not self._refining and not isinstance(self.focused, (Input, TextArea))
 
     def action_stale_files(self) -> None:
         staleness = self.request.staleness
@@ -1071,6 +1087,9 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
     def unanswered_result(self) -> Review:
         """Removed without ``dismiss`` (app.pop_screen etc.): KEEP, never hang."""
         return Review(Decision.KEEP)
+
+
+_BRACKETS = {"right_square_bracket": 1, "left_square_bracket": -1}  # ]c next, [c previous
 
 
 def _section_named(view: PlanView, point: str) -> int:
