@@ -20,65 +20,15 @@ from pathlib import Path
 import pytest
 
 from tests.plan.checkpoint_helpers import outside_plans
+from tests.plan.contract_scenario import CHECK, SERVER, TURNS, UNPLANNED
 from tests.scripted_sse import ScriptedServer, SseReply
 from tests.tmux_harness import TmuxPane, start_planshell
 
 pytestmark = pytest.mark.tmux
 
-SERVER = "src/app/server.py"
-UNPLANNED = "src/app/cache.py"
-CHECK = "grep -q limiter src/app/server.py"
-PLAN = f"""# Plan: Rate limit the handler
-
-## Goal
-
-Limit requests.
-
-## Steps
-
-- [ ] Call the limiter from `{SERVER}`
-- [ ] Decide the bucket size
-- [ ] Check the handler calls it
-
-## Verification
-
-```sh
-{CHECK}
-```
-"""
-
-
-def tick(step: int) -> SseReply:
-    return SseReply(calls=[("set_plan_steps", {"updates": [{"step": step, "status": "done"}]})])
-
-
-REPLIES = [
-    SseReply(
-        "Writing the plan.",
-        calls=[("write_plan", {"title": "Rate limit", "content": PLAN, "plan_path": "rl.md"})],
-    ),
-    SseReply(calls=[("exit_plan_mode", {"plan_path": "rl.md"})]),
-    SseReply(
-        calls=[
-            (
-                "edit",
-                {
-                    "path": SERVER,
-                    "old_string": "    # TODO: rate limiting\n",
-                    "new_string": "    limiter.take()\n",
-                },
-            )
-        ],
-        usage=(1000, 20),
-    ),
-    SseReply(calls=[("write", {"path": UNPLANNED, "content": "CACHE = {}\n"})], usage=(1100, 10)),
-    tick(1),
-    tick(2),  # nothing was done for step 2: ticked without evidence
-    SseReply(calls=[("bash", {"command": CHECK})]),
-    tick(3),
-    SseReply(calls=[("plan_complete", {})]),
-    SseReply("All three steps are done."),
-]
+# The edit and the unplanned write report usage: the report's token count is their sum.
+USAGE = {2: (1000, 20), 3: (1100, 10)}
+REPLIES = [SseReply(text, calls=calls, usage=USAGE.get(n)) for n, (text, calls) in enumerate(TURNS)]
 
 
 def tool_results(server: ScriptedServer) -> list[str]:

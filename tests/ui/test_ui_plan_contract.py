@@ -18,59 +18,11 @@ from planshell.ui.screens.review import ReviewScreen
 from planshell.ui.screens.undo import UndoScreen
 from planshell.ui.widgets.messages import NoteRow
 from tests.plan.checkpoint_helpers import outside_plans
+from tests.plan.contract_scenario import CHECK, SERVER, TURNS, UNPLANNED
 from tests.ui.plan_helpers import SIZE, make_app, runtime
 from tests.ui_helpers import ready, screen_text, send, until
 
-SERVER = "src/app/server.py"
-UNPLANNED = "src/app/cache.py"
-CHECK = "grep -q limiter src/app/server.py"
-PLAN = f"""# Plan: Rate limit the handler
-
-## Goal
-
-Limit requests.
-
-## Steps
-
-- [ ] Call the limiter from `{SERVER}`
-- [ ] Decide the bucket size
-- [ ] Check the handler calls it
-
-## Verification
-
-```sh
-{CHECK}
-```
-"""
-
-
-def tick(step: int) -> Reply:
-    return Reply(calls=[("set_plan_steps", {"updates": [{"step": step, "status": "done"}]})])
-
-
-REPLIES = [
-    Reply(calls=[("write_plan", {"title": "Rate limit", "content": PLAN, "plan_path": "rl.md"})]),
-    Reply(calls=[("exit_plan_mode", {"plan_path": "rl.md"})]),
-    Reply(
-        calls=[
-            (
-                "edit",
-                {
-                    "path": SERVER,
-                    "old_string": "    # TODO: rate limiting\n",
-                    "new_string": "    limiter.take()\n",
-                },
-            )
-        ]
-    ),
-    Reply(calls=[("write", {"path": UNPLANNED, "content": "CACHE = {}\n"})]),
-    tick(1),
-    tick(2),  # nothing was done for step 2: ticked without evidence
-    Reply(calls=[("bash", {"command": CHECK})]),
-    tick(3),
-    Reply(calls=[("plan_complete", {})]),
-    Reply(text="Done."),
-]
+REPLIES = [Reply(text=text, calls=list(calls)) for text, calls in TURNS]
 
 
 def tool_results(app) -> list[str]:
