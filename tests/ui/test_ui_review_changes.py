@@ -161,7 +161,7 @@ async def test_staleness_chip_and_s_shows_the_diffs() -> None:
         await pilot.press("s")
         await pilot.pause()
         assert isinstance(app.screen, StaleFilesScreen)
-        shown = str(app.screen.query_one("#stale-diffs", Static).render())
+        shown = str(app.screen.query_one("#text-content", Static).render())
         assert "+a = 2" in shown and "\x1b" not in shown  # repository text is made visible
         await pilot.press("escape")
         await pilot.pause()

@@ -10,62 +10,28 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from rich.text import Text
-from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical, VerticalScroll
-from textual.screen import ModalScreen
-from textual.widgets import Static
 
 from planshell.plan.staleness import Staleness
 from planshell.sanitize import strip_terminal_controls
 from planshell.ui.screens.approval import diff_text
+from planshell.ui.screens.text_dialog import TextDialog
 
 __all__ = ["StaleFilesScreen"]
 
 
-class StaleFilesScreen(ModalScreen[None]):
+class StaleFilesScreen(TextDialog):
     """What changed in the plan's cited files since it was written; Esc, s or q closes."""
-
-    DEFAULT_CSS = """
-    StaleFilesScreen {
-        align: center middle;
-        background: $background 60%;
-    }
-    StaleFilesScreen #stale-dialog {
-        width: 110;
-        max-width: 95%;
-        height: auto;
-        max-height: 90%;
-        padding: 1 2;
-        border: round $warning;
-        background: $surface;
-    }
-    StaleFilesScreen #stale-title { text-style: bold; color: $text-warning; }
-    StaleFilesScreen #stale-body { height: auto; max-height: 30; margin-top: 1; }
-    StaleFilesScreen #stale-foot { margin-top: 1; color: $text-muted; }
-    """
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,s,q", "close", "Close")]
 
     def __init__(self, staleness: Staleness, diffs: str) -> None:
-        super().__init__()
+        summary = strip_terminal_controls(staleness.summary) or "No cited file changed."
+        super().__init__(
+            f"Plan {summary}",
+            diff_text(diffs),
+            "The plan was written against the earlier content: check it still holds. "
+            "Esc closes this.",
+        )
         self.staleness = staleness
         self.diffs = diffs
-
-    def compose(self) -> ComposeResult:
-        with Vertical(id="stale-dialog"):
-            summary = strip_terminal_controls(self.staleness.summary) or "No cited file changed."
-            yield Static(Text(f"Plan {summary}"), id="stale-title")
-            with VerticalScroll(id="stale-body"):
-                yield Static(diff_text(self.diffs), id="stale-diffs")
-            yield Static(
-                Text(
-                    "The plan was written against the earlier content: check it still holds. "
-                    "Esc closes this."
-                ),
-                id="stale-foot",
-            )
-
-    def action_close(self) -> None:
-        self.dismiss(None)

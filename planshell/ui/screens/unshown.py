@@ -13,14 +13,11 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from rich.text import Text
-from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical, VerticalScroll
-from textual.screen import ModalScreen
-from textual.widgets import Static
 
 from planshell.plan.coverage import UnshownLine, unshown_summary
 from planshell.sanitize import strip_terminal_controls
+from planshell.ui.screens.text_dialog import TextDialog
 
 __all__ = ["UnshownLinesScreen", "unshown_notice", "unshown_text"]
 
@@ -48,45 +45,15 @@ def unshown_text(lines: Sequence[UnshownLine]) -> Text:
     return text
 
 
-class UnshownLinesScreen(ModalScreen[None]):
+class UnshownLinesScreen(TextDialog):
     """The unshown lines of the plan under review; Esc, h or q closes."""
-
-    DEFAULT_CSS = """
-    UnshownLinesScreen {
-        align: center middle;
-        background: $background 60%;
-    }
-    UnshownLinesScreen #unshown-dialog {
-        width: 100;
-        max-width: 95%;
-        height: auto;
-        max-height: 90%;
-        padding: 1 2;
-        border: round $warning;
-        background: $surface;
-    }
-    UnshownLinesScreen #unshown-title { text-style: bold; color: $text-warning; }
-    UnshownLinesScreen #unshown-body { height: auto; max-height: 30; margin-top: 1; }
-    UnshownLinesScreen #unshown-foot { margin-top: 1; color: $text-muted; }
-    """
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,h,q", "close", "Close")]
 
     def __init__(self, lines: Sequence[UnshownLine]) -> None:
-        super().__init__()
         self.lines = tuple(lines)
-
-    def compose(self) -> ComposeResult:
-        with Vertical(id="unshown-dialog"):
-            yield Static(
-                Text(unshown_summary(len(self.lines)) or "Every line is shown."), id="unshown-title"
-            )
-            with VerticalScroll(id="unshown-body"):
-                yield Static(unshown_text(self.lines), id="unshown-lines")
-            yield Static(
-                Text("The agent reads these lines with the rest of the plan. Esc closes this."),
-                id="unshown-foot",
-            )
-
-    def action_close(self) -> None:
-        self.dismiss(None)
+        super().__init__(
+            unshown_summary(len(self.lines)) or "Every line is shown.",
+            unshown_text(self.lines),
+            "The agent reads these lines with the rest of the plan. Esc closes this.",
+        )
