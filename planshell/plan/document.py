@@ -514,6 +514,35 @@ def set_step_checked(text: str, step_index: int, done: bool) -> str:
     """
     if isinstance(step_index, bool) or not isinstance(step_index, int):
         raise ValueError(f"step index must be an integer, not {step_index!r}")
+    lines, line_no, raw, line, item = _step_line(text, step_index)
+    new_line = _with_checkbox(line, item, done)
+    if new_line == line:
+        return text
+    lines[line_no] = new_line + raw[len(line) :]
+    return "\n".join(lines)
+
+
+def replace_step_text(text: str, step_index: int, new_text: str) -> str:
+    """Step ``step_index`` (1-based) with its first line's text replaced, checkbox kept.
+
+    Only the item's own line changes (continuation lines and nested details
+    stay). The caller checks ``new_text`` is one line of plain text; raises
+    IndexError for a step that does not exist.
+    """
+    lines, line_no, raw, line, item = _step_line(text, step_index)
+    if item.has_checkbox:
+        head = line[: item.box + 3] + " "
+    elif item.box >= len(line):
+        head = line[: item.marker_end] + " "
+    else:
+        head = line[: item.box]
+    lines[line_no] = head + new_text + raw[len(line) :]
+    return "\n".join(lines)
+
+
+def _step_line(text: str, step_index: int) -> tuple[list[str], int, str, str, _Item]:
+    """Step ``step_index`` (1-based) of ``text``: its lines, the step's line number, that
+    line as is and without CR, and the list item parsed from it (IndexError: no such step)."""
     steps = parse_plan(text).steps
     if not 1 <= step_index <= len(steps):
         if not steps:
@@ -529,38 +558,7 @@ def set_step_checked(text: str, step_index: int, done: bool) -> str:
     item = _parse_item(line)
     if item is None:  # pragma: no cover - parse_plan only reports item lines
         raise ValueError(f"line {line_no + 1} is not a list item")
-    new_line = _with_checkbox(line, item, done)
-    if new_line == line:
-        return text
-    lines[line_no] = new_line + raw[len(line) :]
-    return "\n".join(lines)
-
-
-def replace_step_text(text: str, step_index: int, new_text: str) -> str:
-    """Step ``step_index`` (1-based) with its first line's text replaced, checkbox kept.
-
-    Only the item's own line changes (continuation lines and nested details
-    stay). The caller checks ``new_text`` is one line of plain text; raises
-    IndexError for a step that does not exist.
-    """
-    steps = parse_plan(text).steps
-    if not 1 <= step_index <= len(steps):
-        raise IndexError(f"step {step_index} does not exist: the plan has {len(steps)} steps")
-    lines = text.split("\n")
-    line_no = steps[step_index - 1].line
-    raw = lines[line_no]
-    line = _strip_cr(raw)
-    item = _parse_item(line)
-    if item is None:  # pragma: no cover - parse_plan only reports item lines
-        raise ValueError(f"line {line_no + 1} is not a list item")
-    if item.has_checkbox:
-        head = line[: item.box + 3] + " "
-    elif item.box >= len(line):
-        head = line[: item.marker_end] + " "
-    else:
-        head = line[: item.box]
-    lines[line_no] = head + new_text + raw[len(line) :]
-    return "\n".join(lines)
+    return lines, line_no, raw, line, item
 
 
 def _with_checkbox(line: str, item: _Item, done: bool) -> str:
