@@ -19,17 +19,13 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from planshell.plan.word_diff import word_diff
-from planshell.ui.keygrace import KeyGrace
 from planshell.ui.screens.approval import one_line
-from planshell.ui.screens.results import AnswersWhenRemoved
+from planshell.ui.screens.yes_no import YesNoScreen
 
 if TYPE_CHECKING:
-    from textual.dom import DOMNode
-
     from planshell.plan.decider import AmendmentRequest
 
 __all__ = ["AmendmentScreen", "word_diff_text"]
@@ -53,11 +49,10 @@ def word_diff_text(old: str, new: str) -> Text:
     return out
 
 
-class AmendmentScreen(KeyGrace, AnswersWhenRemoved[bool], ModalScreen[bool]):
+class AmendmentScreen(YesNoScreen):
     """True: the person approves the amendment; False (n, Esc, any dismissal): declined."""
 
     CSS_PATH = "amendment.tcss"
-    GUARDED_ACTIONS: ClassVar[frozenset[str]] = frozenset({"answer"})
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("a", "answer(True)", "Approve the amendment"),
         Binding("n,escape", "answer(False)", "Decline"),
@@ -66,14 +61,6 @@ class AmendmentScreen(KeyGrace, AnswersWhenRemoved[bool], ModalScreen[bool]):
     def __init__(self, request: AmendmentRequest) -> None:
         super().__init__()
         self.request = request
-
-    def unanswered_result(self) -> bool:
-        return False
-
-    def holds_action(self, node: DOMNode, action: str, arguments: tuple[object, ...]) -> bool:
-        if node is self and action == "answer":
-            return arguments != (False,)  # declining acts at once
-        return super().holds_action(node, action, arguments)
 
     def compose(self) -> ComposeResult:
         request = self.request
@@ -118,6 +105,3 @@ class AmendmentScreen(KeyGrace, AnswersWhenRemoved[bool], ModalScreen[bool]):
 
     def on_mount(self) -> None:
         self.query_one("#amendment-body", VerticalScroll).focus()
-
-    def action_answer(self, approve: bool) -> None:
-        self.dismiss(approve)

@@ -10,33 +10,26 @@ shown as an escape (``diff_text``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from planshell.plan.decider import ReviewRequest
-from planshell.ui.keygrace import KeyGrace
 from planshell.ui.screens.approval import diff_text, one_line
-from planshell.ui.screens.results import AnswersWhenRemoved
-
-if TYPE_CHECKING:
-    from textual.dom import DOMNode
+from planshell.ui.screens.yes_no import YesNoScreen
 
 __all__ = ["PlanDiffScreen"]
 
 
-class PlanDiffScreen(KeyGrace, AnswersWhenRemoved[bool], ModalScreen[bool]):
+class PlanDiffScreen(YesNoScreen):
     """True: open the review; False (Esc, any dismissal): execution stays paused.
 
     Enter waits for the key grace: a key typed for the chat must not skip the diff.
     """
-
-    GUARDED_ACTIONS: ClassVar[frozenset[str]] = frozenset({"answer"})
 
     DEFAULT_CSS = """
     PlanDiffScreen {
@@ -67,14 +60,6 @@ class PlanDiffScreen(KeyGrace, AnswersWhenRemoved[bool], ModalScreen[bool]):
         super().__init__()
         self.request = request
 
-    def unanswered_result(self) -> bool:
-        return False
-
-    def holds_action(self, node: DOMNode, action: str, arguments: tuple[object, ...]) -> bool:
-        if node is self and action == "answer":
-            return arguments != (False,)  # Esc (stay paused) acts at once
-        return super().holds_action(node, action, arguments)
-
     def compose(self) -> ComposeResult:
         with Vertical(id="plan-diff"):
             yield Static(Text(one_line(self.request.notice, 400)), id="plan-diff-title")
@@ -89,6 +74,3 @@ class PlanDiffScreen(KeyGrace, AnswersWhenRemoved[bool], ModalScreen[bool]):
 
     def on_mount(self) -> None:
         self.query_one("#plan-diff-body", VerticalScroll).focus()
-
-    def action_answer(self, review: bool) -> None:
-        self.dismiss(review)

@@ -15,16 +15,12 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from planshell.ui.keygrace import KeyGrace
 from planshell.ui.screens.approval import diff_text, one_line
-from planshell.ui.screens.results import AnswersWhenRemoved
+from planshell.ui.screens.yes_no import YesNoScreen
 
 if TYPE_CHECKING:
-    from textual.dom import DOMNode
-
     from planshell.plan.undo import UndoPlan
 
 __all__ = ["UndoScreen", "undo_summary"]
@@ -55,11 +51,10 @@ def undo_summary(plan: UndoPlan) -> str:
     return "\n".join(lines)
 
 
-class UndoScreen(KeyGrace, AnswersWhenRemoved[bool], ModalScreen[bool]):
+class UndoScreen(YesNoScreen):
     """True: undo the plan; False (Esc, any dismissal): nothing is written."""
 
     CSS_PATH = "undo.tcss"
-    GUARDED_ACTIONS: ClassVar[frozenset[str]] = frozenset({"answer"})
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter,u", "answer(True)", "Undo the plan"),
         Binding("escape", "answer(False)", "Keep everything"),
@@ -68,14 +63,6 @@ class UndoScreen(KeyGrace, AnswersWhenRemoved[bool], ModalScreen[bool]):
     def __init__(self, plan: UndoPlan) -> None:
         super().__init__()
         self.plan = plan
-
-    def unanswered_result(self) -> bool:
-        return False
-
-    def holds_action(self, node: DOMNode, action: str, arguments: tuple[object, ...]) -> bool:
-        if node is self and action == "answer":
-            return arguments != (False,)  # Esc (write nothing) acts at once
-        return super().holds_action(node, action, arguments)
 
     def compose(self) -> ComposeResult:
         with Vertical(id="undo"):
@@ -103,6 +90,3 @@ class UndoScreen(KeyGrace, AnswersWhenRemoved[bool], ModalScreen[bool]):
 
     def on_mount(self) -> None:
         self.query_one("#undo-body", VerticalScroll).focus()
-
-    def action_answer(self, undo: bool) -> None:
-        self.dismiss(undo)
