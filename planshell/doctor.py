@@ -121,10 +121,18 @@ def _settings(root: Path) -> tuple[Settings, Rows]:
     rows.append(("PLANSHELL_* set", ", ".join(env_names) if env_names else "none"))
     try:
         settings = load_settings(root)
-        rows.append(("settings", "valid"))
+        if settings.project_config_error:  # the same sentence the TUI and -p show
+            rows.append(("settings", f"project file ignored: {settings.project_config_error}"))
+        else:
+            rows.append(("settings", "valid"))
     except ConfigError as exc:
         settings = Settings()
-        rows.append(("settings", f"INVALID, defaults used below: {exc}"))
+        rows.append(
+            (
+                "settings",
+                f"INVALID, planshell will not start until it is fixed (defaults used below): {exc}",
+            )
+        )
     return settings, rows
 
 

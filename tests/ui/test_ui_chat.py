@@ -586,6 +586,29 @@ async def test_deferred_settings_error_exits_with_the_message(project: Path) -> 
     assert app.return_code == 1
 
 
+async def test_a_broken_project_file_starts_with_a_warning_naming_it(project: Path) -> None:
+    from planshell.config import load_settings
+
+    broken = project / ".planshell" / "config.toml"
+    broken.parent.mkdir()
+    broken.write_text("[ui]\ntheme = [not toml\n")
+
+    def load() -> tuple[Settings, Path, None]:
+        return load_settings(project), project, None
+
+    app = PlanshellApp(
+        None, project, loader=load, provider=ScriptedProvider([Reply(text="ok")]), persist=False
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await ready(pilot)
+        await until(pilot, lambda: any(str(broken) in t.message for t in app.toasts))
+        shown = next(t.message for t in app.toasts if str(broken) in t.message)
+        assert "invalid TOML" in shown and "ignores that file until it is fixed" in shown
+        await send(pilot, "hi")
+        await idle(pilot, screen)
+        assert app.is_running and app.startup_error is None
+
+
 def test_peek_configured_theme(
     project: Path, isolated_env: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
