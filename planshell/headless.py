@@ -1,7 +1,9 @@
 """``planshell -p``: one request, no UI, the final answer on stdout.
 
 stdout carries the model's final answer only (rendered as terminal markdown
-when stdout is a terminal, plain text when piped); tool calls, mode changes
+when stdout is a terminal, the markdown source when piped or redirected: a
+file or the next program gets code blocks and links intact, with terminal
+escapes removed, and no wrapping to a guessed width); tool calls, mode changes
 and the provider go to stderr with ``--verbose``; problems go to stderr. Text
 the engine wrote *for the model* (plan decisions, "stop now and end your
 turn") never reaches stdout, even when the model repeats it.
@@ -59,7 +61,7 @@ def strip_model_directed(answer: str, directed: list[str]) -> str:
 
 
 def render_answer(answer: str, out: TextIO) -> None:
-    """Markdown rendered for a terminal (Rich), plain text when piped."""
+    """Markdown rendered for a terminal (Rich), the markdown source when piped."""
     if not answer.strip():
         return
     isatty = getattr(out, "isatty", None)
