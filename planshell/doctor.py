@@ -117,6 +117,7 @@ def _settings(root: Path) -> tuple[Settings, Rows]:
         ("project file", f"{project} ({_found(project)})"),
         ("ignored project keys", ", ".join(ignored) if ignored else "none"),
     ]
+    rows.append(("always rules", _always_rules(root)))
     env_names = sorted(n for n in os.environ if n.startswith("PLANSHELL_"))
     rows.append(("PLANSHELL_* set", ", ".join(env_names) if env_names else "none"))
     try:
@@ -134,6 +135,21 @@ def _settings(root: Path) -> tuple[Settings, Rows]:
             )
         )
     return settings, rows
+
+
+def _always_rules(root: Path) -> str:
+    """Where this project's "always allow" answers are kept (yours, outside the repository)."""
+    from planshell.config import ConfigError
+    from planshell.permissions.local_rules import load_local_rules, local_rules_path
+
+    path = local_rules_path(root)
+    try:
+        rules = load_local_rules(path)
+    except ConfigError as exc:
+        return f"{path} (not applied: {exc})"
+    if not path.is_file():
+        return f"{path} (not found)"
+    return f"{path} ({len(rules)} rule{'' if len(rules) == 1 else 's'}: {', '.join(rules)})"
 
 
 def _found(path: Path) -> str:

@@ -229,8 +229,8 @@ def build_runtime(
 
     ``allow`` adds permission rules for this run (``--allow``), after the config's.
     """
-    from planshell.config import project_config_path
     from planshell.permissions import PermissionController
+    from planshell.permissions.local_rules import local_rules_path
     from planshell.sandbox.bwrap import (
         WorkspaceExecPolicy,
         plan_exec_policy,
@@ -302,7 +302,7 @@ def build_runtime(
         controller.guard,
         in_plan=lambda: controller.mode is Mode.PLAN,
         extra_allow=list(allow or []),
-        project_file=project_config_path(root),
+        local_file=local_rules_path(root),
         sandboxed=lambda: workspace.active,
         approved_plan=lambda: _approved_text(controller),
         verification_ready=controller.verification_ready,
