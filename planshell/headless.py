@@ -124,6 +124,9 @@ async def run_print(
         err.write(f"warning: {strip_terminal_controls(runtime.plan.sandbox_warning)}\n")
     for notice in runtime.read_notices:
         err.write(f"warning: {strip_terminal_controls(notice)}\n")
+    served = await runtime.adopt_served_model()  # no model chosen: one the server has
+    if served is not None:
+        err.write(f"note: {served.headless_text()}\n")
     if verbose:
         err.write(f"provider: {runtime.provider.label}\nproject: {runtime.root}\n")
         # The mode at the start: --plan or a resumed session entered it before we listened.
