@@ -160,6 +160,8 @@ def main(argv: list[str] | None = None) -> int:
         settings, root, resume = _load(args, start)
     except (ConfigError, LookupError) as exc:
         return _fail(str(exc))
+    if settings.project_config_error:
+        print(f"planshell: warning: {settings.project_config_error}", file=sys.stderr)
     if settings.untrusted_project is not None:
         print(f"planshell: warning: {settings.untrusted_project.warning()}", file=sys.stderr)
     return _run_headless(settings, root, args, resume)

@@ -117,15 +117,39 @@ def _settings(root: Path) -> tuple[Settings, Rows]:
         ("project file", f"{project} ({_found(project)})"),
         ("ignored project keys", ", ".join(ignored) if ignored else "none"),
     ]
+    rows.append(("always rules", _always_rules(root)))
     env_names = sorted(n for n in os.environ if n.startswith("PLANSHELL_"))
     rows.append(("PLANSHELL_* set", ", ".join(env_names) if env_names else "none"))
     try:
         settings = load_settings(root)
-        rows.append(("settings", "valid"))
+        if settings.project_config_error:  # the same sentence the TUI and -p show
+            rows.append(("settings", f"project file ignored: {settings.project_config_error}"))
+        else:
+            rows.append(("settings", "valid"))
     except ConfigError as exc:
         settings = Settings()
-        rows.append(("settings", f"INVALID, defaults used below: {exc}"))
+        rows.append(
+            (
+                "settings",
+                f"INVALID, planshell will not start until it is fixed (defaults used below): {exc}",
+            )
+        )
     return settings, rows
+
+
+def _always_rules(root: Path) -> str:
+    """Where this project's "always allow" answers are kept (yours, outside the repository)."""
+    from planshell.config import ConfigError
+    from planshell.permissions.local_rules import load_local_rules, local_rules_path
+
+    path = local_rules_path(root)
+    try:
+        rules = load_local_rules(path)
+    except ConfigError as exc:
+        return f"{path} (not applied: {exc})"
+    if not path.is_file():
+        return f"{path} (not found)"
+    return f"{path} ({len(rules)} rule{'' if len(rules) == 1 else 's'}: {', '.join(rules)})"
 
 
 def _found(path: Path) -> str:

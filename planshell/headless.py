@@ -1,7 +1,9 @@
 """``planshell -p``: one request, no UI, the final answer on stdout.
 
 stdout carries the model's final answer only (rendered as terminal markdown
-when stdout is a terminal, plain text when piped); tool calls, mode changes
+when stdout is a terminal, the markdown source when piped or redirected: a
+file or the next program gets code blocks and links intact, with terminal
+escapes removed, and no wrapping to a guessed width); tool calls, mode changes
 and the provider go to stderr with ``--verbose``; problems go to stderr. Text
 the engine wrote *for the model* (plan decisions, "stop now and end your
 turn") never reaches stdout, even when the model repeats it.
@@ -59,7 +61,7 @@ def strip_model_directed(answer: str, directed: list[str]) -> str:
 
 
 def render_answer(answer: str, out: TextIO) -> None:
-    """Markdown rendered for a terminal (Rich), plain text when piped."""
+    """Markdown rendered for a terminal (Rich), the markdown source when piped."""
     if not answer.strip():
         return
     isatty = getattr(out, "isatty", None)
@@ -122,6 +124,9 @@ async def run_print(
         err.write(f"warning: {strip_terminal_controls(runtime.plan.sandbox_warning)}\n")
     for notice in runtime.read_notices:
         err.write(f"warning: {strip_terminal_controls(notice)}\n")
+    served = await runtime.adopt_served_model()  # no model chosen: one the server has
+    if served is not None:
+        err.write(f"note: {served.headless_text()}\n")
     if verbose:
         err.write(f"provider: {runtime.provider.label}\nproject: {runtime.root}\n")
         # The mode at the start: --plan or a resumed session entered it before we listened.

@@ -124,6 +124,38 @@ class Runtime:
         self.served_models = []
         return ProviderSwitch(old, new)
 
+    async def adopt_served_model(self) -> ServedChoice | None:
+        """No model chosen and a server of the user's own: use a model it actually serves.
+
+        Without ``--model`` (or ``model`` in a config) an OpenAI-compatible
+        provider would send the hosted default (gpt-4.1-mini) to a local server
+        and show that model's 1M-token window. When the server lists models and
+        the default is not among them, the first it lists is used (servers list
+        the loaded or newest first) and its window is then looked up as usual.
+        Returns what was chosen, for the front end to say (None: nothing changed).
+        Skipped while a turn runs or after the provider changed.
+        """
+        from planshell.llm.factory import DEFAULT_URLS
+        from planshell.llm.models import auth_headers, list_models
+
+        provider = self.agent.provider
+        base = str(getattr(provider, "base_url", "") or "").rstrip("/")
+        if self.settings.model or getattr(provider, "name", "") != "openai" or not base:
+            return None
+        if base == DEFAULT_URLS["openai"].rstrip("/"):
+            return None  # the hosted API: its default model is a real one
+        names = await list_models(base, auth_headers(provider), server_order=True)
+        if self.agent.provider is not provider or self.agent.busy or not names:
+            return None
+        if getattr(provider, "model", "") in names:
+            return None
+        switch = self.switch_provider(model=names[0])
+        self.served_models = sorted(names)
+        closing = switch.close_old()
+        if closing is not None:
+            await closing
+        return ServedChoice(names[0], len(names), base)
+
     async def load_served_models(self) -> None:
         """Ask an OpenAI-compatible server which models it offers, into ``served_models``.
 
@@ -142,6 +174,29 @@ class Runtime:
         names = await list_models(base, auth_headers(provider))
         if self.agent.provider is provider:
             self.served_models = names
+
+
+@dataclass(frozen=True)
+class ServedChoice:
+    """The model taken from the server's list because none was chosen (see adopt_served_model)."""
+
+    model: str
+    count: int  # how many the server lists
+    base_url: str
+
+    def headless_text(self) -> str:
+        others = f", the first of {self.count} it lists" if self.count > 1 else ""
+        return (
+            f"no model was chosen: using '{self.model}'{others} from {self.base_url} "
+            "(--model NAME to choose)"
+        )
+
+    def tui_text(self) -> str:
+        others = f" (the first of {self.count} it lists)" if self.count > 1 else ""
+        return (
+            f"No model was chosen: using {self.model}{others}, served by {self.base_url}. "
+            "/model changes it."
+        )
 
 
 def configure_context(agent: Agent, settings: Settings) -> None:
@@ -229,8 +284,8 @@ def build_runtime(
 
     ``allow`` adds permission rules for this run (``--allow``), after the config's.
     """
-    from planshell.config import project_config_path
     from planshell.permissions import PermissionController
+    from planshell.permissions.local_rules import local_rules_path
     from planshell.sandbox.bwrap import (
         WorkspaceExecPolicy,
         plan_exec_policy,
@@ -302,7 +357,7 @@ def build_runtime(
         controller.guard,
         in_plan=lambda: controller.mode is Mode.PLAN,
         extra_allow=list(allow or []),
-        project_file=project_config_path(root),
+        local_file=local_rules_path(root),
         sandboxed=lambda: workspace.active,
         approved_plan=lambda: _approved_text(controller),
         verification_ready=controller.verification_ready,

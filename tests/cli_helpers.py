@@ -10,6 +10,7 @@ the real program, so argv, pipes and exit statuses are still covered end to end:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import os
 import sys
@@ -75,20 +76,29 @@ class InProcessCli:
 
 
 async def run_planshell(
-    args: list[str], cwd: Path, extra_env: dict[str, str] | None = None
+    args: list[str],
+    cwd: Path,
+    extra_env: dict[str, str] | None = None,
+    stdout_file: Path | None = None,
 ) -> tuple[int, str, str]:
-    """``python -m planshell ARGS`` in CWD without API keys: its exit code, stdout and stderr."""
+    """``python -m planshell ARGS`` in CWD without API keys: its exit code, stdout and stderr.
+
+    ``stdout_file``: stdout goes to that file (``planshell -p … > out.txt``), and the
+    returned stdout is the file's text.
+    """
     env = {k: v for k, v in os.environ.items() if k not in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")}
     env.update(extra_env or {})
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "planshell",
-        *args,
-        cwd=cwd,
-        env=env,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(proc.communicate(), 60)
-    return proc.returncode or 0, out.decode(), err.decode()
+    with open(stdout_file, "wb") if stdout_file else contextlib.nullcontext() as sink:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "planshell",
+            *args,
+            cwd=cwd,
+            env=env,
+            stdout=sink if sink is not None else asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        out, err = await asyncio.wait_for(proc.communicate(), 60)
+    text = stdout_file.read_text() if stdout_file else out.decode()
+    return proc.returncode or 0, text, err.decode()

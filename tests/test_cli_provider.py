@@ -53,3 +53,20 @@ async def test_print_mode_reports_http_errors(sse_server: SSEServer, project):
     assert code == 1
     assert "error:" in err and "OPENAI_API_KEY" in err and "bad key" in err
     assert "Traceback" not in err
+
+
+def test_a_bad_base_url_gets_advice_that_fits_not_retry(cli, project):
+    result = cli(["-p", "hi", "--base-url", "not a url", "--model", "m"], project)
+    assert result.returncode == 1
+    assert "must be an http(s) URL like http://127.0.0.1:11434/v1" in result.stderr
+    assert "retry" not in result.stderr.lower()
+
+
+async def test_a_rejected_key_is_not_told_to_retry(cli, sse_server: SSEServer, project):
+    sse_server.add(Response.json(401, {"error": {"message": "bad key"}}))
+    result = await cli.run(
+        ["-p", "hi", "--provider", "openai", "--base-url", f"{sse_server.url}/v1", "--model", "m"],
+        project,
+    )
+    assert result.returncode == 1 and "OPENAI_API_KEY" in result.stderr
+    assert "retry" not in result.stderr.lower()

@@ -277,5 +277,28 @@ def test_doctor_survives_a_broken_config(project: Path, cli) -> None:
     (project / ".planshell" / "config.toml").write_text("plan = [not toml\n")
     done = cli(["doctor", "-C", str(project)], project.parent)
     assert done.returncode == 0, done.stderr
-    assert "INVALID, defaults used below: config error in" in done.stdout
+    # The same sentence -p and the TUI give: the repository's file is ignored, planshell starts.
+    assert "project file ignored: config error in" in done.stdout
+    assert "ignores that file until it is fixed" in done.stdout
     assert "\ntool schema (sent with every request)\n" in done.stdout
+
+
+def test_doctor_says_a_broken_user_file_stops_start_up(project: Path, cli, isolated_env) -> None:
+    user = isolated_env / "config" / "planshell" / "config.toml"
+    user.parent.mkdir(parents=True, exist_ok=True)
+    user.write_text("model = [not toml\n")
+    done = cli(["doctor", "-C", str(project)], project.parent)
+    assert done.returncode == 0, done.stderr
+    assert "INVALID, planshell will not start until it is fixed" in done.stdout
+    started = cli(["-p", "hi", "-C", str(project)], project.parent)
+    assert started.returncode == 1 and "invalid TOML" in started.stderr
+
+
+def test_print_mode_starts_past_a_broken_project_file_and_says_why(project: Path, cli) -> None:
+    (project / ".planshell").mkdir()
+    (project / ".planshell" / "config.toml").write_text("plan = [not toml\n")
+    done = cli(["-p", "what is here?"], project)
+    assert done.returncode == 0, done.stderr
+    assert "Offline demo model" in done.stdout
+    assert "warning: config error in" in done.stderr and "invalid TOML" in done.stderr
+    assert "ignores that file until it is fixed" in done.stderr

@@ -191,3 +191,22 @@ async def test_an_answer_cut_off_says_why_on_stderr(project, usage, expected):
     code = await run_print(runtime, decider, "go", out=out, err=err)
     assert code == 0 and "It is possible" in out.getvalue()
     assert "warning: " in err.getvalue() and expected in err.getvalue()
+
+
+async def test_redirected_output_is_the_markdown_source_as_the_readme_says(project, tmp_path):
+    """``planshell -p … > out.txt``: the answer's markdown as written, no escapes, no wrapping.
+
+    Markdown is the better default for a file or a pipe (it keeps code blocks and links,
+    and any markdown viewer renders it); the README must say so, not "plain text".
+    """
+    from tests.cli_helpers import run_planshell
+    from tests.paths import REPO
+
+    out = tmp_path / "out.txt"
+    code, text, err = await run_planshell(["-p", "what is in this repo?"], project, stdout_file=out)
+    assert code == 0, err
+    assert "**Top level**" in text and "*Offline demo model*" in text
+    assert "\x1b" not in text and "•" not in text
+    readme = " ".join(REPO.joinpath("README.md").read_text().split())
+    assert "the markdown source when piped or redirected" in readme
+    assert "plain text when piped" not in readme

@@ -175,3 +175,33 @@ async def test_ask_questions_only_in_plan_and_at_most_four(tmp_path: Path) -> No
     with pytest.raises(ValueError):
         AskQuestionsArgs(questions=["a", "b", "c", "d", "e"])
     runtime.close()
+
+
+async def test_init_finds_the_test_command_a_plan_would(tmp_path: Path) -> None:
+    """The README's "Run the tests with `python -m pytest`": /init and a plan agree."""
+    (tmp_path / "README.md").write_text(
+        "# Calc\n\nA small calculator.\n\nRun the tests with `python -m pytest`.\n"
+    )
+    (tmp_path / "calc").mkdir()
+    (tmp_path / "calc" / "ops.py").write_text("def add(a, b):\n    return a + b\n")
+    _, plan, _ = await _headless_init(tmp_path)
+    assert "No test command found" not in plan
+    assert "Test command found: `python -m pytest`." in plan
+    content = _content_block(plan)
+    assert content is not None
+    assert "- `python -m pytest` (README.md)" in content
+    assert "Run `python -m pytest`." in content
+
+
+async def test_init_execution_says_it_wrote_agents_md(tmp_path: Path) -> None:
+    """The demo writes AGENTS.md after approval: it must not then claim it edits nothing."""
+    _makefile_repo(tmp_path)
+    decider = AskingDecider(None)
+    runtime = _runtime(tmp_path, decider)
+    await finishes(runtime.agent.submit(start_init(runtime.plan)), "/init")
+    assert (tmp_path / "AGENTS.md").exists()
+    said = "\n".join(m.content for m in runtime.agent.messages if m.role == "assistant")
+    assert "I do not edit code" not in said
+    assert "Wrote `AGENTS.md` exactly as the approved plan says." in said
+    assert "Plan complete: wrote `AGENTS.md`" in runtime.agent.messages[-1].content
+    runtime.close()

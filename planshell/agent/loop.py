@@ -451,7 +451,9 @@ class Agent:
                     )
                 )
                 return None
-            self.emit(ev.ErrorEvent(exc.message.rstrip(), remedy="retry", partial=exc.partial))
+            # A settings problem (bad URL, rejected key) is not cured by asking again.
+            remedy = "" if exc.config else "retry"
+            self.emit(ev.ErrorEvent(exc.message.rstrip(), remedy=remedy, partial=exc.partial))
             return None
         except Exception as exc:  # a provider bug must not kill the app
             self.emit(ev.ErrorEvent(f"The model provider failed unexpectedly: {exc!r}."))

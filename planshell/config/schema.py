@@ -396,6 +396,14 @@ class Settings(BaseSettings):
     # Set by load_settings when a project file set keys only the user's own config may set.
     _user_only_warning: str = PrivateAttr("")
 
+    # Set by load_settings when the project file was left out because it is broken.
+    _project_error: str = PrivateAttr("")
+
+    @property
+    def project_config_error(self) -> str:
+        """Why the project file was ignored (one sentence for TUI, ``-p`` and doctor), or ""."""
+        return self._project_error
+
     @property
     def user_only_warning(self) -> str:
         """ "Ignoring plan.critic from the project config …", or "" (see ``USER_ONLY_KEYS``)."""

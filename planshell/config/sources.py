@@ -27,7 +27,12 @@ from pydantic_settings import (
 )
 
 from planshell.config.errors import ConfigError
-from planshell.config.files import project_config_path, read_config_file, user_config_path
+from planshell.config.files import (
+    ConfigFile,
+    project_config_path,
+    read_config_file,
+    user_config_path,
+)
 from planshell.config.schema import ENV_NESTED_DELIMITER, ENV_PREFIX, LOADING, Settings
 from planshell.config.trust import is_trusted
 from planshell.config.untrusted import (
@@ -151,7 +156,24 @@ def _explain(exc: ValidationError, layers: list[_Layer]) -> ConfigError:
     elif "input" in err and not isinstance(err["input"], dict):
         msg = f"{msg} (got {err['input']!r})"
     more = f" (and {len(exc.errors()) - 1} more problems)" if len(exc.errors()) > 1 else ""
-    return ConfigError(f"config error in {source}: {key}: {msg}{more}.")
+    error = ConfigError(f"config error in {source}: {key}: {msg}{more}.")
+    error.source = source
+    return error
+
+
+def project_file_ignored(error: str) -> str:
+    """The one sentence every front end (TUI, ``-p``, ``doctor``) gives for a broken project file.
+
+    A repository's file must not lock anyone out of planshell: it is left out
+    as a whole (never half-applied) and the rest of the settings still apply.
+    """
+    from planshell.sanitize import strip_terminal_controls
+
+    error = strip_terminal_controls(error)  # the repository's own text may carry escapes
+    return (
+        f"{error.rstrip('.')}. planshell ignores that file until it is fixed "
+        "(your own config, the environment and flags still apply)."
+    )
 
 
 def load_settings(
@@ -169,7 +191,13 @@ def load_settings(
     """
     environ = dict(os.environ if environ is None else environ)
     user = read_config_file(user_file if user_file is not None else user_config_path())
-    project = read_config_file(project_config_path(root), project_root=root)
+    # A broken project file is left out with a warning; a broken user file stops start-up
+    # (it may hold the user's deny rules or provider: going on without it would surprise).
+    project_error: str | None = None
+    try:
+        project = read_config_file(project_config_path(root), project_root=root)
+    except ConfigError as exc:
+        project, project_error = ConfigFile(project_config_path(root)), str(exc)
     # Trust is decided on the parsed table, before it becomes a source: an
     # untrusted file contributes only its allowlisted leaves.
     # Keys no project may set (plan.critic, plan.approve_auto): warned about on their own,
@@ -190,20 +218,39 @@ def load_settings(
             "(see docs/configuration.md for the valid keys)."
         )
     flags = {k: v for k, v in (cli or {}).items() if v is not None}
+    try:
+        settings = _validate(flags, environ, str(project.path), project_data, user)
+    except ConfigError as exc:
+        if getattr(exc, "source", None) != str(project.path):
+            raise
+        project_error, project_data, untrusted, user_only = str(exc), {}, None, []
+        settings = _validate(flags, environ, str(project.path), project_data, user)
+    settings._untrusted = untrusted
+    if project_error is not None:
+        settings._project_error = project_file_ignored(project_error)
+    if user_only:
+        settings._user_only_warning = user_only_warning(str(project.path), user_only)
+    return settings
+
+
+def _validate(
+    flags: dict[str, Any],
+    environ: dict[str, str],
+    project_label: str,
+    project_data: dict[str, Any],
+    user: ConfigFile,
+) -> Settings:
+    """The layers merged and validated, or a ``ConfigError`` naming the layer at fault."""
     sources: tuple[_TableSource | _EnvSource, ...] = (  # highest first, as pydantic-settings wants
         _TableSource(Settings, "command-line flags", flags),
         _EnvSource(Settings, environ),
-        _TableSource(Settings, str(project.path), project_data),
+        _TableSource(Settings, project_label, project_data),
         _TableSource(Settings, str(user.path), user.data),
     )
     try:
         with _loading(sources):
-            settings = Settings()
+            return Settings()
     except ValidationError as exc:
         raise _explain(exc, [_Layer(s.label, s()) for s in reversed(sources)]) from None
     except SettingsError as exc:  # only the environment source raises it
         raise ConfigError(f"config error in environment: {exc}.") from None
-    settings._untrusted = untrusted
-    if user_only:
-        settings._user_only_warning = user_only_warning(str(project.path), user_only)
-    return settings

@@ -27,6 +27,7 @@ from planshell.llm.types import (
     UsageReport,
 )
 from planshell.sanitize import cut_at_word
+from planshell.workspace.test_command import TEST_EVIDENCE_FILES, TestCommand, find_test_command
 
 DEMO_BANNER = "*Offline demo model* — a built-in stand-in, not a real LLM."
 
@@ -161,10 +162,49 @@ def _explore(request: str, done: list[_Done], tools: set[str]) -> Decision | Non
                 ("grep", {"pattern": "|".join(words), "ignore_case": True, "max_results": 12})
             )
         return "I'll look around the project first.\n", calls
-    readme = _readme_name(done)
-    if readme and "read" in tools and "read" not in names:
-        return "", [("read", {"path": readme, "limit": 60})]
+    if "read" not in names and "find" not in names:
+        readme = _readme_name(done)
+        reads: list[tuple[str, dict[str, Any]]] = []
+        if readme and "read" in tools:
+            reads.append(("read", {"path": readme, "limit": README_LINES}))
+        if "write_plan" in tools:  # a plan names the test command and the code: find both
+            entries = _entries(done)
+            if "read" in tools:
+                reads += [
+                    ("read", {"path": n, "limit": 200}) for n in TEST_EVIDENCE_FILES if n in entries
+                ]
+            if "find" in tools and not any(_is_source(m) for m in _matched_files(done)):
+                reads.append(("find", {"pattern": SOURCE_GLOB}))
+        if reads:
+            return "", reads
     return None
+
+
+# Source files by extension: what "Related code" names (a README is not code).
+SOURCE_EXTENSIONS = (
+    "py js jsx ts tsx mjs cjs go rs java kt kts scala rb php c h cc cpp hpp cs swift m "
+    "lua pl sh bash zsh ex exs erl hs ml clj dart r jl zig nim vue svelte sql"
+).split()
+SOURCE_GLOB = "**/*.{" + ",".join(SOURCE_EXTENSIONS) + "}"
+README_LINES = 200
+
+
+def _is_source(path: str) -> bool:
+    name = path.rsplit("/", 1)[-1]
+    return "." in name and name.rsplit(".", 1)[-1].lower() in SOURCE_EXTENSIONS
+
+
+def _matched_files(done: list[_Done]) -> list[str]:
+    """Files the grep matched, in order, once each."""
+    return list(dict.fromkeys(m.split(":", 1)[0] for m in _matches(done)))
+
+
+def _source_files(done: list[_Done]) -> list[str]:
+    """Source files the ``find`` for code listed (test files last: the change comes first)."""
+    found = [f for f in _found(done, SOURCE_GLOB) if _is_source(f)]
+    return sorted(
+        found, key=lambda f: ("test" in f.lower(), f.endswith("__init__.py"), f.count("/"), f)
+    )
 
 
 def _readme_name(done: list[_Done]) -> str | None:
@@ -191,8 +231,11 @@ def _entries(done: list[_Done]) -> list[str]:
 
 
 def _readme_summary(done: list[_Done]) -> str:
-    read = _last(done, "read")
-    if read is None or read.is_error:
+    readme = _readme_name(done)
+    read = next(
+        (d for d in reversed(done) if d.name == "read" and d.args.get("path") == readme), None
+    )
+    if readme is None or read is None or read.is_error:
         return ""
     lines = [re.sub(r"^\s*\d+\t", "", line) for line in read.content.splitlines()]
     heading = next((ln.lstrip("# ").strip() for ln in lines if ln.startswith("#")), "")
@@ -254,19 +297,9 @@ def _answer(request: str, done: list[_Done]) -> str:
 # --- plan mode ---------------------------------------------------------------
 
 
-def _test_command(done: list[_Done]) -> str:
-    entries = set(_entries(done))
-    if "Makefile" in entries:
-        return "make test"
-    if "pyproject.toml" in entries or "pytest.ini" in entries or "setup.py" in entries:
-        return "python -m pytest"
-    if "package.json" in entries:
-        return "npm test"
-    if "Cargo.toml" in entries:
-        return "cargo test"
-    if "go.mod" in entries:
-        return "go test ./..."
-    return "git status"
+def _test_command(done: list[_Done]) -> TestCommand | None:
+    """The project's test command from the files read (the same rule as ``/init``)."""
+    return find_test_command(_entries(done), lambda name: _read_text(done, name))
 
 
 def _plan_text(request: str, done: list[_Done], feedback: str | None) -> tuple[str, str]:
@@ -274,16 +307,26 @@ def _plan_text(request: str, done: list[_Done], feedback: str | None) -> tuple[s
     entries = [e for e in _entries(done) if not e.startswith(".")]
     files = [e for e in entries if not e.endswith("/")][:4] or ["README.md"]
     dirs = [e.rstrip("/") for e in entries if e.endswith("/")][:3]
-    matches = [m.split(":", 1)[0] for m in _matches(done)]
-    targets = list(dict.fromkeys(matches))[:3] or files[:2]
+    matched = _matched_files(done)
+    related = [m for m in matched if _is_source(m)][:3]
+    code = related or _source_files(done)[:3]
+    targets = code or matched[:3] or files[:2]
     context = [f"- Top-level files: {', '.join(f'`{f}`' for f in files)}."]
     if dirs:
         context.append(f"- Source folders: {', '.join(f'`{d}/`' for d in dirs)}.")
     summary = _readme_summary(done)
     if summary:
         context.append(f"- README: {summary}")
-    if matches:
-        context.append(f"- Related code: {', '.join(f'`{t}`' for t in targets)}.")
+    if related:
+        context.append(f"- Related code: {', '.join(f'`{t}`' for t in related)}.")
+    elif code:
+        context.append(
+            f"- Code to read first (no source file mentions the request's words): "
+            f"{', '.join(f'`{t}`' for t in code)}."
+        )
+    test = _test_command(done)
+    if test:
+        context.append(f"- Test command: `{test.command}` (from {test.source}).")
     steps = [f"Read {', '.join(f'`{t}`' for t in targets)} and note what must change"]
     steps += [f"Make the change for: {title}", "Add or update tests for the change"]
     steps.append("Update the docs that describe this behaviour")
@@ -315,7 +358,16 @@ def _plan_text(request: str, done: list[_Done], feedback: str | None) -> tuple[s
     ]
     if feedback:
         lines += ["## Feedback addressed", "", f"- {feedback}", ""]
-    lines += ["## Verification", "", "```sh", _test_command(done), "```", ""]
+    if test:
+        lines += ["## Verification", "", "```sh", test.command, "```", ""]
+    else:
+        lines += [
+            "## Verification",
+            "",
+            "No test command was found in the files read (README, Makefile, package.json, "
+            "pyproject.toml, tox.ini, noxfile.py); check the change by hand and say how.",
+            "",
+        ]
     return title, "\n".join(lines)
 
 
@@ -366,8 +418,14 @@ def _execute(system: str, done: list[_Done]) -> Decision:
         index += 1
         if match.group(1) == " ":
             text = match.group(2).strip()
+            wrote = _written(done)
+            note = (
+                f"Wrote {', '.join(f'`{w}`' for w in wrote)} exactly as the approved plan says."
+                if wrote
+                else "(Demo: recording it as done; I do not edit code.)"
+            )
             return (
-                f"Step {index}: {text}. (Demo: recording it as done; I do not edit code.)\n",
+                f"Step {index}: {text}. {note}\n",
                 [
                     (
                         "set_plan_steps",
@@ -385,8 +443,22 @@ def _is_steps_heading(line: str) -> bool:
     return line.startswith("#") and line.lstrip("# ").strip().lower().endswith("steps")
 
 
+def _written(done: list[_Done]) -> list[str]:
+    """Files this turn wrote (only an approved /init plan's AGENTS.md ever is)."""
+    return list(
+        dict.fromkeys(str(d.args.get("path")) for d in done if d.name == "write" and not d.is_error)
+    )
+
+
 def _after_complete(done: list[_Done]) -> str:
     ticks = sum(1 for d in done if d.name == "set_plan_steps" and not d.is_error)
+    wrote = _written(done)
+    if wrote:
+        return (
+            f"{DEMO_BANNER}\n\nPlan complete: wrote {', '.join(f'`{w}`' for w in wrote)} as "
+            "approved, back to normal mode. Read it and adjust anything the files could not "
+            "tell me."
+        )
     return (
         f"{DEMO_BANNER}\n\nPlan complete: {ticks} steps ticked, back to normal mode. "
         "A real model would have edited code and run the verification commands."
@@ -401,8 +473,7 @@ def _after_complete(done: list[_Done]) -> str:
 INIT_PREFIX = "/init:"
 AGENTS = "AGENTS.md"
 _EVIDENCE_FILES = (
-    "Makefile", "makefile", "GNUmakefile", "package.json", "pyproject.toml", "Cargo.toml",
-    "go.mod", ".gitlab-ci.yml", "AGENTS.md", "CLAUDE.md",
+    *TEST_EVIDENCE_FILES, "Cargo.toml", "go.mod", ".gitlab-ci.yml", "AGENTS.md", "CLAUDE.md",
 )  # fmt: skip
 _TEST_DIRS = ("tests/", "test/", "spec/")
 _MAKE_TARGET_RE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9_.-]*)\s*:(?!=)")
@@ -460,8 +531,6 @@ def _gather(done: list[_Done]) -> _Evidence:
             if match and not match.group(1).startswith(".") and match.group(1) not in targets:
                 targets.append(match.group(1))
         commands += [(f"make {t}", f"{makefile} target `{t}`") for t in targets[:8]]
-        if "test" in targets:
-            test = "make test"
     package = _read_text(done, "package.json") if "package.json" in entries else None
     if package:
         try:
@@ -471,18 +540,13 @@ def _gather(done: list[_Done]) -> _Evidence:
         for name in list(scripts)[:8]:
             command = "npm test" if name == "test" else f"npm run {name}"
             commands.append((command, f"package.json script `{name}`"))
-        if "test" in scripts and test is None:
-            test = "npm test"
-    pyproject = _read_text(done, "pyproject.toml") if "pyproject.toml" in entries else None
-    if pyproject and "pytest" in pyproject and test is None:
-        test = "python -m pytest"
-        commands.append((test, "pytest is configured in pyproject.toml"))
     if "Cargo.toml" in entries:
         commands += [("cargo build", "Cargo.toml"), ("cargo test", "Cargo.toml")]
-        test = test or "cargo test"
-    if "go.mod" in entries:
-        commands.append(("go test ./...", "go.mod"))
-        test = test or "go test ./..."
+    found = _test_command(done)  # the same rule as a plan's Verification
+    if found is not None:
+        test = found.command
+        if not any(c == test for c, _ in commands):
+            commands.append((test, found.source))
     for workflow in [*_found(done, ".github/workflows/*")[:3], ".gitlab-ci.yml"]:
         for line in (_read_text(done, workflow) or "").splitlines():
             match = _CI_RUN_RE.match(line)
@@ -493,9 +557,7 @@ def _gather(done: list[_Done]) -> _Evidence:
         if folder in entries:
             tests = (folder, _found(done, f"{folder}**"))
             break
-    readme = _readme_name(done)
-    reads_of_readme = [d for d in done if d.name == "read" and d.args.get("path") == readme]
-    summary = _readme_summary(reads_of_readme) if readme else ""
+    summary = _readme_summary(done)
     existing = _read_text(done, AGENTS) if AGENTS in entries else None
     return _Evidence(commands, test, entries, tests, summary, existing)
 
@@ -670,7 +732,7 @@ def _init(request: str, done: list[_Done], tools: set[str]) -> Decision:
         ]
         readme = _readme_name(done)
         if readme:
-            calls.append(("read", {"path": readme, "limit": 60}))
+            calls.append(("read", {"path": readme, "limit": README_LINES}))
         if ".github/" in entries:
             calls.append(("find", {"pattern": ".github/workflows/*", "include_hidden": True}))
         folder = next((f for f in _TEST_DIRS if f in entries), None)

@@ -227,9 +227,15 @@ class HTTPStatusFailure(ProviderError):
     """A non-2xx answer; carries the wait the server asked for, if any."""
 
     def __init__(
-        self, message: str, *, status: int, retryable: bool, retry_after: float | None
+        self,
+        message: str,
+        *,
+        status: int,
+        retryable: bool,
+        retry_after: float | None,
+        config: bool = False,
     ) -> None:
-        super().__init__(message, retryable=retryable)
+        super().__init__(message, retryable=retryable, config=config)
         self.status = status
         self.retry_after = retry_after
 
@@ -261,6 +267,8 @@ def status_error(
     should_retry = headers.get("x-should-retry", "").lower()
     if should_retry in ("true", "false"):
         retryable = should_retry == "true"
+    # A key, a model name or a URL to change, or an account to top up: not a retry.
+    config = status in (401, 403, 404)
     if status < 500 and is_context_length_error(detail, kind):
         retryable = False
         main, advice = (
@@ -268,7 +276,7 @@ def status_error(
             None,
         )
     elif status in (402, 403, 429) and is_quota_exhausted(detail, kind):
-        retryable = False
+        retryable, config = False, True
         main = f"The {ctx.provider} account has no quota or credit left"
         advice = "check the plan and billing of the account behind the API key"
     else:
@@ -279,6 +287,7 @@ def status_error(
         status=status,
         retryable=retryable,
         retry_after=parse_retry_after(headers),
+        config=config and not retryable,
     )
 
 
@@ -333,12 +342,23 @@ def transport_error(exc: Exception, ctx: ErrorContext) -> ProviderError:
     if isinstance(exc, httpx.ConnectError):
         return ProviderError(_connect_message(exc, ctx), retryable=True)
     if isinstance(exc, httpx.UnsupportedProtocol | httpx.InvalidURL):
-        return ProviderError(f"The base URL '{ctx.base_url}' is not a valid http(s) URL.")
+        return ProviderError(bad_base_url(ctx.base_url), config=True)
     if isinstance(exc, httpx.RemoteProtocolError | httpx.ReadError):
         main = f"The connection to {ctx.base_url} was cut off before the reply finished"
         return ProviderError(_sentence(main, reason), retryable=True)
     main = f"The request to {ctx.base_url} failed"
     return ProviderError(_sentence(main, reason), retryable=isinstance(exc, httpx.TransportError))
+
+
+EXAMPLE_BASE_URL = "http://127.0.0.1:11434/v1"
+
+
+def bad_base_url(url: str) -> str:
+    """Why ``url`` cannot be used, with the fix: a settings change, never a retry."""
+    return (
+        f"The base URL '{url}' is not a valid http(s) URL: --base-url (or base_url in the "
+        f"config) must be an http(s) URL like {EXAMPLE_BASE_URL}."
+    )
 
 
 def _connect_message(exc: Exception, ctx: ErrorContext) -> str:

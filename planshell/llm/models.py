@@ -179,10 +179,16 @@ async def probe_window(
 
 
 async def list_models(
-    base_url: str, headers: dict[str, str], timeout: float = LOOKUP_TIMEOUT
+    base_url: str,
+    headers: dict[str, str],
+    timeout: float = LOOKUP_TIMEOUT,
+    *,
+    server_order: bool = False,
 ) -> list[str]:
     """The model ids an OpenAI-compatible server offers (``GET /models``); [] if it won't say.
 
+    Sorted, or in the server's own order with ``server_order`` (servers list the
+    loaded or newest model first: that is the one to pick when none was chosen).
     Ids are the server's text: only plain identifiers are returned (no spaces,
     control characters or escapes), so a listing cannot put markup on screen.
     """
@@ -192,7 +198,8 @@ async def list_models(
     if not isinstance(entries, list):
         return []
     ids = [e.get("id") for e in entries if isinstance(e, dict)]
-    return sorted({i for i in ids if isinstance(i, str) and _MODEL_ID.match(i)})
+    plain = list(dict.fromkeys(i for i in ids if isinstance(i, str) and _MODEL_ID.match(i)))
+    return plain if server_order else sorted(plain)
 
 
 def auth_headers(provider: object) -> dict[str, str]:

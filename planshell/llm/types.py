@@ -146,14 +146,19 @@ class ProviderError(Exception):
     """A failure with a one-sentence, user-facing message.
 
     ``retryable`` tells the loop whether retrying the same request could help;
-    ``partial`` is True when output had already streamed before the failure.
+    ``partial`` is True when output had already streamed before the failure;
+    ``config`` is True when only a change of settings (URL, key, model) can fix
+    it, so no front end offers "retry" as the advice.
     """
 
-    def __init__(self, message: str, *, retryable: bool = False, partial: bool = False) -> None:
+    def __init__(
+        self, message: str, *, retryable: bool = False, partial: bool = False, config: bool = False
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.retryable = retryable
         self.partial = partial
+        self.config = config
 
 
 @runtime_checkable

@@ -4,7 +4,6 @@ from planshell.permissions.engine import (
     PermissionController,
     PermissionMode,
     Verdict,
-    save_project_rules,
 )
 from planshell.permissions.rules import Rule, RuleError, parse_rule, prefix_rule
 
@@ -16,5 +15,4 @@ __all__ = [
     "Verdict",
     "parse_rule",
     "prefix_rule",
-    "save_project_rules",
 ]

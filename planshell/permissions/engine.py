@@ -42,7 +42,6 @@ log. A denial is the tool's result for the model, never an exception.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -134,8 +133,9 @@ class PermissionController:
     guard: BashGuard
     in_plan: Callable[[], bool]
     extra_allow: list[str] = field(default_factory=list)  # --allow flags
-    project_file: Path | None = None
-    trust_file: Path | None = None  # tests point trust elsewhere
+    # Where "always allow in this project" rules go and are read from: the user's own file
+    # for this project, outside the repository (permissions/local_rules.py). None: not offered.
+    local_file: Path | None = None
     warnings: list[str] = field(default_factory=list)
     sandboxed: Callable[[], bool] = lambda: False  # bash runs in the workspace sandbox
     # The executing plan's approved text (the controller's approval record, never the
@@ -154,6 +154,7 @@ class PermissionController:
         self.mode = PermissionMode(self.settings.mode)
         self.allow = parse_rules([*self.settings.allow, *self.extra_allow], self.warnings, "allow")
         self.deny = parse_rules(list(self.settings.deny), self.warnings, "deny")
+        self.allow += self._local_rules()
         self.session_allow: list[Rule] = []
         self.session_tools: set[str] = set()  # "s" for tools rules do not describe
         self._scope: tuple[str, Scope] | None = None  # (approved text, its scope)
@@ -605,21 +606,40 @@ class PermissionController:
 
     # --- "always allow in this project" ------------------------------------------
 
-    def _save(self, rules: tuple[str, ...]) -> None:
-        if not rules or self.project_file is None:
-            return
+    def _local_rules(self) -> list[Rule]:
+        """The user's saved "always" rules for this project (a broken file: a warning)."""
+        if self.local_file is None:
+            return []
+        from planshell.config import ConfigError
+        from planshell.permissions.local_rules import load_local_rules
+
         try:
-            message = save_project_rules(self.project_file, list(rules), self.trust_file)
-        except Exception as exc:  # a broken file must not lose the answer
-            self.agent.emit(ev.Notice(f"Could not save the rule: {exc}", "error"))
+            return parse_rules(load_local_rules(self.local_file), self.warnings, "always")
+        except ConfigError as exc:
+            self.warnings.append(f"{exc} Your saved rules for this project are not applied.")
+            return []
+
+    def _save(self, rules: tuple[str, ...]) -> None:
+        if not rules or self.local_file is None:
             return
-        self.allow += [parse_rule(r) for r in rules]
+        from planshell.permissions.local_rules import save_local_rules
+
+        self.allow += [parse_rule(r) for r in rules]  # a broken file must not lose the answer
+        try:
+            message = save_local_rules(self.local_file, list(rules))
+        except Exception as exc:
+            self.agent.emit(
+                ev.Notice(f"Could not save the rule (it applies this session): {exc}", "error")
+            )
+            return
         self.agent.emit(ev.Notice(message, "information"))
 
     def _project_file_display(self) -> str:
-        if self.project_file is None:
+        if self.local_file is None:
             return ""
-        return self.agent.ctx.display(self.project_file)
+        from planshell.permissions.local_rules import shown_path
+
+        return shown_path(self.local_file)
 
     # --- the session log ---------------------------------------------------------
 
@@ -643,72 +663,6 @@ class PermissionController:
     def _log(self, entry: dict[str, Any]) -> None:
         if self.agent.session is not None:
             self.agent.session.append(entry)
-
-
-def save_project_rules(path: Path, rules: list[str], trust_file: Path | None = None) -> str:
-    """Add ``rules`` to ``permissions.allow`` in the project file at ``path``.
-
-    The user's own answer made this edit, so trust is recorded again for the
-    new content, *but only* when the file was trusted before (or held no
-    security-relevant keys): re-trusting a file that carries settings the user
-    never trusted would launder them. The written text is parsed back and must
-    equal the old settings plus the rules, or nothing is written.
-    """
-    import tomllib
-
-    from planshell.config import (
-        CONFIG_MAX_BYTES,
-        ConfigError,
-        read_config_file,
-        split_project_data,
-        toml_with_value,
-    )
-    from planshell.config.trust import is_trusted, trust
-    from planshell.fsutil import ReadRefused, atomic_write_text, read_project_file
-
-    project_root = path.parent.parent  # <root>/.planshell/config.toml
-    before = read_config_file(path, project_root)
-    relevant = split_project_data(before.data)[1]
-    trusted_before = before.digest is None or not relevant or is_trusted(before, trust_file)
-    section = before.data.get("permissions", {})
-    existing = section.get("allow", []) if isinstance(section, dict) else []
-    if not isinstance(existing, list) or not all(isinstance(r, str) for r in existing):
-        raise ValueError(f"{path}: permissions.allow is not a list of strings; edit it by hand")
-    merged = list(dict.fromkeys([*existing, *rules]))
-    try:
-        text = read_project_file(project_root, path, CONFIG_MAX_BYTES).decode("utf-8")
-    except FileNotFoundError:
-        text = ""
-    except (ReadRefused, UnicodeDecodeError) as exc:
-        raise ValueError(f"{path}: {exc}; edit it by hand") from None
-    try:
-        new_text = toml_with_value(text, "permissions", "allow", merged, where=path)
-    except ConfigError as exc:
-        raise ValueError(str(exc)) from None
-    expected = dict(before.data)
-    expected["permissions"] = {**(section if isinstance(section, dict) else {}), "allow": merged}
-    try:
-        parsed = tomllib.loads(new_text)
-    except tomllib.TOMLDecodeError:
-        parsed = None
-    if parsed != expected:
-        raise ValueError(
-            f"could not add the rule to {path} without touching other settings; add "
-            f"{', '.join(rules)} to permissions.allow by hand"
-        )
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(path, new_text)
-    shown = ", ".join(rules)
-    if not trusted_before:
-        return (
-            f"Saved {shown} to {path}. That file holds other settings you have not trusted, "
-            "so it stays untrusted (the rule applies in this session; run `planshell trust`)."
-        )
-    after = read_config_file(path, project_root)
-    if after.digest != hashlib.sha256(new_text.encode("utf-8")).hexdigest():
-        return f"Saved {shown} to {path}, but the file changed again; it is not trusted."
-    trust(after, trust_file)
-    return f"Saved {shown} to {path} (permissions.allow); trusted as you wrote it."
 
 
 def _own_file(rel: str) -> bool:

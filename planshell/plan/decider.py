@@ -107,7 +107,7 @@ class ApprovalRequest:
     new_file: bool = False
     session_rules: tuple[str, ...] = ()  # what "s" allows
     project_rules: tuple[str, ...] = ()  # what "a" writes to project_file
-    project_file: str = ""
+    project_file: str = ""  # the user's own rules file for this project (permissions/local_rules)
     unsandboxed: bool = False  # bash asked to run outside the workspace sandbox
     # What a yes can do beyond the diff (a protected path, a new repository): shown in red.
     warning: str = ""

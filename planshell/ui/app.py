@@ -252,6 +252,8 @@ class PlanshellApp(ToastLog[int]):
             log.error("start-up failed: %s", self.startup_error, exc_info=exc)
             self.exit(return_code=1)
             return False
+        if settings.project_config_error:  # a broken repository file never locks anyone out
+            self.notify(settings.project_config_error, severity="warning", timeout=15, markup=False)
         self.settings = settings
         self.root = root.resolve()
         self.resume = resume

@@ -104,3 +104,46 @@ async def test_plan_context_skips_hidden_entries(project):
     await runtime.agent.submit("add caching")
     plan = decider.requests[0].text
     assert "`src/`" in plan and ".git" not in plan
+
+
+def _calc_project(root):  # type: ignore[no-untyped-def]
+    """The newcomer's project of issue 26: the README says how to test, the code is in calc/."""
+    (root / "calc").mkdir(parents=True)
+    (root / "README.md").write_text(
+        "# Calc\n\nA small calculator library with add and divide.\n\n"
+        "Run the tests with `python -m pytest`.\n"
+    )
+    (root / "calc" / "__init__.py").write_text("")
+    (root / "calc" / "ops.py").write_text("def add(a, b):\n    return a + b\n")
+    (root / "tests").mkdir()
+    (root / "tests" / "test_ops.py").write_text("def test_add():\n    assert True\n")
+    return root
+
+
+async def test_a_plan_names_the_readme_test_command_and_source_files(tmp_path):
+    root = _calc_project(tmp_path / "calc-project")
+    decider = ScriptedDecider([Review(Decision.KEEP)])
+    runtime = build_runtime(Settings(), root, decider, provider=DemoProvider(chunk_delay=0))
+    runtime.plan.enter_plan()
+    await runtime.agent.submit("add a calculator multiply operation")
+    text = decider.requests[0].text
+    verification = text.split("## Verification", 1)[1]
+    assert "python -m pytest" in verification and "git status" not in text
+    context = text.split("## Context", 1)[1].split("## Approach", 1)[0]
+    code_line = next(ln for ln in context.splitlines() if "`calc/ops.py`" in ln)
+    assert "README.md" not in code_line
+    assert "`calc/ops.py`" in text.split("## Steps", 1)[1]
+    runtime.close()
+
+
+async def test_a_plan_without_evidence_invents_no_test_command(tmp_path):
+    root = tmp_path / "bare"
+    root.mkdir()
+    (root / "notes.txt").write_text("nothing here\n")
+    decider = ScriptedDecider([Review(Decision.KEEP)])
+    runtime = build_runtime(Settings(), root, decider, provider=DemoProvider(chunk_delay=0))
+    runtime.plan.enter_plan()
+    await runtime.agent.submit("tidy the notes")
+    verification = decider.requests[0].text.split("## Verification", 1)[1]
+    assert "```" not in verification and "No test command was found" in verification
+    runtime.close()

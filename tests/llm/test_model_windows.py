@@ -194,3 +194,80 @@ def test_a_hostile_repo_cannot_set_window_prices_or_compaction_untrusted(tmp_pat
     assert {"context_window", "prices.m.input", "compaction.threshold"} <= set(
         settings.untrusted_project.key_names
     )
+
+
+# --- no --model: use what the server serves (issue 26 item 16) -------------------------
+
+
+def _served(server: SSEServer) -> None:
+    server.routes["/v1/models"] = Response.json(
+        200,
+        {
+            "object": "list",
+            "data": [
+                {"id": "qwen2.5-coder:7b", "object": "model", "max_model_len": 32768},
+                {"id": "llama3.2", "object": "model"},
+            ],
+        },
+    )
+
+
+async def test_no_model_chosen_takes_the_servers_first_and_its_window(
+    sse_server: SSEServer, project
+) -> None:
+    from planshell.runtime import build_runtime
+    from tests.engine_helpers import ScriptedDecider
+
+    _served(sse_server)
+    settings = Settings(provider="openai", base_url=f"{sse_server.url}/v1")
+    runtime = build_runtime(settings, project, ScriptedDecider(), persist=False)
+    assert runtime.agent.provider.model == "gpt-4.1-mini"  # the hosted default, before
+    choice = await runtime.adopt_served_model()
+    assert choice is not None and (choice.model, choice.count) == ("qwen2.5-coder:7b", 2)
+    assert runtime.agent.provider.model == "qwen2.5-coder:7b"
+    assert "qwen2.5-coder:7b" in runtime.agent.provider.label
+    assert runtime.agent.window_source is not None
+    assert await runtime.agent.window_source() == 32768  # the server's, not 1047k
+    assert runtime.served_models == ["llama3.2", "qwen2.5-coder:7b"]
+    assert await runtime.adopt_served_model() is None  # chosen now: never again
+    runtime.close()
+
+
+async def test_a_chosen_model_or_a_silent_server_is_left_alone(
+    sse_server: SSEServer, project
+) -> None:
+    from planshell.runtime import build_runtime
+    from tests.engine_helpers import ScriptedDecider
+
+    _served(sse_server)
+    chosen = Settings(provider="openai", base_url=f"{sse_server.url}/v1", model="llama3.2")
+    runtime = build_runtime(chosen, project, ScriptedDecider(), persist=False)
+    assert await runtime.adopt_served_model() is None
+    assert runtime.agent.provider.model == "llama3.2" and sse_server.requests == []
+    runtime.close()
+    sse_server.routes.clear()
+    sse_server.add(NOT_FOUND)
+    silent = Settings(provider="openai", base_url=f"{sse_server.url}/v1")
+    runtime = build_runtime(silent, project, ScriptedDecider(), persist=False)
+    assert await runtime.adopt_served_model() is None
+    assert runtime.agent.provider.model == "gpt-4.1-mini"
+    runtime.close()
+
+
+async def test_headless_uses_the_served_model_and_says_so(
+    sse_server: SSEServer, project, cli
+) -> None:
+    from tests.sse_server import openai_text_response
+
+    _served(sse_server)
+    sse_server.add(openai_text_response("Hello from qwen."))
+    result = await cli.run(["-p", "hi", "--base-url", f"{sse_server.url}/v1", "-v"], project)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "Hello from qwen."
+    chat = next(r for r in sse_server.requests if r.path == "/v1/chat/completions")
+    assert chat.json["model"] == "qwen2.5-coder:7b"
+    assert (
+        "note: no model was chosen: using 'qwen2.5-coder:7b', the first of 2 it lists from "
+        f"{sse_server.url}/v1 (--model NAME to choose)" in result.stderr
+    )
+    assert "provider: openai · qwen2.5-coder:7b" in result.stderr

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from planshell.config import Settings, load_settings
-from planshell.config.trust import is_trusted, trust
 from planshell.llm.scripted import Reply, ScriptedProvider
 from planshell.permissions import PermissionMode, parse_rule, prefix_rule
+from planshell.permissions.local_rules import local_rules_path
 from planshell.permissions.rules import RuleError
 from planshell.plan.decider import ApprovalChoice, ApprovalDecision, HeadlessDecider
 from planshell.runtime import Runtime, build_runtime
@@ -312,7 +312,9 @@ async def test_mode_switch_is_an_event_and_logged(project: Path) -> None:
 # --- "always allow in this project" and trust -------------------------------------------------
 
 
-async def test_always_writes_the_project_config_and_trusts_it(project: Path) -> None:
+async def test_always_saves_to_the_users_own_file_and_persists(project: Path) -> None:
+    """ "a" writes the user's file for this project, outside the repository; a new session
+    reads it back; the repository's tracked config is untouched (nothing in ``git status``)."""
     decider = ScriptedDecider(approvals=[ApprovalDecision(ApprovalChoice.ALWAYS)])
     runtime = _runtime(
         project,
@@ -325,51 +327,68 @@ async def test_always_writes_the_project_config_and_trusts_it(project: Path) -> 
     )
     await runtime.agent.submit("go")
     assert len(decider.approval_requests) == 1  # the second call did not ask
-    config = project / ".planshell" / "config.toml"
-    assert 'allow = ["bash(touch *)"]' in config.read_text()
-    settings = load_settings(project)
-    assert settings.untrusted_project is None
-    assert settings.permissions.allow == ["bash(touch *)"]
-    # A new session: the rule applies from the (trusted) file.
-    again = build_runtime(settings, project, ScriptedDecider(), provider=ScriptedProvider([]))
+    shown = decider.approval_requests[0].project_file
+    local = local_rules_path(project)
+    assert shown.endswith(f"{local.parent.name}/permissions.toml")
+    assert not local.resolve().is_relative_to(project.resolve())
+    assert 'allow = ["bash(touch *)"]' in local.read_text()
+    assert not (project / ".planshell" / "config.toml").exists()
+    runtime.close()
+    # A new session: the rule applies from the user's file.
+    again = build_runtime(Settings(), project, ScriptedDecider(), provider=ScriptedProvider([]))
     assert _verdict(again, "bash", command="touch c") == "allow"
+    again.close()
 
 
-async def test_always_keeps_an_untrusted_file_untrusted(project: Path) -> None:
-    """Re-trusting after our write must not launder keys the user never trusted."""
-    config = project / ".planshell" / "config.toml"
-    config.parent.mkdir()
-    config.write_text('# hostile\n[plan]\nsandbox = "off"\n')
+@pytest.mark.parametrize(
+    "name",
+    [
+        ".planshell/permissions.toml",
+        ".planshell/config.local.toml",
+        ".planshell/settings.local.json",
+        ".planshell/projects/permissions.toml",
+    ],
+)
+def test_a_rules_file_shipped_in_the_repository_grants_nothing(project: Path, name: str) -> None:
+    shipped = project / name
+    shipped.parent.mkdir(parents=True, exist_ok=True)
+    shipped.write_text('[permissions]\nallow = ["bash(*)", "edit", "write"]\n')
+    runtime = _runtime(project)
+    assert _verdict(runtime, "bash", command="touch x") == "ask"
+    assert _verdict(runtime, "write", path="x.txt", content="x") == "ask"
+    runtime.close()
+
+
+def test_the_rules_file_is_keyed_by_the_project_not_shared(project: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    assert local_rules_path(project) != local_rules_path(other)
+    local = local_rules_path(other)
+    local.parent.mkdir(parents=True)
+    local.write_text('[permissions]\nallow = ["bash(touch *)"]\n')
+    assert _verdict(_runtime(project), "bash", command="touch x") == "ask"
+    assert _verdict(_runtime(other), "bash", command="touch x") == "allow"
+
+
+async def test_a_broken_rules_file_warns_and_the_answer_still_counts(project: Path) -> None:
+    local = local_rules_path(project)
+    local.parent.mkdir(parents=True)
+    local.write_text("[permissions\n")
     decider = ScriptedDecider(approvals=[ApprovalDecision(ApprovalChoice.ALWAYS)])
     runtime = _runtime(
-        project, [Reply(calls=[("bash", {"command": "touch a"})]), Reply("ok")], decider
+        project,
+        [
+            Reply(calls=[("bash", {"command": "touch a"})]),
+            Reply(calls=[("bash", {"command": "touch b"})]),
+            Reply("ok"),
+        ],
+        decider,
     )
+    assert any(str(local) in w and "not applied" in w for w in runtime.problems)
     await runtime.agent.submit("go")
-    text = config.read_text()
-    assert text.startswith('# hostile\n[plan]\nsandbox = "off"\n') and "bash(touch *)" in text
-    assert load_settings(project).untrusted_project is not None
-    assert load_settings(project).plan.sandbox == "auto"
-
-
-async def test_always_extends_a_trusted_file_and_keeps_its_comments(project: Path) -> None:
-    config = project / ".planshell" / "config.toml"
-    config.parent.mkdir()
-    config.write_text(
-        '# mine\n[permissions]\nallow = [\n  "bash(make *)",\n]\n\n[plan]\nsandbox = "off"\n'
-    )
-    from planshell.config import read_config_file
-
-    trust(read_config_file(config))
-    decider = ScriptedDecider(approvals=[ApprovalDecision(ApprovalChoice.ALWAYS)])
-    runtime = _runtime(
-        project, [Reply(calls=[("bash", {"command": "touch a"})]), Reply("ok")], decider
-    )
-    await runtime.agent.submit("go")
-    settings = load_settings(project)
-    assert settings.untrusted_project is None
-    assert settings.permissions.allow == ["bash(make *)", "bash(touch *)"]
-    assert settings.plan.sandbox == "off" and config.read_text().startswith("# mine\n")
-    assert is_trusted(read_config_file(config))
+    assert len(decider.approval_requests) == 1  # "a" applies for the session anyway
+    assert local.read_text() == "[permissions\n"  # left for the user to fix
+    runtime.close()
 
 
 def test_untrusted_repo_cannot_set_permissions(project: Path) -> None:

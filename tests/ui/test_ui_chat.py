@@ -586,6 +586,29 @@ async def test_deferred_settings_error_exits_with_the_message(project: Path) -> 
     assert app.return_code == 1
 
 
+async def test_a_broken_project_file_starts_with_a_warning_naming_it(project: Path) -> None:
+    from planshell.config import load_settings
+
+    broken = project / ".planshell" / "config.toml"
+    broken.parent.mkdir()
+    broken.write_text("[ui]\ntheme = [not toml\n")
+
+    def load() -> tuple[Settings, Path, None]:
+        return load_settings(project), project, None
+
+    app = PlanshellApp(
+        None, project, loader=load, provider=ScriptedProvider([Reply(text="ok")]), persist=False
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await ready(pilot)
+        await until(pilot, lambda: any(str(broken) in t.message for t in app.toasts))
+        shown = next(t.message for t in app.toasts if str(broken) in t.message)
+        assert "invalid TOML" in shown and "ignores that file until it is fixed" in shown
+        await send(pilot, "hi")
+        await idle(pilot, screen)
+        assert app.is_running and app.startup_error is None
+
+
 def test_peek_configured_theme(
     project: Path, isolated_env: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -804,3 +827,26 @@ async def test_palette_lists_slash_commands_and_actions(project: Path) -> None:
         command.callback()
         await pilot.pause()
         assert screen.prompt.text == "/theme "
+
+
+async def test_no_model_chosen_takes_the_servers_model_with_a_notice(
+    project: Path, sse_server
+) -> None:
+    """A local server and no --model: the status bar names what it serves, a toast says so."""
+    from textual.widgets import Static
+
+    from tests.sse_server import Response
+
+    sse_server.routes["/v1/models"] = Response.json(
+        200, {"data": [{"id": "qwen2.5-coder:7b"}, {"id": "llama3.2"}]}
+    )
+    settings = Settings(provider="openai", base_url=f"{sse_server.url}/v1")
+    app = PlanshellApp(settings, project, persist=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await ready(pilot)
+        await until(pilot, lambda: any("No model was chosen" in t.message for t in app.toasts))
+        toast = next(t.message for t in app.toasts if "No model was chosen" in t.message)
+        assert "using qwen2.5-coder:7b (the first of 2 it lists)" in toast
+        assert "/model changes it" in toast
+        label = str(screen.status.query_one("#provider", Static).render())
+        assert "qwen2.5-coder:7b" in label and "gpt-4.1-mini" not in label

@@ -9,6 +9,7 @@ from textual.pilot import Pilot
 
 from planshell.config import Settings
 from planshell.llm.scripted import Reply
+from planshell.permissions.local_rules import local_rules_path
 from planshell.ui.app import PlanshellApp
 from planshell.ui.screens.approval import ApprovalScreen, visible
 from tests.ui.permission_helpers import permission_app, send_prompt, until_turn_done
@@ -135,7 +136,7 @@ async def test_s_allows_the_same_prefix_for_the_session(project: Path) -> None:
     assert (project / "one").exists() and (project / "two").exists()
 
 
-async def test_always_writes_the_project_config_and_the_next_call_does_not_ask(
+async def test_always_writes_the_users_own_file_and_the_next_call_does_not_ask(
     project: Path,
 ) -> None:
     asked: list[ApprovalScreen] = []
@@ -152,12 +153,17 @@ async def test_always_writes_the_project_config_and_the_next_call_does_not_ask(
         approval = await _approval(pilot)
         asked.append(approval)
         keys = _text(approval, "#approval-keys")
-        assert "adds bash(touch *) to .planshell/config.toml" in keys  # shown before saving
+        # Where it goes, before saving: the user's own file, not the repository's config.
+        assert (
+            "saves bash(touch *) to permissions.toml in your planshell data folder "
+            "(not the repository)" in " ".join(keys.split())
+        )
         await pilot.press("a")
         await until_turn_done(pilot, chat)
         assert not isinstance(app.screen, ApprovalScreen)
     assert (project / "two").exists()
-    assert 'allow = ["bash(touch *)"]' in (project / ".planshell/config.toml").read_text()
+    assert 'allow = ["bash(touch *)"]' in local_rules_path(project).read_text()
+    assert not (project / ".planshell/config.toml").exists()
 
 
 async def test_keys_during_the_grace_period_are_ignored(

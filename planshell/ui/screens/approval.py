@@ -205,9 +205,12 @@ class ApprovalScreen(KeyGrace, AnswersWhenRemoved[ApprovalDecision], ModalScreen
             keys.append("\n")
             keys.append(self.key_hint("a"), style="bold")
             rules = ", ".join(one_line(r, 80) for r in request.project_rules)
+            # The user's own file in planshell's data folder (the whole path is in the
+            # notice after saving and in `planshell doctor`): never the repository's config.
+            name = one_line(request.project_file.rsplit("/", 1)[-1], 40)
             keys.append(
-                f" always in this project: adds {rules} to "
-                f"{one_line(request.project_file, 80)} (permissions.allow)"
+                f" always in this project: saves {rules} to {name} in your planshell data "
+                "folder (not the repository)"
             )
         return keys
 

@@ -295,11 +295,24 @@ class ChatScreen(Screen[None]):
         runtime = self.runtime
         if runtime is None:
             return
+        self._show_label(runtime)
+        self.run_worker(self._served_models(runtime), group="models", exit_on_error=False)
+
+    def _show_label(self, runtime: Runtime) -> None:
         agent = runtime.agent
         provider = agent.provider
         self.status.set_provider(provider.label, demo=getattr(provider, "name", "") == "demo")
         self.renderer.reset_context(agent.meter.window, agent.cost)
-        self.run_worker(runtime.load_served_models(), group="models", exit_on_error=False)
+
+    async def _served_models(self, runtime: Runtime) -> None:
+        """The server's models (for /model); with no model chosen, one it really serves."""
+        choice = await runtime.adopt_served_model()
+        if choice is None:
+            await runtime.load_served_models()
+            return
+        if runtime is self.runtime:
+            self._show_label(runtime)
+            self.notify(choice.tui_text(), title="Model", timeout=10, markup=False)
 
     # --- engine events ------------------------------------------------------------
 
