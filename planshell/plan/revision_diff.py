@@ -35,6 +35,7 @@ __all__ = [
     "named_sections",
     "revision_diff",
     "unrequested_changes",
+    "word_fragments",
 ]
 
 Op = Literal["equal", "insert", "delete"]
@@ -123,8 +124,11 @@ def _tokens(text: str) -> list[str]:
     return _TOKENS.findall(text)
 
 
-def _word_ops(old: str, new: str) -> list[Fragment]:
-    """Fragments turning ``old`` into ``new``, word by word (whitespace runs are tokens)."""
+def word_fragments(old: str, new: str) -> list[Fragment]:
+    """Fragments turning ``old`` into ``new``, word by word (whitespace runs are tokens).
+
+    Also the amendment review's diff of one step's wording.
+    """
     a, b = _tokens(old), _tokens(new)
     if len(a) > _MAX_WORD_DIFF_TOKENS or len(b) > _MAX_WORD_DIFF_TOKENS:
         return [Fragment("delete", old), Fragment("insert", new)]
@@ -154,7 +158,7 @@ def _fragments(old: str, new: str) -> list[Fragment]:
         elif tag == "insert":
             out.append(Fragment("insert", "".join(b[j1:j2])))
         else:
-            out.extend(_word_ops("".join(a[i1:i2]), "".join(b[j1:j2])))
+            out.extend(word_fragments("".join(a[i1:i2]), "".join(b[j1:j2])))
     return out
 
 

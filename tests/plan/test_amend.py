@@ -1,4 +1,4 @@
-"""Amendments (issue 24 part 5): the pure engine, planshell/plan/amend.py and word_diff.py.
+"""Amendments (issue 24 part 5): the pure engine, planshell/plan/amend.py.
 
 The runtime side (the tool, the person's decision, the scope fence) is in
 test_amend_runtime.py.
@@ -19,7 +19,6 @@ from planshell.plan.amend import (
 )
 from planshell.plan.document import parse_plan, verification_text
 from planshell.plan.scope import plan_scope
-from planshell.plan.word_diff import word_diff
 from planshell.tools.base import ToolError
 
 NOW = datetime(2026, 12, 2, 3, 40, 17, tzinfo=UTC)
@@ -184,15 +183,3 @@ def test_the_scope_follows_an_amendment_and_add_to_scope_names_one_exact_path() 
 def test_add_to_scope_refuses_what_it_cannot_name_exactly(path: str) -> None:
     with pytest.raises(ToolError, match="cannot be named"):
         add_to_scope(PLAN, path, NOW)
-
-
-def test_word_diff_marks_changed_words() -> None:
-    assert word_diff("Call it from server.py now", "Call it from router.py now please") == [
-        ("equal", "Call it from"),
-        ("delete", "server.py"),
-        ("insert", "router.py"),
-        ("equal", "now"),
-        ("insert", "please"),
-    ]
-    assert word_diff("same", "same") == [("equal", "same")]
-    assert word_diff("", "new") == [("insert", "new")]

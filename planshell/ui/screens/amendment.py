@@ -21,7 +21,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Static
 
-from planshell.plan.word_diff import word_diff
+from planshell.plan.revision_diff import word_fragments
 from planshell.ui.screens.approval import one_line
 from planshell.ui.screens.yes_no import YesNoScreen
 
@@ -36,16 +36,10 @@ TEXT_LIMIT = 600  # characters of a step shown (the engine caps them lower)
 
 def word_diff_text(old: str, new: str) -> Text:
     """Old and new wording in one line: removed words red and struck, added words green."""
+    styles = {"delete": "red strike", "insert": "bold green", "equal": ""}
     out = Text()
-    for op, words in word_diff(one_line(old, TEXT_LIMIT), one_line(new, TEXT_LIMIT)):
-        if out:
-            out.append(" ")
-        if op == "delete":
-            out.append(words, style="red strike")
-        elif op == "insert":
-            out.append(words, style="bold green")
-        else:
-            out.append(words)
+    for fragment in word_fragments(one_line(old, TEXT_LIMIT), one_line(new, TEXT_LIMIT)):
+        out.append(fragment.text, style=styles[fragment.op])
     return out
 
 
