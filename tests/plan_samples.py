@@ -36,3 +36,23 @@ def generated_plan(lines: int, *, title: str, intro: str, last_line: str | None 
     if last_line is not None:
         out[-1] = last_line
     return "\n".join(out) + "\n"
+
+
+# A plan that names two files (one to create) and runs `make test`: the scope fence's tests.
+RATE_LIMITS_PLAN = """# Plan: Rate limits
+
+## Context
+
+The handler is `src/app/server.py`.
+
+## Steps
+
+- [ ] Create `src/app/limits.py` with a token bucket
+- [ ] Call it from `src/app/server.py`
+
+## Verification
+
+```sh
+make test
+```
+"""

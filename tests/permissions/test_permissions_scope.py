@@ -15,24 +15,9 @@ from planshell.plan.controller import Mode
 from planshell.plan.decider import ApprovalChoice, ApprovalDecision, Decision, Review
 from planshell.runtime import Runtime, build_runtime
 from tests.engine_helpers import Recorder, ScriptedDecider, saved_plan_path, write_and_review
+from tests.plan_samples import RATE_LIMITS_PLAN
 
-PLAN = """# Plan: Rate limits
-
-## Context
-
-The handler is `src/app/server.py`.
-
-## Steps
-
-- [ ] Create `src/app/limits.py` with a token bucket
-- [ ] Call it from `src/app/server.py`
-
-## Verification
-
-```sh
-make test
-```
-"""
+PLAN = RATE_LIMITS_PLAN
 DENY = ApprovalDecision(ApprovalChoice.DENY, "that file is not part of the plan")
 OUT_OF_SCOPE = ("write", {"path": "README.md", "content": "rewritten\n"})
 

@@ -28,25 +28,10 @@ from planshell.plan.report import saved_report
 from planshell.runtime import Runtime, build_runtime
 from planshell.tools.base import ToolError
 from tests.engine_helpers import Recorder, ScriptedDecider, finishes, write_and_review
+from tests.plan_samples import RATE_LIMITS_PLAN
 from tests.subagent_helpers import router_runtime, tool_results
 
-PLAN = """# Plan: Rate limits
-
-## Context
-
-The handler is `src/app/server.py`.
-
-## Steps
-
-- [ ] Create `src/app/limits.py` with a token bucket
-- [ ] Call it from `src/app/server.py`
-
-## Verification
-
-```sh
-make test
-```
-"""
+PLAN = RATE_LIMITS_PLAN
 NOW = datetime(2026, 12, 2, 3, 40, tzinfo=UTC)
 NEW_STEP = "Call it from `src/app/router.py` (the handler moved)"
 AMEND = ("amend_plan", {"step": 2, "reason": "the handler moved", "new_text": NEW_STEP})

@@ -17,6 +17,7 @@ from planshell.plan.blast_radius import (
 from planshell.plan.evidence import RunRecord
 from planshell.plan.store import PlanStore
 from tests.engine_helpers import make_runtime
+from tests.plan.blast_helpers import read_only_or_ask, scoped_repo
 
 PLAN = """# Plan: Cache the widget list
 
@@ -35,23 +36,13 @@ make test
 """
 
 
-def asks_unless_read_only(command: str, mode: str) -> tuple[str, str]:
-    """A stand-in checker: only `git status` is read-only; auto runs the rest."""
-    if command == "git status" or mode == "auto":
-        return "allow", "fine"
-    return "ask", "not read-only"
-
-
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    (root / "src" / "app").mkdir(parents=True)
-    (root / "src" / "app" / "server.py").write_text("x" * 700)
-    return root
+    return scoped_repo(tmp_path)
 
 
 def test_the_card_lists_scope_files_with_sizes_and_new_ones(repo: Path) -> None:
-    blast = blast_radius(PLAN, repo, check=asks_unless_read_only)
+    blast = blast_radius(PLAN, repo, check=read_only_or_ask)
     files = {f.entry: (f.status, f.size) for f in blast.files}
     assert files == {
         "src/app/server.py": ("file", 700),
@@ -62,7 +53,7 @@ def test_the_card_lists_scope_files_with_sizes_and_new_ones(repo: Path) -> None:
 
 
 def test_commands_that_ask_depend_on_the_mode(repo: Path) -> None:
-    blast = blast_radius(PLAN, repo, check=asks_unless_read_only)
+    blast = blast_radius(PLAN, repo, check=read_only_or_ask)
     assert [c.command for c in blast.commands] == ["git status", "make test"]
     assert [c.command for c in blast.asking("ask")] == ["make test"]
     assert [c.command for c in blast.asking("accept-edits")] == ["make test"]
@@ -72,7 +63,7 @@ def test_commands_that_ask_depend_on_the_mode(repo: Path) -> None:
 def test_a_symlink_out_of_the_project_is_not_sized(repo: Path) -> None:
     (repo / "src" / "app" / "server.py").unlink()
     (repo / "src" / "app" / "server.py").symlink_to("/etc/passwd")
-    blast = blast_radius(PLAN, repo, check=asks_unless_read_only)
+    blast = blast_radius(PLAN, repo, check=read_only_or_ask)
     [line] = [f for f in blast.files if f.entry == "src/app/server.py"]
     assert (line.status, line.size) == ("outside", None)
     # ... and its size does not feed the estimate either.
@@ -81,7 +72,7 @@ def test_a_symlink_out_of_the_project_is_not_sized(repo: Path) -> None:
         == blast_radius(
             PLAN.replace("`src/app/server.py`", "`src/app/other.py`"),
             repo,
-            check=asks_unless_read_only,
+            check=read_only_or_ask,
         ).estimate
     )
 

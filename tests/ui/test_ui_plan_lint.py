@@ -14,6 +14,7 @@ from planshell.ui.screens.approve_mode import ApproveModeScreen
 from planshell.ui.screens.confirm import ConfirmScreen
 from planshell.ui.screens.plan_lint import PlanLintScreen
 from planshell.ui.screens.review import ReviewScreen
+from tests.plan.blast_helpers import read_only_or_ask, scoped_repo
 from tests.ui.review_helpers import ReviewHost, request_for
 from tests.ui_helpers import screen_text
 
@@ -36,18 +37,9 @@ make test
 NO_CHECKS = PLAN.split("## Verification")[0]
 
 
-def read_only_or_ask(command: str, mode: str) -> tuple[str, str]:
-    if command == "git status" or mode == "auto":
-        return "allow", "fine"
-    return "ask", "not read-only"
-
-
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    (root / "src" / "app").mkdir(parents=True)
-    (root / "src" / "app" / "server.py").write_text("x" * 700)
-    return root
+    return scoped_repo(tmp_path)
 
 
 def host(text: str, root: Path | None = None, **request: object) -> ReviewHost:
