@@ -21,6 +21,7 @@ from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.screen import Screen
 from textual.timer import Timer
+from textual.worker import Worker
 
 from planshell import __version__
 from planshell.ui.commands import REGISTRY, SlashCommand, run_handler
@@ -373,6 +374,11 @@ class ChatScreen(Screen[None]):
         self.status.set_activity(None)
         if self._ticker is not None:
             self._ticker.pause()
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """A turn's worker ended: the app drops a quit question asked while it ran."""
+        if event.worker.group == "agent" and event.worker.is_finished and not self.busy:
+            self.app.turn_ended()
 
     def on_screen_suspend(self) -> None:
         """A screen over the chat (a dialog, the review) hides the spinner: stop ticking.
