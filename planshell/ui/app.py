@@ -22,7 +22,7 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen, ScreenResultCallbackType
 
 from planshell.ui import themes as theme_files
-from planshell.ui.commands import REGISTRY, SlashCommand
+from planshell.ui.commands import REGISTRY, PaletteEntry, palette_entries
 from planshell.ui.screens.chat import ChatScreen
 from planshell.ui.toasts import ToastLog
 from planshell.ui.widgets.status import abbreviate_home
@@ -493,14 +493,15 @@ class PlanshellApp(ToastLog[int]):
                 return screen
         return None
 
-    def run_slash(self, command: SlashCommand) -> None:
+    def run_slash(self, entry: PaletteEntry) -> None:
+        """A palette entry: run it, or prefill the prompt when it needs an argument."""
         chat = self.chat
         if chat is None:
             return
-        if command.argument:
-            chat.prefill(f"/{command.name} ")
+        if entry.needs_argument:
+            chat.prefill(f"{entry.title} ")
         else:
-            chat.run_command(command)
+            chat.run_command(entry.command, entry.argument)
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         for item in super().get_system_commands(screen):
@@ -534,10 +535,8 @@ class PlanshellApp(ToastLog[int]):
                 chat.prompt.clear_prompt,
             )
         yield SystemCommand("Help", "Keys and commands (F1)", self.action_show_help)
-        for command in REGISTRY:
-            yield SystemCommand(
-                f"/{command.name}", command.summary, partial(self.run_slash, command)
-            )
+        for entry in palette_entries(REGISTRY):
+            yield SystemCommand(entry.title, entry.help, partial(self.run_slash, entry))
 
 
 def _preload() -> None:

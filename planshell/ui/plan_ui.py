@@ -35,7 +35,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from planshell.ui.commands import REGISTRY
+from planshell.ui.commands import REGISTRY, Subcommand
 from planshell.ui.keys import DEFAULT_TOGGLE_KEYS, TOGGLE_PLAN_BINDING_ID
 from planshell.ui.plan_args import RESERVED, parse_plan_argument, toggle_keys
 
@@ -567,6 +567,19 @@ def _plan_names(ctx: CommandContext, arg: str) -> Iterable[str]:
     argument="[on|off|list|review [--browser] [PATH]|why|new REQUEST|NAME|REQUEST]",
     complete=_plan_names,
     key="f2",
+    subcommands=(
+        Subcommand("on", "Enter plan mode (read-only); nothing is sent to the model"),
+        Subcommand("off", "Leave plan mode"),
+        Subcommand("list", "Pick a plan: review, execute, rename or delete it"),
+        Subcommand(
+            "review", "Review the newest plan (or PATH): approve, refine, comment", "[PATH]"
+        ),
+        Subcommand(
+            "review --browser", "Review the newest plan (or PATH) in the browser too", "[PATH]"
+        ),
+        Subcommand("why", "What plan mode allows, and why (tools, bash guard, sandbox)"),
+        Subcommand("new", "Plan REQUEST in a new plan file (the current plan stays)", "REQUEST"),
+    ),
 )
 async def _plan(ctx: CommandContext, arg: str) -> None:
     await ctx.plan_ui.command(arg)
