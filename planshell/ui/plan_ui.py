@@ -97,9 +97,7 @@ class PlanModeUI:
         settings = self.app.settings.plan
         chip = self.screen.status.chip
         chip.labels = settings.labels
-        hidden = settings.ui.hide_widget
-        chip.display = not hidden
-        self.screen.status.marker.display = not hidden and bool(self.screen.status.marker_label)
+        self.screen.status.hide_chip(settings.ui.hide_widget)
         chip.set_mode(chip.mode, chip.title, chip.progress)
         keys, warnings = toggle_keys(settings.shortcuts.toggle_mode)
         for warning in warnings:

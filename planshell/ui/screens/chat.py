@@ -135,12 +135,16 @@ class ChatScreen(Screen[None]):
     AUTO_FOCUS = "#prompt"
     QUIT_WINDOW = 1.0  # seconds: a second ctrl+c within this quits
     # Which footer keys stay as the terminal narrows (highest last to go); F1 "more" always stays.
+    # At 80 columns ⇧tab Mode and ^p palette stay; esc Stop goes before them (the status
+    # bar says "esc to stop" while a turn runs, and ^c Stop/quit stays), ^q Quit too.
     FOOTER_PRIORITY: ClassVar[dict[str, int]] = {
         "submit": 90,
         "toggle_plan_mode": 85,
-        "interrupt": 80,
         "ctrl_c": 75,
+        "cycle_mode": 70,
+        "command_palette": 65,
         "quit": 60,
+        "interrupt": 55,
         "toggle_todos": 50,
         "toggle_tool": 40,
     }
