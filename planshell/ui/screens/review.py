@@ -797,6 +797,16 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
         self.query_one("#refine").display = False
         self.plan_view.focus()
 
+    def show_hints(self) -> None:
+        """The footer's decision keys for the state the review is in (edited, browser)."""
+        if self.read_only:
+            return
+        hints = decision_hints(
+            self.request.mode, edited=self._edited is not None, browser=self.browser.active
+        )
+        for footer in self.query(ReviewFooter):  # none left while the screen is unmounting
+            footer.set_hints(hints)
+
     def action_keep(self) -> None:
         if self.browser.active:
             self.browser.close()  # Esc first closes the browser review
@@ -1037,7 +1047,7 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
             self.plan_view.set_diff(revision_diff(self.request.previous_text, self.request.text))
             self._show_changes(len(self.request.changed_sections), "since your last review")
             self._show_notice(self.request.notice)
-            self.query_one(ReviewFooter).set_hints(decision_hints(self.request.mode))
+            self.show_hints()
             return
         self._edited = edited
         if self.request.relint is not None:
@@ -1047,7 +1057,7 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
         self.plan_view.load(edited, changed)
         self._show_changes(len(changed), "by your edit")
         self._show_notice(edit_notice(self.request.mode))
-        self.query_one(ReviewFooter).set_hints(decision_hints(self.request.mode, edited=True))
+        self.show_hints()
         self.plan_view.focus()
 
     # -- dismissal never approves
