@@ -329,7 +329,6 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
         self.set_class(self.read_only, "-read-only")
         self.query_one("#refine").display = False
         self.query_one("#search-bar").display = False
-        self.query_one("#gauge").display = False
         self._show_comments()
         self._show_changes(len(self.request.changed_sections), "since your last review")
         self._show_notice(_with_hidden(self.request.notice, self.request.hidden))
@@ -499,8 +498,7 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
     @on(PlanView.Scrolled)
     def _update_gauge(self, event: PlanView.Scrolled) -> None:
         view = event.plan_view
-        gauge = self.query_one(PlanGauge)
-        gauge.display = view.overflowing or view.diff_shown
+        gauge = self.query_one(PlanGauge)  # always shown: a short plan has sections too
         first, last, total = view.visible_range()
         index = view.current_section()
         sections = view.sections
