@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual.app import App, CSSPathType, SystemCommand
 from textual.binding import Binding, BindingType
-from textual.screen import Screen
+from textual.screen import Screen, ScreenResultCallbackType
 
 from planshell.ui import themes as theme_files
-from planshell.ui.commands import REGISTRY, SlashCommand
+from planshell.ui.commands import REGISTRY, PaletteEntry, palette_entries
 from planshell.ui.screens.chat import ChatScreen
 from planshell.ui.toasts import ToastLog
 from planshell.ui.widgets.status import abbreviate_home
@@ -339,26 +339,79 @@ class PlanshellApp(ToastLog[int]):
     # --- quitting -----------------------------------------------------------------
 
     async def action_quit(self) -> None:
-        from planshell.ui.screens.confirm import ConfirmScreen
-
-        runtime = self.runtime
-        if runtime is not None and runtime.agent.busy:
+        if self._turn_running():
             if self._quit_dialog is not None:
                 return  # already asking
-            self._quit_dialog = ConfirmScreen(
-                "A turn is still running. Quit anyway?",
-                detail="The request is stopped; the conversation so far stays in /resume.",
-                yes="Quit",
-                no="Keep working",
-            )
-            self.push_screen(self._quit_dialog, self._quit_answer)
+            self._ask_to_quit()
             return
         self.shutdown()
+
+    def _turn_running(self) -> bool:
+        runtime = self.runtime
+        chat = self.chat
+        return (runtime is not None and runtime.agent.busy) or (chat is not None and chat.busy)
+
+    def _ask_to_quit(self) -> None:
+        from planshell.ui.screens.confirm import ConfirmScreen
+
+        self._quit_dialog = ConfirmScreen(
+            "A turn is still running. Quit anyway?",
+            detail="The request is stopped; the conversation so far stays in /resume.",
+            yes="Quit",
+            no="Keep working",
+        )
+        super().push_screen(self._quit_dialog, self._quit_answer)
 
     def _quit_answer(self, answer: bool | None) -> None:
         self._quit_dialog = None
         if answer:
             self.shutdown()
+
+    def push_screen(
+        self,
+        screen: Screen[Any] | str,
+        callback: ScreenResultCallbackType[Any] | None = None,
+        wait_for_dismiss: bool = False,
+        *,
+        mode: str | None = None,
+    ) -> Any:
+        """Push a screen; a pending quit question stays on top of it.
+
+        The turn that ctrl+q asks about can open a screen of its own a moment
+        later (the review, a permission dialog): pushed above the question it
+        hid it, and the question came back once the review had ended the turn.
+        So the question is taken down and asked again above the new screen.
+        """
+        dialog = self._quit_dialog
+        if dialog is None or screen is dialog or self.screen is not dialog:
+            return self._push(screen, callback, wait_for_dismiss, mode)
+        self._quit_dialog = None
+        self.pop_screen()  # its answer callback is dropped: the new question answers
+        pushed = self._push(screen, callback, wait_for_dismiss, mode)
+        self._ask_to_quit()
+        return pushed
+
+    def _push(
+        self,
+        screen: Screen[Any] | str,
+        callback: ScreenResultCallbackType[Any] | None,
+        wait_for_dismiss: bool,
+        mode: str | None,
+    ) -> Any:
+        # Textual's overloads tell the two return types apart by a literal flag.
+        if wait_for_dismiss:
+            return super().push_screen(screen, callback, wait_for_dismiss=True, mode=mode)
+        return super().push_screen(screen, callback, wait_for_dismiss=False, mode=mode)
+
+    def turn_ended(self) -> None:
+        """The turn ended while the quit question was up: it no longer applies, drop it."""
+        dialog = self._quit_dialog
+        if dialog is None or self._quitting or self._turn_running():
+            return
+        if self.screen is dialog:
+            self._quit_dialog = None
+            self.pop_screen()
+            self.notify("The turn has ended: ctrl+q quits now.", timeout=3)
 
     def shutdown(self, code: int = 0) -> None:
         """Quit cleanly, also while a turn runs.
@@ -442,14 +495,15 @@ class PlanshellApp(ToastLog[int]):
                 return screen
         return None
 
-    def run_slash(self, command: SlashCommand) -> None:
+    def run_slash(self, entry: PaletteEntry) -> None:
+        """A palette entry: run it, or prefill the prompt when it needs an argument."""
         chat = self.chat
         if chat is None:
             return
-        if command.argument:
-            chat.prefill(f"/{command.name} ")
+        if entry.needs_argument:
+            chat.prefill(f"{entry.title} ")
         else:
-            chat.run_command(command)
+            chat.run_command(entry.command, entry.argument)
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         for item in super().get_system_commands(screen):
@@ -483,10 +537,8 @@ class PlanshellApp(ToastLog[int]):
                 chat.prompt.clear_prompt,
             )
         yield SystemCommand("Help", "Keys and commands (F1)", self.action_show_help)
-        for command in REGISTRY:
-            yield SystemCommand(
-                f"/{command.name}", command.summary, partial(self.run_slash, command)
-            )
+        for entry in palette_entries(REGISTRY):
+            yield SystemCommand(entry.title, entry.help, partial(self.run_slash, entry))
 
 
 def _preload() -> None:

@@ -140,10 +140,12 @@ class BrowserLink:
             widget.display = True
         except Exception:
             self.screen.query_one("#review-header").mount(Static(line, id="browser-line"))
+        self.screen.show_hints()  # the footer's Esc says the same: "close browser"
 
     def _hide(self) -> None:
         for widget in self.screen.query("#browser-line"):
             widget.display = False
+        self.screen.show_hints()
 
     def close(self, reason: str = "closed in the terminal") -> None:
         if self.review is not None:

@@ -38,6 +38,25 @@ Completer = Callable[["CommandContext", str], Iterable[str]]
 
 
 @dataclass(frozen=True)
+class Subcommand:
+    """A fixed first word of a command's argument (``/plan why``): its own palette entry.
+
+    ``argument`` says what may follow it: required (``"REQUEST"``: the palette
+    prefills the prompt) or optional (``"[PATH]"``: the palette runs it as it is).
+    """
+
+    name: str
+    summary: str
+    argument: str = ""
+    key: str = ""
+
+    @property
+    def needs_argument(self) -> bool:
+        """An argument to type first (``REQUEST``); an optional one (``[PATH]``) may follow."""
+        return bool(self.argument) and not self.argument.startswith("[")
+
+
+@dataclass(frozen=True)
 class SlashCommand:
     name: str
     summary: str
@@ -46,10 +65,46 @@ class SlashCommand:
     complete: Completer | None = None
     aliases: tuple[str, ...] = ()
     key: str = ""  # a key that does the same, shown in /help
+    subcommands: tuple[Subcommand, ...] = ()
 
     @property
     def usage(self) -> str:
         return f"/{self.name} {self.argument}".strip()
+
+
+@dataclass(frozen=True)
+class PaletteEntry:
+    """One command-palette line, generated from the registry (never kept by hand).
+
+    Chosen, it runs at once, unless ``needs_argument``: then the prompt is
+    prefilled with ``title`` and a space for the user to finish.
+    """
+
+    title: str  # "/plan why": what it types
+    help: str
+    command: SlashCommand
+    argument: str  # the argument the handler receives when run at once
+    needs_argument: bool
+
+
+def with_key(summary: str, key: str) -> str:
+    return f"{summary} ({key})" if key else summary
+
+
+def palette_entries(commands: Iterable[SlashCommand]) -> Iterator[PaletteEntry]:
+    """Every command, then each of its subcommands, with its key when it has one."""
+    for slash in commands:
+        yield PaletteEntry(
+            f"/{slash.name}", with_key(slash.summary, slash.key), slash, "", bool(slash.argument)
+        )
+        for sub in slash.subcommands:
+            yield PaletteEntry(
+                f"/{slash.name} {sub.name}",
+                with_key(sub.summary, sub.key),
+                slash,
+                sub.name,
+                sub.needs_argument,
+            )
 
 
 @dataclass(frozen=True)
@@ -88,11 +143,12 @@ class CommandRegistry:
         complete: Completer | None = None,
         aliases: tuple[str, ...] = (),
         key: str = "",
+        subcommands: tuple[Subcommand, ...] = (),
         replace: bool = False,
     ) -> Callable[[Handler], Handler]:
         def decorate(handler: Handler) -> Handler:
             self.register(
-                SlashCommand(name, summary, handler, argument, complete, aliases, key),
+                SlashCommand(name, summary, handler, argument, complete, aliases, key, subcommands),
                 replace=replace,
             )
             return handler

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from planshell.ui.commands import command
+from planshell.ui.commands import Subcommand, command
 
 if TYPE_CHECKING:
     from planshell.runtime import Runtime
@@ -94,6 +94,13 @@ def _mode_names(ctx: CommandContext, arg: str) -> list[str]:
     argument="[MODE]",
     complete=_mode_names,
     key=CYCLE_KEYS,
+    subcommands=(
+        Subcommand("ask", "Permission mode ask: file changes and unproven commands ask first"),
+        Subcommand(
+            "accept-edits", "Permission mode accept-edits: edits inside the project run unasked"
+        ),
+        Subcommand("auto", "Permission mode auto: nothing asks"),
+    ),
 )
 def mode_command(screen: CommandContext, arg: str) -> None:
     """``/mode``: show the mode; ``/mode ask|accept-edits|auto``: switch."""

@@ -35,7 +35,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from planshell.ui.commands import REGISTRY
+from planshell.ui.commands import REGISTRY, Subcommand
 from planshell.ui.keys import DEFAULT_TOGGLE_KEYS, TOGGLE_PLAN_BINDING_ID
 from planshell.ui.plan_args import RESERVED, parse_plan_argument, toggle_keys
 
@@ -97,9 +97,7 @@ class PlanModeUI:
         settings = self.app.settings.plan
         chip = self.screen.status.chip
         chip.labels = settings.labels
-        hidden = settings.ui.hide_widget
-        chip.display = not hidden
-        self.screen.status.marker.display = not hidden and bool(self.screen.status.marker_label)
+        self.screen.status.hide_chip(settings.ui.hide_widget)
         chip.set_mode(chip.mode, chip.title, chip.progress)
         keys, warnings = toggle_keys(settings.shortcuts.toggle_mode)
         for warning in warnings:
@@ -567,6 +565,19 @@ def _plan_names(ctx: CommandContext, arg: str) -> Iterable[str]:
     argument="[on|off|list|review [--browser] [PATH]|why|new REQUEST|NAME|REQUEST]",
     complete=_plan_names,
     key="f2",
+    subcommands=(
+        Subcommand("on", "Enter plan mode (read-only); nothing is sent to the model"),
+        Subcommand("off", "Leave plan mode"),
+        Subcommand("list", "Pick a plan: review, execute, rename or delete it"),
+        Subcommand(
+            "review", "Review the newest plan (or PATH): approve, refine, comment", "[PATH]"
+        ),
+        Subcommand(
+            "review --browser", "Review the newest plan (or PATH) in the browser too", "[PATH]"
+        ),
+        Subcommand("why", "What plan mode allows, and why (tools, bash guard, sandbox)"),
+        Subcommand("new", "Plan REQUEST in a new plan file (the current plan stays)", "REQUEST"),
+    ),
 )
 async def _plan(ctx: CommandContext, arg: str) -> None:
     await ctx.plan_ui.command(arg)

@@ -169,3 +169,28 @@ def test_plan_review_browser_argument() -> None:
     assert parse_plan_argument("review --browser plans/x.md") == ("review-browser", "plans/x.md")
     assert parse_plan_argument("review x.md") == ("review", "x.md")
     assert parse_plan_argument("review --browser now please")[0] == "request"
+
+
+def footer_esc(app: Host) -> str:
+    from planshell.ui.widgets.review_footer import ReviewFooter
+
+    footer = app.review_screen.query_one(ReviewFooter)
+    return next(str(hint) for hint in footer.shown if hint.key == "Esc")
+
+
+async def test_header_and_footer_agree_on_what_esc_does(tmp_path: Path) -> None:
+    """Issue 26 item 19: after w the header said "Esc closes it", the footer "Esc keep planning"."""
+    app = Host(tmp_path)
+    async with app.run_test(size=(110, 30)) as pilot:
+        await pilot.pause()
+        assert footer_esc(app) == "Esc keep planning"
+        await pilot.press("w")
+        page = served(app)
+        await pilot.pause()
+        assert "Esc closes it" in line_text(app)
+        assert footer_esc(app) == "Esc close browser"
+        await pilot.press("escape")  # what both say: the browser review ends, the review stays
+        assert await asyncio.to_thread(page.review.wait_closed, WAIT)
+        await pilot.pause()
+        assert not app.results
+        assert footer_esc(app) == "Esc keep planning"

@@ -130,3 +130,66 @@ def test_command_context_stays_generic() -> None:
         if not name.startswith("_")
     }
     assert members == GENERIC_SURFACE
+
+
+# ------------------------------------------------------------------ the command palette
+
+
+def palette_texts(app: PlanshellApp) -> list[str]:
+    from textual.command import CommandList, CommandPalette
+
+    screen = app.screen
+    if not isinstance(screen, CommandPalette):
+        return []
+    options = screen.query_one(CommandList)
+    return [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
+
+
+async def test_palette_finds_plan_subcommands_and_runs_them(project: Path) -> None:
+    from planshell.ui.screens.plan_why import PlanWhyScreen
+
+    app = make_app(project)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, ChatScreen) and app.screen.ready)
+        await pilot.press("ctrl+p")
+        await pilot.press(*"why")
+        await until(pilot, lambda: any("/plan why" in t for t in palette_texts(app)))
+        first = palette_texts(app)[0]
+        assert first.startswith("/plan why"), palette_texts(app)
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, PlanWhyScreen))
+
+
+async def test_palette_holds_every_command_and_subcommand_with_its_key(project: Path) -> None:
+    app = make_app(project)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, ChatScreen) and app.screen.ready)
+        entries = {c.title: c.help for c in app.get_system_commands(app.screen)}
+        subcommands = 0
+        for slash in REGISTRY:
+            assert f"/{slash.name}" in entries
+            if slash.key:
+                assert f"({slash.key})" in entries[f"/{slash.name}"], slash.name
+            for sub in slash.subcommands:
+                subcommands += 1
+                title = f"/{slash.name} {sub.name}"
+                assert title in entries, title
+                if sub.key:
+                    assert f"({sub.key})" in entries[title], title
+        plan = REGISTRY.get("plan")
+        assert plan is not None
+        names = {sub.name for sub in plan.subcommands}
+        assert {"on", "off", "list", "review", "review --browser", "why", "new"} <= names
+        assert subcommands >= len(names)
+
+
+async def test_palette_subcommand_with_an_argument_prefills_the_prompt(project: Path) -> None:
+    app = make_app(project)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, ChatScreen) and app.screen.ready)
+        chat = app.screen
+        assert isinstance(chat, ChatScreen)
+        entries = {c.title: c for c in app.get_system_commands(chat)}
+        entries["/plan new"].callback()
+        await pilot.pause()
+        assert chat.prompt.text == "/plan new "

@@ -176,10 +176,44 @@ async def test_gauge_shows_range_and_section_at_120_and_60_columns() -> None:
         assert len(gauge.plain) <= 58
 
 
-async def test_gauge_is_hidden_when_the_plan_fits() -> None:
-    app = ReviewHost(request_for("# Plan: tiny\n\nOne line.\n"))
-    async with app.run_test(size=(80, 24)):
-        assert not app.screen.query_one(PlanGauge).display
+TINY = "# Plan: tiny\n\nOne line.\n\n## Goal\n\nFast.\n\n## Steps\n\n- [ ] Do it\n"
+
+
+async def test_gauge_shows_on_a_short_plan_and_n_p_move_its_section_marker() -> None:
+    """Issue 26 item 18: a plan that fits showed no gauge, and n/p no section marker."""
+    app = ReviewHost(request_for(TINY))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        gauge = app.screen.query_one(PlanGauge)
+        assert gauge.display
+        assert "3/3 seen" in gauge.plain and "§ Plan: tiny" in gauge.plain, gauge.plain
+        await pilot.press("n")
+        assert "§ Goal" in gauge.plain, gauge.plain
+        await pilot.press("n")
+        assert "§ Steps" in gauge.plain, gauge.plain
+        await pilot.press("p")
+        assert "§ Goal" in gauge.plain, gauge.plain
+
+
+def _layout(text: str) -> tuple[int, int]:
+    """(cells of the bar, cell where the section starts)."""
+    return sum(text.count(c) for c in "▰▱"), text.index("§")
+
+
+@pytest.mark.parametrize("width", [60, 78, 118])
+def test_gauge_fields_keep_their_width_as_you_move(width: int) -> None:
+    """Issue 26 item 18: at 80x24 the bar jumped between 10 and 16 cells with the section."""
+    seen = (True, False, True, False, False, True, False)
+    states = [
+        GaugeState(1, 20, 1204, "Goal", seen=seen),
+        GaugeState(41, 80, 1204, "Approach and alternatives considered at length", True, seen),
+        GaugeState(900, 960, 1204, "Verification", seen=seen),
+        GaugeState(1150, 1204, 1204, "Risks and rollback plan for the cache", seen=seen),
+    ]
+    layouts = {_layout(gauge_text(state, width).plain) for state in states}
+    assert len(layouts) == 1, layouts
+    for state in states:
+        assert gauge_text(state, width).cell_len <= width
 
 
 # ----------------------------------------------------------------- footer

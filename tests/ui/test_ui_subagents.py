@@ -43,7 +43,8 @@ async def test_subagent_progress_streams_into_a_collapsible_row(tmp_path: Path) 
         assert row.progress[0] == "ls ." and any("grep x =" in p for p in row.progress)
         # Only the task's row has progress; the child's rows are not the parent's rows.
         assert [r.tool_name for r in screen.transcript.tool_rows] == ["task"]
-        assert "+1.5k sub-agents" in str(screen.status.query_one("#tokens", Static).content)
+        # its own status segment since issue 26 item 17 (dropped whole when narrow)
+        assert "+1.5k sub-agents" in str(screen.status.query_one("#subagents", Static).content)
         assert row.toggle() and row.expanded
         assert "↳ ls ." in row.plain()
 

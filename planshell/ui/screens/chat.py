@@ -21,6 +21,7 @@ from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.screen import Screen
 from textual.timer import Timer
+from textual.worker import Worker
 
 from planshell import __version__
 from planshell.ui.commands import REGISTRY, SlashCommand, run_handler
@@ -134,12 +135,16 @@ class ChatScreen(Screen[None]):
     AUTO_FOCUS = "#prompt"
     QUIT_WINDOW = 1.0  # seconds: a second ctrl+c within this quits
     # Which footer keys stay as the terminal narrows (highest last to go); F1 "more" always stays.
+    # At 80 columns ⇧tab Mode and ^p palette stay; esc Stop goes before them (the status
+    # bar says "esc to stop" while a turn runs, and ^c Stop/quit stays), ^q Quit too.
     FOOTER_PRIORITY: ClassVar[dict[str, int]] = {
         "submit": 90,
         "toggle_plan_mode": 85,
-        "interrupt": 80,
         "ctrl_c": 75,
+        "cycle_mode": 70,
+        "command_palette": 65,
         "quit": 60,
+        "interrupt": 55,
         "toggle_todos": 50,
         "toggle_tool": 40,
     }
@@ -386,6 +391,11 @@ class ChatScreen(Screen[None]):
         self.status.set_activity(None)
         if self._ticker is not None:
             self._ticker.pause()
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """A turn's worker ended: the app drops a quit question asked while it ran."""
+        if event.worker.group == "agent" and event.worker.is_finished and not self.busy:
+            self.app.turn_ended()
 
     def on_screen_suspend(self) -> None:
         """A screen over the chat (a dialog, the review) hides the spinner: stop ticking.

@@ -330,7 +330,6 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
         self.set_class(self.read_only, "-read-only")
         self.query_one("#refine").display = False
         self.query_one("#search-bar").display = False
-        self.query_one("#gauge").display = False
         self._show_comments()
         self._show_changes(len(self.request.changed_sections), "since your last review")
         self._show_notice(_with_hidden(self.request.notice, self.request.hidden))
@@ -500,8 +499,7 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
     @on(PlanView.Scrolled)
     def _update_gauge(self, event: PlanView.Scrolled) -> None:
         view = event.plan_view
-        gauge = self.query_one(PlanGauge)
-        gauge.display = view.overflowing or view.diff_shown
+        gauge = self.query_one(PlanGauge)  # always shown: a short plan has sections too
         first, last, total = view.visible_range()
         index = view.current_section()
         sections = view.sections
@@ -824,6 +822,16 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
         self.query_one("#refine").display = False
         self.plan_view.focus()
 
+    def show_hints(self) -> None:
+        """The footer's decision keys for the state the review is in (edited, browser)."""
+        if self.read_only:
+            return
+        hints = decision_hints(
+            self.request.mode, edited=self._edited is not None, browser=self.browser.active
+        )
+        for footer in self.query(ReviewFooter):  # none left while the screen is unmounting
+            footer.set_hints(hints)
+
     def action_keep(self) -> None:
         if self.browser.active:
             self.browser.close()  # Esc first closes the browser review
@@ -1064,7 +1072,7 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
             self.plan_view.set_diff(revision_diff(self.request.previous_text, self.request.text))
             self._show_changes(len(self.request.changed_sections), "since your last review")
             self._show_notice(self.request.notice)
-            self.query_one(ReviewFooter).set_hints(decision_hints(self.request.mode))
+            self.show_hints()
             return
         self._edited = edited
         if self.request.relint is not None:
@@ -1074,7 +1082,7 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
         self.plan_view.load(edited, changed)
         self._show_changes(len(changed), "by your edit")
         self._show_notice(edit_notice(self.request.mode))
-        self.query_one(ReviewFooter).set_hints(decision_hints(self.request.mode, edited=True))
+        self.show_hints()
         self.plan_view.focus()
 
     # -- dismissal never approves

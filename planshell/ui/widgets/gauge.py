@@ -7,9 +7,11 @@ has been on screen (:mod:`planshell.plan.review_coverage`), hollow (``□``)
 until then; a long plan's sections are bucketed into at most
 ``COVERAGE_MAX`` cells, a bucket half seen shows ``◧``.
 
-It only shows when the plan overflows the view. On narrow terminals the line
-range goes first, then the strip narrows, then the section name is shortened:
-position, coverage and section are what a reviewer navigates by.
+It always shows in the review, a short plan too (its section marker follows
+``n``/``p``). Each field has a fixed width for a given terminal width, so
+nothing jumps as you move; on narrow terminals the line range goes first, then
+the bar and the strip narrow, and the section name is shortened: position,
+coverage and section are what a reviewer navigates by.
 """
 
 from __future__ import annotations
@@ -80,21 +82,35 @@ def coverage_strip(seen: tuple[bool, ...], cells: int = COVERAGE_MAX) -> str:
     return "".join(out)
 
 
+# Layouts from widest to narrowest: (bar cells, most coverage cells, line range shown).
+# One is chosen from the width alone (and the plan's size), never from the section
+# name, so the fields keep their width and place as the reviewer moves (at 80x24 the
+# bar jumped between 10 and 16 cells with the length of the section name).
+_TIERS = ((_BAR_MAX, COVERAGE_MAX, True), (_BAR_MAX, COVERAGE_MAX, False), (10, 16, False))
+_NARROWEST = (_BAR_MIN, _COVERAGE_MIN, False)
+SECTION_MIN = 30  # cells a layout leaves at least for "  § section" (names need room)
+
+
 def gauge_text(state: GaugeState, width: int) -> Text:
-    """Lay the gauge out in ``width`` cells: drop the range first, then shorten the section."""
+    """Lay the gauge out in ``width`` cells, each field at a fixed width for that width.
+
+    Narrower terminals drop the line range first, then narrow the bar and the
+    coverage strip; the section name takes what is left (shortened with ``…``).
+    """
     percent = state.percent
-    range_text = f"  lines {state.first:,}–{state.last:,} of {state.total:,}"
+    total = f"{state.total:,}"
+    range_width = cell_len(f"  lines {total}–{total} of {total}")
+    range_text = f"  lines {state.first:,}–{state.last:,} of {total}".ljust(range_width)
     tag = " · changed" if state.changed else ""
-    section = f"  § {state.section}" if state.section else ""
-    places = f"  {state.places}" if state.places else ""
+    places = f"{state.places}  " if state.places else ""
+    count = len(state.seen)
+    seen_text = f" {sum(state.seen)}/{count} seen".ljust(cell_len(f" {count}/{count} seen"))
 
-    seen_count = sum(state.seen)
-
-    def build(bar_width: int, show_range: bool, name: str, strip_cells: int = COVERAGE_MAX) -> Text:
+    def fixed(bar_width: int, strip_cells: int, show_range: bool) -> Text:
         filled = round(bar_width * percent / 100)
         text = Text(no_wrap=True, overflow="crop")
         if places:  # first: it is what ]c / [c move through
-            text.append(places.lstrip() + "  ", "gauge--places")
+            text.append(places, "gauge--places")
         text.append("▰" * filled, "gauge--bar")
         text.append("▱" * (bar_width - filled), "gauge--track")
         text.append(f" {percent:>3}%", "gauge--percent")
@@ -102,35 +118,30 @@ def gauge_text(state: GaugeState, width: int) -> Text:
             text.append("  ")
             for cell in coverage_strip(state.seen, strip_cells):
                 text.append(cell, "gauge--seen" if cell == SEEN else "gauge--unseen")
-            text.append(f" {seen_count}/{len(state.seen)} seen", "gauge--range")
+            text.append(seen_text, "gauge--range")
         if show_range:
             text.append(range_text, "gauge--range")
+        return text
+
+    text = fixed(*_NARROWEST)
+    for tier in _TIERS:
+        candidate = fixed(*tier)
+        if candidate.cell_len + SECTION_MIN <= width:
+            text = candidate
+            break
+    if state.section:
+        room = width - text.cell_len - cell_len(tag)
+        name = _ellipsize(f"  § {state.section}", room) if room >= 6 else ""
         if name:
             text.append(name, "gauge--section")
             if tag:
                 text.append(tag, "gauge--changed")
-        return text
-
-    for show_range, strip_cells in ((True, COVERAGE_MAX), (False, COVERAGE_MAX)):
-        for bar_width in (_BAR_MAX, 10, _BAR_MIN):
-            full = build(bar_width, show_range, section, strip_cells)
-            if full.cell_len <= width:
-                return full
-    for strip_cells in (16, _COVERAGE_MIN):
-        full = build(_BAR_MIN, False, section, strip_cells)
-        if full.cell_len <= width:
-            return full
-    room = width - build(_BAR_MIN, False, "", _COVERAGE_MIN).cell_len - cell_len(tag)
-    if section and room >= 8:
-        return build(_BAR_MIN, False, _ellipsize(section, room), _COVERAGE_MIN)
-    compact = build(_BAR_MIN, False, "", _COVERAGE_MIN)
-    compact.truncate(max(0, width))
-    return compact
+    text.truncate(max(0, width))
+    return text
 
 
 class PlanGauge(Widget):
-    """Bar, percent, coverage strip, visible line range and section name; hidden unless the
-    plan overflows."""
+    """Bar, percent, coverage strip, visible line range and section name."""
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "gauge--bar",

@@ -2,7 +2,7 @@
 
 Textual's Footer cuts the row at the right edge, so at 80 columns the chat lost
 "Help". Here each key has a priority (the screen's ``FOOTER_PRIORITY``, by
-action); keys that do not fit are left out whole, and the help key, labelled
+action; ``command_palette`` for the palette key); keys that do not fit are left out whole, and the help key, labelled
 "more", is always kept: F1 lists everything the footer had no room for.
 """
 
@@ -99,9 +99,9 @@ class FittedFooter(Footer):
         action = str(getattr(key, "action", ""))
         if action.endswith("show_help"):
             return 1000
-        if key.has_class("-command-palette"):
-            return PALETTE_PRIORITY
         table: dict[str, int] = getattr(self.screen, "FOOTER_PRIORITY", {})
+        if key.has_class("-command-palette"):
+            return table.get("command_palette", PALETTE_PRIORITY)
         return table.get(action.split(".")[-1], DEFAULT_PRIORITY)
 
     def _fit(self, keys: list[Widget], width: int) -> Iterator[Widget]:

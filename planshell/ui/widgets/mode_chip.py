@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual.color import Color, ColorParseError
+from textual.message import Message
 from textual.widgets import Static
 
 if TYPE_CHECKING:
@@ -25,13 +26,23 @@ TITLE_MAX = 32
 
 
 class ModeChip(Static):
+    class Changed(Message):
+        """The label changed: the status bar refits its row."""
+
     def __init__(self, labels: PlanLabels | None = None, id: str | None = None) -> None:
         super().__init__("", id=id, classes="mode-chip -off")
         self.labels = labels
         self.mode = "off"
         self.title = ""
         self.progress: tuple[int, int] | None = None  # (done, total) steps in EXECUTE
+        self.title_shown = True  # False: the status bar has no room for the plan title
         self._render_label()
+
+    def show_title(self, shown: bool) -> None:
+        """With or without the plan title (the status bar decides, by the room it has)."""
+        if shown != self.title_shown:
+            self.title_shown = shown
+            self._render_label()
 
     def on_mount(self) -> None:
         self.app.theme_changed_signal.subscribe(self, self._theme_changed)
@@ -50,12 +61,16 @@ class ModeChip(Static):
             self.set_class(name == mode, f"-{name}")
         self._render_label()
         self._apply_custom_colour()
+        self.post_message(self.Changed())
 
-    def label_text(self) -> str:
+    def label_text(self, *, with_title: bool | None = None) -> str:
+        """The label; ``with_title`` False leaves the plan title out (default: as shown)."""
         label = getattr(self.labels, self.mode, None) if self.labels is not None else None
-        title = self.title
-        if len(title) > TITLE_MAX:
-            title = title[: TITLE_MAX - 1] + "…"
+        shown = self.title_shown if with_title is None else with_title
+        title = self.title if shown else ""
+        if len(title) > TITLE_MAX:  # cut at a word boundary, never mid-word
+            cut = title[: TITLE_MAX - 1]
+            title = (cut.rsplit(" ", 1)[0] if " " in cut else cut).rstrip(" ,;:·-") + "…"
         done, total = self.progress or (0, 0)
         steps = f"{done}/{total}" if self.progress else ""
         if label is None:

@@ -284,6 +284,9 @@ class PlanView(ScrollView, can_focus=True):
         self._diff_firsts: dict[tuple[int, int], list[int]] = {}  # (section, width): line rows
         self._place = -1  # the place a jump last landed on (-1: none)
         self._place_top = -1  # the top row that jump left (a scroll since forgets the place)
+        # n/p's section and the top row they left: a section the view cannot bring to the
+        # top (a short plan, the last ones) is still the current one until a scroll.
+        self._jumped: tuple[int, int] = (-1, -1)
         self.load(text, changed)
 
     # -- public API
@@ -307,6 +310,7 @@ class PlanView(ScrollView, can_focus=True):
         self._diff, self._diff_lines, self._places = RevisionDiff(), {}, []
         self._diff_firsts.clear()
         self._diff_on, self._place, self._place_top = False, -1, -1
+        self._jumped = (-1, -1)
         self._layouts.clear()
         self._rows.clear()
         self._width = 0
@@ -516,6 +520,9 @@ class PlanView(ScrollView, can_focus=True):
         """Index of the section at the top of the view (0 for an empty plan)."""
         if not self._doc.sections:
             return 0
+        index, top = self._jumped
+        if top == self._top and 0 <= index < len(self._doc.sections):
+            return index
         return self._section_at(self._top)
 
     def visible_range(self) -> tuple[int, int, int]:
@@ -573,7 +580,10 @@ class PlanView(ScrollView, can_focus=True):
         if not 0 <= index < len(self._doc.sections):
             return
         self._ensure_section(index, extra=self._view_height)
+        self._jumped = (-1, -1)
         self._scroll_rows(self._vrows.offset(index))
+        self._jumped = (index, self._top)
+        self._report()
 
     # -- coverage: which sections were on screen (planshell.plan.review_coverage)
 

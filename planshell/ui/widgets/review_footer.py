@@ -72,18 +72,20 @@ EDITED_HINTS: tuple[Hint, ...] = tuple(
 )
 
 
-def decision_hints(mode: str = "plan", *, edited: bool = False) -> tuple[Hint, ...]:
+def decision_hints(
+    mode: str = "plan", *, edited: bool = False, browser: bool = False
+) -> tuple[Hint, ...]:
     """The review's hints worded for the mode it opened in.
 
     Only in PLAN does Esc mean "keep planning"; from OFF or EXECUTE (``/plan
     review``) Esc closes the screen and changes nothing, and ``x`` (leave plan
-    mode) does nothing from OFF, so it is not offered there.
+    mode) does nothing from OFF, so it is not offered there. While the browser
+    review runs (``browser``), Esc first closes that, as its header line says.
     """
     hints = EDITED_HINTS if edited else DECISION_HINTS
-    if mode == "plan":
-        return hints
+    esc = "close browser" if browser else "keep planning" if mode == "plan" else "close"
     return tuple(
-        Hint("Esc", "close", hint.priority) if hint.key == "Esc" else hint
+        Hint("Esc", esc, hint.priority) if hint.key == "Esc" else hint
         for hint in hints
         if not (hint.key == "x" and mode == "off")
     )
