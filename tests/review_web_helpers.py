@@ -46,6 +46,7 @@ class Served:
     path: Path
     decisions: list[Review] = field(default_factory=list)
     ended: list[str] = field(default_factory=list)
+    pages: list[bool] = field(default_factory=list)  # on_page: a page connected, or gone
 
     @property
     def host(self) -> str:
@@ -121,17 +122,19 @@ def serve(
     served: Served
     decisions: list[Review] = []
     ended: list[str] = []
+    pages: list[bool] = []
     review = BrowserReview(
         request,
         store,
         allow_approve=allow_approve,
         on_decision=decisions.append,
         on_closed=ended.append,
+        on_page=pages.append,
         grace=grace,
         heartbeat=heartbeat,
     )
     review.start()
-    served = Served(review, store, path, decisions, ended)
+    served = Served(review, store, path, decisions, ended, pages)
     return served
 
 

@@ -346,7 +346,7 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
         self.browser.open()
 
     def on_unmount(self) -> None:
-        self.browser.close()
+        self.browser.close("the review screen closed")
 
     def _title_text(self) -> Text:
         title = strip_terminal_controls(self.request.title) or "Untitled plan"
