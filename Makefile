@@ -24,7 +24,7 @@ $(RUN_STAMP): pyproject.toml | $(BIN)/python
 	@echo "==> [2/2] Installing planshell and its dependencies into $(VENV) (pip shows its progress)"
 	$(BIN)/python -m pip install $(PIP_PROGRESS) -e .
 	touch $@
-	@echo "==> Ready: starting planshell"
+	@echo "==> Ready: planshell is installed in $(VENV)"
 
 $(STAMP): pyproject.toml | $(BIN)/python
 	@echo "==> [2/2] Installing planshell with its test and lint tools into $(VENV) (pip shows its progress)"
