@@ -9,7 +9,7 @@ RUN_STAMP := $(VENV)/.installed
 # the cores idle (measured: 185 s with three, 145-152 s with four on 2 cores).
 PYTEST_WORKERS ?= 4
 
-.PHONY: run test lint bench clean corpus
+.PHONY: run test lint bench clean corpus install
 
 # First runs take 20-40 s (pip downloads and builds): say what each step does and
 # let pip show its own progress, so a fresh clone never sits silent.
@@ -24,7 +24,7 @@ $(RUN_STAMP): pyproject.toml | $(BIN)/python
 	@echo "==> [2/2] Installing planshell and its dependencies into $(VENV) (pip shows its progress)"
 	$(BIN)/python -m pip install $(PIP_PROGRESS) -e .
 	touch $@
-	@echo "==> Ready: starting planshell"
+	@echo "==> Ready: planshell is installed in $(VENV)"
 
 $(STAMP): pyproject.toml | $(BIN)/python
 	@echo "==> [2/2] Installing planshell with its test and lint tools into $(VENV) (pip shows its progress)"
@@ -33,6 +33,17 @@ $(STAMP): pyproject.toml | $(BIN)/python
 
 run: $(RUN_STAMP)
 	$(BIN)/planshell $(ARGS)
+
+# `make install` puts a `planshell` command on PATH for use in any project: a symlink in
+# $(BINDIR) to this checkout's .venv, so a `git pull` here updates the command too.
+BINDIR ?= $(HOME)/.local/bin
+
+install: $(RUN_STAMP)
+	mkdir -p $(BINDIR)
+	ln -sf $(abspath $(BIN))/planshell $(BINDIR)/planshell
+	@echo "==> Installed: $(BINDIR)/planshell -> $(abspath $(BIN))/planshell"
+	@case ":$$PATH:" in *":$(BINDIR):"*) ;; *) echo "==> $(BINDIR) is not on your PATH: add it, e.g. export PATH=\"$(BINDIR):\$$PATH\"";; esac
+	@echo "==> Use it in any project: cd project && planshell   (or: planshell -C DIR)"
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -p no:cacheprovider -n $(PYTEST_WORKERS) $(PYTEST_ARGS)

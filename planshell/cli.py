@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 from functools import partial
 from pathlib import Path
@@ -38,7 +39,7 @@ def _main_parser() -> argparse.ArgumentParser:
         epilog=(
             "other commands:\n"
             "  planshell check-command [--json] [CMD ...]   test commands against the plan-mode bash guard\n"
-            "  planshell review PATH                         read a plan file in the review screen\n"
+            "  planshell review PATH                         review a plan: approve, refine, comment\n"
             "  planshell doctor [-C DIR]                     versions, config, provider, sandbox, log file\n"
             "  planshell report [PLAN]                       the report of a completed plan\n"
             "  planshell trust [--yes | --revoke | --list]   let this project's config change security settings\n\n"
@@ -261,18 +262,88 @@ def _check_command(argv: list[str]) -> int:
 def _review(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="planshell review",
-        description="Open a plan file in the review screen (read-only: no approval outside a session).",
+        description="Open a project's plan (in its .planshell/plans/) in planshell's full review: "
+        "approve and run it, refine it, comment, or discard it, as /plan review does. Any other "
+        "file, or --read-only, opens in a read-only viewer.",
     )
     parser.add_argument("path", type=Path)
     parser.add_argument("--theme", help="UI theme name")
+    parser.add_argument(
+        "--read-only", action="store_true", help="only read the plan: no session, no decisions"
+    )
+    add_directory_argument(parser)
     args = parser.parse_args(argv)
-    path = args.path.resolve()
-    if not path.is_file():
-        return _fail(f"{args.path}: no such plan file")
-    from planshell.ui.app import run_review
+    base = (args.directory or Path.cwd()).resolve()
+    # Lexical, not resolve(): a symlink must reach the plan store's checks as a symlink.
+    given = Path(os.path.abspath(base / args.path))
+    project = None if args.read_only else plan_project_of(given)
+    if project is None:
+        path = given.resolve()
+        if not path.is_file():
+            return _fail(f"{args.path}: no such plan file")
+        if not args.read_only:
+            print(
+                f"planshell: {args.path} is not in a project's .planshell/plans/: showing it "
+                "read-only (a plan is approved in its own project)",
+                file=sys.stderr,
+            )
+        from planshell.ui.app import run_review
 
+        _setup_logs(tui=True)
+        return run_review(path, theme=args.theme)
+    try:
+        name = checked_plan_name(project, given)
+    except ValueError as exc:
+        return _fail(f"{args.path}: {exc}")
+    from planshell.ui.app import run_tui
+
+    main_args = _main_parser().parse_args(["--theme", args.theme] if args.theme else [])
     _setup_logs(tui=True)
-    return run_review(path, theme=args.theme)
+    # The project's own session, which opens the review as `/plan review NAME` would.
+    return run_tui(
+        partial(_load, main_args, project),
+        project,
+        prompt=f"/plan review {name}",
+        theme=args.theme,
+    )
+
+
+def plan_project_of(path: Path) -> Path | None:
+    """The project whose plans directory holds ``path`` (``P/.planshell/plans/x.md``), or None.
+
+    Only a project's own plan can be approved: that project's session runs it.
+    """
+    plans = path.parent
+    if plans.name != "plans" or plans.parent.name != ".planshell":
+        return None
+    from planshell.plan.store import find_project_root
+
+    project = plans.parent.parent
+    # The session runs in the enclosing git work tree: its store must be this one.
+    return project if find_project_root(project) == project.resolve() else None
+
+
+def checked_plan_name(project: Path, path: Path) -> str:
+    """The plan's file name, after the plan store's checks; ValueError says what is wrong.
+
+    The store refuses a symlink, a path outside its directory, an oversized, binary
+    or non-UTF-8 file, so the session never starts on one.
+    """
+    from planshell.plan.store import PlanStore, PlanStoreError
+
+    store = PlanStore(project)
+    try:
+        target = store.resolve(path)
+        store.read(target)
+    except PlanStoreError as exc:
+        raise ValueError(str(exc)) from None
+    if any(char.isspace() for char in target.name):
+        # `/plan review NAME` takes one word.
+        raise ValueError(
+            "a plan name with spaces cannot be opened from here; run planshell and pick it "
+            "with /plan list"
+        )
+    return target.name
 
 
 def _setup_logs(*, debug: bool = False, tui: bool) -> None:

@@ -151,9 +151,7 @@ async def run_print(
             # A plan changed since its approval: what changed, for the person (not the model).
             err.write(strip_terminal_controls(decider.awaiting_diff).rstrip("\n") + "\n")
         out.write(f"Plan awaiting approval: {shown}\n")
-        err.write(
-            f"Review it with: planshell review {shown} (or approve it in the planshell TUI)\n"
-        )
+        err.write(f"Review and approve it with: planshell review {shown}\n")
         for point in decider.awaiting_critic:  # already sanitised one-liners
             err.write(f"critic: {point}\n")
         return EXIT_ERROR if failed else EXIT_AWAITING_APPROVAL

@@ -47,6 +47,7 @@ class Served:
     decisions: list[Review] = field(default_factory=list)
     ended: list[str] = field(default_factory=list)
     seen: list[tuple[SeenSection, ...]] = field(default_factory=list)  # on_seen reports
+    pages: list[bool] = field(default_factory=list)  # on_page: a page connected, or gone
 
     @property
     def host(self) -> str:
@@ -123,6 +124,7 @@ def serve(
     decisions: list[Review] = []
     ended: list[str] = []
     seen: list[tuple[SeenSection, ...]] = []
+    pages: list[bool] = []
     review = BrowserReview(
         request,
         store,
@@ -130,11 +132,12 @@ def serve(
         on_decision=decisions.append,
         on_closed=ended.append,
         on_seen=seen.append,
+        on_page=pages.append,
         grace=grace,
         heartbeat=heartbeat,
     )
     review.start()
-    served = Served(review, store, path, decisions, ended, seen)
+    served = Served(review, store, path, decisions, ended, seen, pages)
     return served
 
 

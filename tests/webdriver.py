@@ -95,6 +95,10 @@ class Browser:
                 raise WebDriverError(f"gave up waiting for: {script}")
             time.sleep(0.05)
 
+    def resize(self, width: int, height: int) -> None:
+        """Set the window's outer size in CSS pixels."""
+        self._call("POST", "/window/rect", {"width": width, "height": height})
+
     def screenshot(self, path: Path) -> None:
         path.write_bytes(base64.b64decode(self._call("GET", "/screenshot")))
 

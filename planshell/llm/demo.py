@@ -302,7 +302,7 @@ def _test_command(done: list[_Done]) -> TestCommand | None:
     return find_test_command(_entries(done), lambda name: _read_text(done, name))
 
 
-def _plan_text(request: str, done: list[_Done], feedback: str | None) -> tuple[str, str]:
+def _plan_text(request: str, done: list[_Done], feedback: list[str] | None) -> tuple[str, str]:
     title = cut_at_word(request.strip().splitlines()[0], 60, "") if request.strip() else "Demo plan"
     entries = [e for e in _entries(done) if not e.startswith(".")]
     files = [e for e in entries if not e.endswith("/")][:4] or ["README.md"]
@@ -357,7 +357,7 @@ def _plan_text(request: str, done: list[_Done], feedback: str | None) -> tuple[s
         "",
     ]
     if feedback:
-        lines += ["## Feedback addressed", "", f"- {feedback}", ""]
+        lines += ["## Feedback addressed", "", *(f"- {point}" for point in feedback), ""]
     if test:
         lines += ["## Verification", "", "```sh", test.command, "```", ""]
     else:
@@ -372,6 +372,33 @@ def _plan_text(request: str, done: list[_Done], feedback: str | None) -> tuple[s
 
 
 _SAVED_RE = re.compile(r"Plan saved: (\S+\.md)")
+# The person's comments in the refinement message (plan/review_comments.py comments_message):
+# "1. [id] On section "Steps", about:" ... "   Comment: <text>".
+_COMMENT_ON_RE = re.compile(r"^\d+\. \[[^\]\n]*\] On (.+?), about:$", re.MULTILINE)
+_COMMENT_TEXT_RE = re.compile(r"^ {3}Comment: (.*)$", re.MULTILINE)
+_ALSO_WROTE = "The user also wrote: "
+
+
+def feedback_points(result: str) -> list[str]:
+    """What the person asked for, from exit_plan_mode's "asked for changes" result.
+
+    Comments arrive as one message listing each (where, the quoted block, the
+    comment): the demo names each comment with its place, not the message's
+    first line. Plain feedback is its first line.
+    """
+    body = result.split(":", 1)[-1].strip()
+    places = _COMMENT_ON_RE.findall(body)
+    texts = _COMMENT_TEXT_RE.findall(body)
+    if texts and len(places) == len(texts):
+        points = [
+            f"{text.strip()[:200]} ({place})" for place, text in zip(places, texts, strict=True)
+        ]
+        also = next((ln for ln in body.splitlines() if ln.startswith(_ALSO_WROTE)), None)
+        if also is not None:
+            points.append(also[len(_ALSO_WROTE) :].strip()[:200])
+        return points
+    first = body.splitlines()[0] if body else ""
+    return [first[:200]]
 
 
 def _plan(request: str, done: list[_Done]) -> Decision:
@@ -386,7 +413,7 @@ def _plan(request: str, done: list[_Done]) -> Decision:
     if last is not None and last.name == "exit_plan_mode":
         result = last.content
         if result.startswith("The user asked for changes"):
-            feedback = result.split(":", 1)[-1].strip().splitlines()[0][:200]
+            feedback = feedback_points(result)
             title, content = _plan_text(request, done, feedback)
             path = _SAVED_RE.search(_last(done, "write_plan").content or "")  # type: ignore[union-attr]
             args: dict[str, Any] = {"title": title, "content": content}
@@ -627,7 +654,7 @@ def _fenced(content: str) -> list[str]:
     ]
 
 
-def _init_plan(request: str, done: list[_Done], feedback: str | None) -> tuple[str, str]:
+def _init_plan(request: str, done: list[_Done], feedback: list[str] | None) -> tuple[str, str]:
     evidence = _gather(done)
     answers = _answers(done)
     sources = sorted({s.split(" ")[0].strip("`") for _, s in evidence.commands})
@@ -694,7 +721,7 @@ def _init_plan(request: str, done: list[_Done], feedback: str | None) -> tuple[s
         "",
     ]
     if feedback:
-        lines += ["## Feedback addressed", "", f"- {feedback}", ""]
+        lines += ["## Feedback addressed", "", *(f"- {point}" for point in feedback), ""]
     lines += ["## Verification", "", f"Read `{AGENTS}` back; each command matches its source."]
     if evidence.test:
         lines += ["", "```sh", evidence.test, "```"]
@@ -712,7 +739,7 @@ def _init(request: str, done: list[_Done], tools: set[str]) -> Decision:
     last = done[-1] if done else None
     if last is not None and last.name in ("write_plan", "exit_plan_mode"):
         if last.name == "exit_plan_mode" and last.content.startswith("The user asked for changes"):
-            feedback = last.content.split(":", 1)[-1].strip().splitlines()[0][:200]
+            feedback = feedback_points(last.content)
             title, content = _init_plan(request, done, feedback)
             args: dict[str, Any] = {"title": title, "content": content}
             saved = _last(done, "write_plan")

@@ -28,8 +28,11 @@ hostile client):
   ``no-store``.
 
 The server closes on a decision, on :meth:`BrowserReview.close` (the TUI
-decided, Esc, planshell exits: ``atexit``), and when the page's event stream
-has been gone for ``grace`` seconds (the tab was closed).
+decided, Esc, the review screen closed, planshell exits: ``atexit``) and on the
+page's Close. A closed tab is not the end: a reload after a break must still
+find the review, so when the page's event stream has been gone for ``grace``
+seconds ``on_page(False)`` is told (the terminal says so) and the server keeps
+serving; ``on_page(True)`` when a page connects again.
 """
 
 from __future__ import annotations
@@ -168,7 +171,9 @@ class BrowserReview:
     ``on_closed`` is told when the browser side ends without a decision.
     ``on_seen`` receives the sections the page newly scrolled wholly into view
     (coverage, as the TUI counts it; never a decision).
-    All run on ``loop`` when one is given, else on a server thread.
+    ``on_page`` is told whether a page is connected (False once its event stream has
+    been gone for ``grace`` seconds; the server keeps serving).
+    They run on ``loop`` when one is given, else on a server thread.
     """
 
     def __init__(
@@ -180,6 +185,7 @@ class BrowserReview:
         on_decision: Callable[[Review], None],
         on_closed: Callable[[str], None] | None = None,
         on_seen: Callable[[tuple[SeenSection, ...]], None] | None = None,
+        on_page: Callable[[bool], None] | None = None,
         loop: asyncio.AbstractEventLoop | None = None,
         grace: float = 10.0,
         heartbeat: float = 2.0,
@@ -195,6 +201,8 @@ class BrowserReview:
         self._on_closed = on_closed
         self._on_seen = on_seen
         self._seen: set[int] = set()  # sections the page reported seen (never forgotten)
+        self._on_page = on_page
+        self._page_gone = False  # on_page(False) was told and no page came back since
         self._loop = loop
         self.grace = grace
         self.heartbeat = heartbeat
@@ -321,6 +329,9 @@ class BrowserReview:
             if self._grace_timer is not None:
                 self._grace_timer.cancel()
                 self._grace_timer = None
+            back, self._page_gone = self._page_gone, False
+        if back and self._on_page is not None:
+            self._call(self._on_page, True)
 
     def stream_closed(self) -> None:
         with self._lock:
@@ -333,10 +344,13 @@ class BrowserReview:
         timer.start()
 
     def _grace_over(self) -> None:
+        """No page for ``grace`` seconds: say so, and keep serving for a reload."""
         with self._lock:
-            if self._streams:
+            if self._streams or self._closed.is_set() or self._page_gone:
                 return
-        self._end_without_decision("the browser tab was closed")
+            self._page_gone = True
+        if self._on_page is not None:
+            self._call(self._on_page, False)
 
     def wait_closed(self, timeout: float) -> bool:
         """Wait until the port no longer listens; False on timeout."""
@@ -824,7 +838,7 @@ class _Handler(BaseHTTPRequestHandler):
             return None
 
     def _events(self) -> None:
-        """Server-sent events, used to notice a closed tab and to tell the page we closed."""
+        """Server-sent events, used to notice a page gone away and to tell the page we closed."""
         owner = self.owner
         self._headers(HTTPStatus.OK, "text/event-stream", None)
         if self.command == "HEAD":

@@ -76,10 +76,15 @@ OPENER: Callable[[str], object] = open_url
 
 
 class BrowserLink:
-    """One review screen's browser review: start it, show the URL, close it."""
+    """One review screen's browser review: start it, show the URL, close it.
+
+    It serves as long as the screen is open: a closed tab only changes the line
+    (after ``page_grace`` seconds without the page), so a reload still works.
+    """
 
     def __init__(self, screen: ReviewScreen) -> None:
         self.screen = screen
+        self.page_grace = 10.0  # seconds without the page's event stream before the line says so
         origin = _ORIGIN.get()
         self.allow_approve = origin is None or origin.from_tool
         self.open_at_start = False
@@ -112,7 +117,9 @@ class BrowserLink:
             on_decision=self._decided,
             on_closed=self._ended,
             on_seen=self._seen,
+            on_page=self._page,
             loop=asyncio.get_running_loop(),
+            grace=self.page_grace,
         )
         try:
             url = self.review.start()
@@ -132,8 +139,18 @@ class BrowserLink:
 
         self.screen.run_worker(run(), group="browser-open", exit_on_error=False)
 
-    def _show(self, url: str) -> None:
-        line = Text.assemble(("reviewing in browser… ", "bold"), url, ("   Esc closes it", "dim"))
+    def _show(self, url: str, *, page_gone: bool = False) -> None:
+        if page_gone:
+            # A closed tab is not the end: the URL keeps serving while this screen is open.
+            line = Text.assemble(
+                ("browser page closed; the review still serves at ", "bold"),
+                url,
+                ("   w opens it again · Esc closes it", "dim"),
+            )
+        else:
+            line = Text.assemble(
+                ("reviewing in browser… ", "bold"), url, ("   Esc closes it", "dim")
+            )
         try:
             widget = self.screen.query_one("#browser-line", Static)
             widget.update(line)
@@ -148,10 +165,26 @@ class BrowserLink:
         self.screen.show_hints()
 
     def close(self, reason: str = "closed in the terminal") -> None:
+        """End the browser review (Esc, or the review screen closing), and say so."""
+        was_active = self.active
         if self.review is not None:
             self.review.close(reason)
         if self.screen.is_attached:
             self._hide()
+        if was_active:
+            # The page is told through its event stream; the terminal says it here,
+            # on the app, since the review screen may be going away.
+            assert self.review is not None
+            self.screen.app.notify(
+                f"Browser review ended ({reason}): {self.review.url} no longer serves.",
+                timeout=6,
+            )
+
+    def _page(self, present: bool) -> None:
+        """The page went away (or came back): the line says whether a tab is open."""
+        if self.active and self.screen.is_attached:
+            assert self.review is not None
+            self._show(self.review.url, page_gone=not present)
 
     def _decided(self, review: Review) -> None:
         """A decision from the page, taken as the screen's own key would take it."""

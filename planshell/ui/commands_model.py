@@ -1,5 +1,8 @@
 """``/model`` and ``/provider``: show what is in use, or switch it for this session.
 
+A bare ``/model`` opens a picker of the server's models (``ModelPickerScreen``):
+the current one marked, typing filters, Enter switches, Esc cancels.
+
 The switch itself is the engine's (``Runtime.switch_provider``, which also
 forgets the old server's model list); the handler refuses while a turn runs,
 shows the result, and closes the replaced provider in a worker. Imported at
@@ -32,12 +35,47 @@ def _model_names(ctx: CommandContext, arg: str) -> list[str]:
 
 @command(
     "model",
-    "Show the model (and what the server offers), or switch it",
+    "Pick a model from the server's list, or switch to NAME",
     argument="[NAME]",
     complete=_model_names,
 )
-def _model(ctx: CommandContext, arg: str) -> None:
-    switch_provider(ctx, model=arg or None)
+async def _model(ctx: CommandContext, arg: str) -> None:
+    if arg:
+        switch_provider(ctx, model=arg)
+    else:
+        await pick_model(ctx)
+
+
+async def pick_model(ctx: CommandContext) -> None:
+    """The picker: the names known so far at once, the server asked again meanwhile."""
+    runtime = idle_runtime(ctx, "switching models")
+    if runtime is None:
+        return
+    from planshell.ui.screens.model_picker import ModelPickerScreen
+    from planshell.ui.screens.results import wait_for_answer
+
+    provider = runtime.agent.provider
+    current = str(getattr(provider, "model", "") or "")
+    lists = getattr(provider, "name", "") == "openai" and bool(getattr(provider, "base_url", ""))
+
+    async def refresh() -> list[str]:
+        await runtime.load_served_models()
+        return list(runtime.served_models)
+
+    picker = ModelPickerScreen(
+        runtime.served_models,
+        current,
+        provider.label,
+        refresh=refresh if lists else None,
+        note="" if lists else "This provider does not list its models: /model NAME switches.",
+    )
+    chosen = await wait_for_answer(ctx.app, picker)
+    if chosen is None:
+        return
+    if chosen == current and runtime.agent.provider is provider:
+        ctx.notify(f"Already using {provider.label}.", title="Model", markup=False)
+        return
+    switch_provider(ctx, model=chosen)
 
 
 def _provider_names(ctx: CommandContext, arg: str) -> list[str]:

@@ -100,3 +100,42 @@ def test_plan_review_approve_execute(project: Path, tmp_path: Path) -> None:
         pane.type("/quit")
         pane.keys("Enter")
         assert pane.wait_exit() == 0
+
+
+def test_planshell_review_path_approves_a_headless_plan(project: Path, tmp_path: Path) -> None:
+    """The hint `--plan -p` prints leads to a review that can approve (issue 26, item 8)."""
+    import subprocess
+    import sys
+
+    from tests.tmux_harness import isolated_env
+
+    home = tmp_path / "headless-home"
+    home.mkdir()
+    headless = subprocess.run(
+        [sys.executable, "-m", "planshell", "--plan", "-p", "add rate limiting"],
+        cwd=project,
+        env=isolated_env(home),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert headless.returncode == 3, headless.stderr
+    hint = re.search(r"planshell review (\S+)", headless.stderr)
+    assert hint, headless.stderr
+    with start_planshell(project, tmp_path / "home", "review", hint.group(1)) as pane:
+        pane.wait_until(
+            lambda s: "Review plan" in s and "a approve" in s, what="the full review's footer"
+        )
+        pane.keys("a")
+        # Not every section was on screen: "approve anyway?" (its keys work once "(y)" shows).
+        pane.wait_for("Approve anyway (y)")
+        pane.keys("y")
+        pane.wait_for("Enter chooses · 1-2 choose by number")
+        pane.keys("2")
+
+        def done(screen: str) -> bool:
+            if "Plan report:" in screen and "working" not in screen:
+                pane.keys("Enter")
+            return "Plan complete: 4 steps ticked" in screen
+
+        pane.wait_until(done, what="the approved plan to run to its end")

@@ -147,3 +147,28 @@ async def test_a_plan_without_evidence_invents_no_test_command(tmp_path):
     verification = decider.requests[0].text.split("## Verification", 1)[1]
     assert "```" not in verification and "No test command was found" in verification
     runtime.close()
+
+
+async def test_a_revision_names_each_comment(project):
+    """Issue 26, item 20: the revision keeps the comment text, not the message's first line."""
+    from planshell.plan.review_comments import ReviewComment, comments_message
+
+    comments = [
+        ReviewComment("c1", "Steps", "- [ ] add the cache", "Which tests cover the cache?"),
+        ReviewComment("c2", "Risks", "- stale data", "Say how entries expire.\nAnd when."),
+    ]
+    decider = ScriptedDecider(
+        [
+            Review(Decision.REFINE, comments_message(comments, "keep it small")),
+            Review(Decision.KEEP),
+        ]
+    )
+    runtime = build_runtime(Settings(), project, decider, provider=DemoProvider(chunk_delay=0))
+    runtime.plan.enter_plan()
+    await runtime.agent.submit("cache the widgets")
+    revised = decider.requests[1].text
+    addressed = revised.split("## Feedback addressed", 1)[1].split("##", 1)[0]
+    assert '- Which tests cover the cache? (section "Steps")' in addressed
+    assert '- Say how entries expire. / And when. (section "Risks")' in addressed
+    assert "- keep it small" in addressed
+    assert "comment(s)" not in addressed

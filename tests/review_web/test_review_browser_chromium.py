@@ -182,3 +182,51 @@ def test_scrolling_marks_sections_seen_in_chromium(tmp_path: Path) -> None:
                 time.sleep(0.05)  # the page reports 250 ms after it saw the last section
             assert reported(served) == set(range(12))
         assert not served.decisions  # coverage never decides
+
+
+# --- issue 26, item 20: the header at 1200 px, and no stale status next to the banner --------
+
+LONG_TITLE_PLAN = PLAN.replace(
+    "# Plan: widget cache",
+    "# Plan: add rate limiting to the public widget API with per-client quotas and tests",
+)
+
+WRAPPED_BUTTONS = """
+return [...document.querySelectorAll('header.bar button')].filter(b => {
+  const range = document.createRange();
+  range.selectNodeContents(b);
+  const tops = new Set([...range.getClientRects()].map(r => Math.round(r.top)));
+  return tops.size > 1;
+}).map(b => b.textContent);
+"""
+
+
+def comment_at_1200_px_then_save(browser: Browser, url: str) -> tuple[list[str], str, str]:
+    browser.resize(1200, 900)
+    browser.go(url)
+    browser.wait_for("return document.querySelectorAll('.add-comment').length > 0")
+    target = browser.run("return '#' + document.querySelector('section.block').id")
+    browser.click(f"{target} .add-comment")
+    browser.type(f"{target} + .comment textarea", COMMENT)
+    browser.click(f"{target} + .comment button.done")
+    kept = browser.run("return document.getElementById('status').textContent")
+    assert kept == "Comment kept; Save feedback sends it."
+    wrapped = browser.run(WRAPPED_BUTTONS)
+    browser.click("#save")
+    browser.wait_for("return !document.getElementById('banner').hidden")
+    banner = browser.run("return document.getElementById('banner-text').textContent")
+    status = browser.run("return document.getElementById('status').textContent")
+    return wrapped, banner, status
+
+
+async def test_header_buttons_do_not_wrap_and_the_banner_clears_the_status(
+    tmp_path: Path,
+) -> None:
+    with chromium(tmp_path / "profile") as browser:
+        for served in running(serve(tmp_path / "project", LONG_TITLE_PLAN)):
+            wrapped, banner, status = await asyncio.to_thread(
+                comment_at_1200_px_then_save, browser, served.review.url
+            )
+            assert wrapped == []  # "Save feedback" stays on one line
+            assert banner.startswith("Feedback saved")
+            assert status == ""  # not "Comment kept; Save feedback sends it." beside it

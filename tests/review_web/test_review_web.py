@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import errno
 import socket
+import time
 from collections.abc import Iterator
 from html.parser import HTMLParser
 from importlib import resources
@@ -289,14 +290,34 @@ def test_second_decision_is_refused(served: Served) -> None:
     assert len(served.decisions) == 1
 
 
-def test_closed_when_the_event_stream_drops(tmp_path: Path) -> None:
-    for served in running(serve(tmp_path, grace=0.2, heartbeat=0.05)):
-        sock = socket.create_connection(("127.0.0.1", served.review.port), timeout=WAIT)
-        sock.sendall(f"GET {served.base}events HTTP/1.1\r\nHost: {served.host}\r\n\r\n".encode())
-        assert b"text/event-stream" in sock.recv(4096)
-        sock.close()  # the tab goes away
-        assert served.review.wait_closed(WAIT)
-        assert served.ended == ["the browser tab was closed"]
+def open_stream(served: Served) -> socket.socket:
+    """The page's event stream, as a browser tab holds it open."""
+    sock = socket.create_connection(("127.0.0.1", served.review.port), timeout=WAIT)
+    sock.sendall(f"GET {served.base}events HTTP/1.1\r\nHost: {served.host}\r\n\r\n".encode())
+    assert b"text/event-stream" in sock.recv(4096)
+    return sock
+
+
+def wait_for_pages(served: Served, expected: list[bool]) -> None:
+    """Poll what ``on_page`` was told (a server thread tells it), with a hang guard only."""
+    deadline = time.monotonic() + WAIT
+    while served.pages != expected:
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.02)
+
+
+def test_a_closed_tab_is_not_the_end(tmp_path: Path) -> None:
+    """Issue 26, item 9: a reload after a break finds the review still served."""
+    for served in running(serve(tmp_path, grace=0.1, heartbeat=0.05)):
+        open_stream(served).close()  # the tab goes away
+        wait_for_pages(served, [False])  # the grace is over: the terminal is told
+        time.sleep(0.2)  # well past the grace
+        assert not served.review.closed and not served.ended
+        status, _, _ = served.request("GET", served.base)  # the reload
+        assert status == 200
+        sock = open_stream(served)  # the reloaded page connects again
+        wait_for_pages(served, [False, True])
+        sock.close()
         assert not served.decisions
 
 

@@ -6,7 +6,6 @@ import asyncio
 from pathlib import Path
 from types import SimpleNamespace
 
-from textual.app import App
 from textual.widgets import Static
 
 from planshell.plan.decider import Decision, Review, ReviewRequest
@@ -17,12 +16,13 @@ from planshell.ui.browser_review import review_origin
 from planshell.ui.plan_args import parse_plan_argument
 from planshell.ui.screens.results import push_answering
 from planshell.ui.screens.review import ReviewScreen
+from planshell.ui.toasts import ToastLog
 from tests.review_web_helpers import PLAN, Served
 
 WAIT = 30.0
 
 
-class Host(App[None]):
+class Host(ToastLog[None]):
     """A review screen over a real plan store, like the chat's (runtime.store)."""
 
     def __init__(
@@ -194,3 +194,56 @@ async def test_header_and_footer_agree_on_what_esc_does(tmp_path: Path) -> None:
         await pilot.pause()
         assert not app.results
         assert footer_esc(app) == "Esc keep planning"
+
+
+# --- issue 26, item 9: a closed tab is not the end; the end is said -----------------------
+
+
+def notices(app: Host) -> list[str]:
+    return [toast.message for toast in app.toasts]
+
+
+async def test_the_browser_review_outlives_a_closed_tab(tmp_path: Path) -> None:
+    import socket
+    import time
+
+    app = Host(tmp_path)
+    async with app.run_test(size=(110, 30)) as pilot:
+        app.review_screen.browser.page_grace = 0.1  # seconds, instead of 10
+        await pilot.press("w")
+        page = served(app)
+
+        def tab_opened_and_closed() -> None:
+            sock = socket.create_connection(("127.0.0.1", page.review.port), timeout=WAIT)
+            request = f"GET {page.base}events HTTP/1.1\r\nHost: {page.host}\r\n\r\n"
+            sock.sendall(request.encode())
+            assert b"text/event-stream" in sock.recv(4096)
+            sock.close()
+
+        await asyncio.to_thread(tab_opened_and_closed)
+        deadline = time.monotonic() + WAIT
+        while "browser page closed" not in line_text(app):
+            assert time.monotonic() < deadline, line_text(app)
+            await pilot.pause(0.05)
+        assert page.review.url in line_text(app)
+        await pilot.pause(0.3)  # well past the grace
+        assert app.review_screen.browser.active
+        status, _, _ = await asyncio.to_thread(page.request, "GET", page.base)  # the reload
+        assert status == 200
+        assert not app.results and not notices(app)
+
+
+async def test_closing_the_review_screen_ends_the_browser_review_and_says_so(
+    tmp_path: Path,
+) -> None:
+    app = Host(tmp_path)
+    async with app.run_test(size=(110, 30)) as pilot:
+        await pilot.press("w")
+        page = served(app)
+        await pilot.press("x")  # exit plan mode: the review screen closes
+        assert app.results == [Review(Decision.EXIT)]
+        assert await asyncio.to_thread(page.review.wait_closed, WAIT)
+        await pilot.pause()
+        [notice] = notices(app)
+        assert "Browser review ended (the review screen closed)" in notice
+        assert page.review.url in notice

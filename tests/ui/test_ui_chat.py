@@ -18,6 +18,7 @@ from planshell.ui.app import PlanshellApp
 from planshell.ui.screens.chat import ChatScreen
 from planshell.ui.screens.confirm import ConfirmScreen
 from planshell.ui.screens.help import HelpScreen
+from planshell.ui.screens.model_picker import ModelPickerScreen
 from planshell.ui.widgets.assistant import AssistantMessage
 from planshell.ui.widgets.messages import ErrorRow, NoteRow, UserMessage
 from planshell.ui.widgets.tool_row import ToolRow
@@ -421,8 +422,17 @@ async def test_model_command_shows_and_switches(project: Path) -> None:
     app = make_app(project, [])
     async with app.run_test(size=SIZE) as pilot:
         screen = await ready(pilot)
-        await send(pilot, "/model")
+        await send(pilot, "/provider")
         await until(pilot, lambda: any("scripted · script" in n.message for n in app.toasts))
+        # A bare /model is a picker (tests/ui/test_ui_model_picker.py); this provider lists none.
+        await send(pilot, "/model")
+        await until(pilot, lambda: isinstance(app.screen, ModelPickerScreen))
+        picker = app.screen
+        assert isinstance(picker, ModelPickerScreen)
+        assert picker.shown == ["script"]  # only the current one, marked
+        assert "does not list its models" in str(picker.query_one("#model-status").render())
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is screen)
         await send(pilot, "/provider demo")
         runtime = app.runtime
         assert runtime is not None

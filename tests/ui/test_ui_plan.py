@@ -919,3 +919,26 @@ async def test_plan_new_starts_a_new_file_and_keeps_the_current_plan(project: Pa
 def test_plan_new_is_parsed_as_its_own_form() -> None:
     assert parse_plan_argument("new add a search box") == ("new", "add a search box")
     assert parse_plan_argument("news for the team") == ("request", "news for the team")
+
+
+async def test_a_command_line_prompt_runs_as_typed_and_opens_the_full_review(
+    project: Path,
+) -> None:
+    """`planshell review PATH` starts the TUI with `/plan review NAME` (issue 26, item 8):
+    the prompt runs as the command, not as a message to the model, and the review decides."""
+    path = save_plan(project)
+    provider = ScriptedProvider([])
+    app = PlanshellApp(
+        Settings(),
+        project,
+        provider=provider,
+        persist=False,
+        project_label="~/proj",
+        prompt=f"/plan review .planshell/plans/{path.name}",
+    )
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, ReviewScreen))
+        review = app.screen
+        assert isinstance(review, ReviewScreen)
+        assert not review.read_only and review.request.path == path
+        assert provider.requests == []  # nothing went to the model

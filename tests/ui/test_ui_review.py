@@ -15,7 +15,12 @@ from planshell.plan.document import parse_plan
 from planshell.plan.receipt import Receipt
 from planshell.ui.review_app import MAX_VIEW_BYTES, run_review
 from planshell.ui.screens.results import push_answering, wait_for_answer
-from planshell.ui.screens.review import ConfirmDiscard, FeedbackArea, ReviewScreen
+from planshell.ui.screens.review import (
+    ConfirmDiscard,
+    ConfirmDropEdit,
+    FeedbackArea,
+    ReviewScreen,
+)
 from planshell.ui.widgets.gauge import GaugeState, PlanGauge, gauge_text
 from planshell.ui.widgets.plan_view import PlanView
 from planshell.ui.widgets.review_footer import (
@@ -557,6 +562,38 @@ async def test_an_edit_can_go_to_the_model_as_feedback(monkeypatch: pytest.Monke
     assert result.feedback.startswith("The user edited the plan; unified diff:\n")
     assert "+## Phase 2: USER EDIT" in result.feedback
     assert "-## Phase 2: change module 2" in result.feedback
+
+
+async def test_x_with_an_edit_asks_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 26, item 10: x after e asks before the edit is dropped, Back focused."""
+    monkeypatch.setenv("VISUAL", "fake-editor")
+    _edit_plan(monkeypatch)
+    app = ReviewHost(request_for(make_plan(60)))
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = app.review_screen
+        assert screen is not None
+        await pilot.press("e")
+        await pilot.pause()
+        await pilot.press("x")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmDropEdit)
+        assert app.screen.question == "Exit and drop your edit?"
+        assert app.screen.focused is not None and app.screen.focused.id == "no"
+        await pilot.press("enter")  # the focused, safe choice: back, the edit kept
+        await pilot.pause()
+        assert app.screen is screen and app.results == []
+        assert screen.edited_text is not None and "USER EDIT" in screen.edited_text
+        await pilot.press("x", "escape")  # Esc answers no as well
+        await pilot.pause()
+        assert app.screen is screen and app.results == []
+        await pilot.press("x", "y")
+        await pilot.pause()
+    assert app.results == [Review(Decision.EXIT)]
+
+
+async def test_leaving_without_an_edit_asks_nothing() -> None:
+    _app, results = await run_keys(make_plan(60), "x")
+    assert results == [Review(Decision.EXIT)]
 
 
 async def test_without_editor_set_a_fallback_editor_is_used_and_named(

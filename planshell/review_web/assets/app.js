@@ -31,6 +31,7 @@
 
   function finish(text) {
     finished = true;
+    status("");  // the banner says what happened: no stale "Comment kept…" beside it
     banner(text, false);
     for (const id of ["save", "approve", "close"]) {
       const button = document.getElementById(id);

@@ -239,9 +239,11 @@ class ChatScreen(Screen[None]):
         self.ready = True
         pending = list(self._pending)
         self._pending.clear()
-        if app.initial_prompt:
-            pending.insert(0, app.initial_prompt)
-            app.initial_prompt = None
+        initial, app.initial_prompt = app.initial_prompt, None
+        if initial:
+            # As if typed at the prompt: `planshell "/plan review NAME"` (what `planshell
+            # review PATH` starts) runs the command instead of sending it to the model.
+            self.handle_input(initial)
         for text in pending:
             self.send(text)
 

@@ -185,6 +185,28 @@ class ConfirmDiscard(ConfirmScreen):
         return super().dismiss(result is True)
 
 
+class ConfirmDropEdit(ConfirmScreen):
+    """ "Exit and drop your edit?" before ``x`` leaves a review holding an edit.
+
+    The edit lives only in this screen until it is approved (``a``) or sent (``f``),
+    so leaving drops it: the safe choice (focused; ``n``, Esc, any dismissal) goes
+    back to the plan with the edit kept; only ``y`` leaves.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(
+            "Exit and drop your edit?",
+            detail="Your edit of the plan is neither approved nor sent: a approves it, "
+            "f sends it to the model as feedback, Esc keeps planning with it.",
+            yes="Drop my edit",
+            no="Back to the plan",
+            default=False,
+        )
+
+    def dismiss(self, result: bool | None = None) -> AwaitComplete:
+        return super().dismiss(result is True)
+
+
 class ConfirmUnseen(ConfirmScreen):
     """ "Not viewed: Risks, Verification — approve anyway?", starting on the safe choice.
 
@@ -346,7 +368,7 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
         self.browser.open()
 
     def on_unmount(self) -> None:
-        self.browser.close()
+        self.browser.close("the review screen closed")
 
     def _title_text(self) -> Text:
         title = strip_terminal_controls(self.request.title) or "Untitled plan"
@@ -848,10 +870,19 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
         self.dismiss(Review(Decision.KEEP, feedback=feedback))
 
     def action_close(self) -> None:
-        self.dismiss(Review(Decision.KEEP))
+        self.dismiss(Review(Decision.KEEP))  # q: the read-only review, which has no edit
 
     def action_exit_plan(self) -> None:
-        self.dismiss(Review(Decision.EXIT))
+        """x: exit plan mode; an edit (never approved nor sent) is dropped only on a yes."""
+        if self._edited is None:
+            self.dismiss(Review(Decision.EXIT))
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.dismiss(Review(Decision.EXIT))
+
+        self.app.push_screen(ConfirmDropEdit(), answered)
 
     def action_discard(self) -> None:
         def answered(yes: bool | None) -> None:
