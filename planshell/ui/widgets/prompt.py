@@ -24,11 +24,11 @@ from textual.widgets import TextArea
 
 from planshell.ui.commands import Suggestion
 from planshell.ui.widgets.history import PromptHistory
-from planshell.ui.widgets.messages import paste_chip
+from planshell.ui.widgets.messages import normalise_newlines, paste_chip, paste_lines
 from planshell.ui.widgets.suggestions import CommandSuggestions
 
 PLACEHOLDER = "Ask anything · / for commands · ctrl+j newline"
-PASTE_FOLD_LINES = 8  # a paste with more lines than this is folded
+PASTE_FOLD_LINES = 8  # a paste with more lines than this is folded (CR, CRLF, LF alike)
 PASTE_FOLD_CHARS = 1_000  # ... or with more characters than this
 
 
@@ -93,21 +93,28 @@ class PromptInput(TextArea):
     # --- pastes -------------------------------------------------------------------
 
     def on_paste(self, event: events.Paste) -> None:
-        """Fold a long paste into a chip (TextArea's own handler would insert it all)."""
-        text = event.text
-        if self.read_only or (
-            text.count("\n") < PASTE_FOLD_LINES and len(text) <= PASTE_FOLD_CHARS
-        ):
+        """Insert a paste with LF line breaks, folding a long one into a chip.
+
+        Terminals send CR for each newline in a bracketed paste: left as it is, the
+        model would get one long line and the chip would count one line. TextArea's
+        own handler is always replaced, so both forms get the normalised text.
+        """
+        if self.read_only:
             return
         event.stop()
         event.prevent_default()
+        text = normalise_newlines(event.text)
+        start, end = self.selection
+        if paste_lines(text) <= PASTE_FOLD_LINES and len(text) <= PASTE_FOLD_CHARS:
+            result = self.replace(text, start, end, maintain_selection_offset=False)
+            self.move_cursor(result.end_location)
+            return
         chip = paste_chip(text)
         number = 2
         while chip in self._pastes and self._pastes[chip] != text:
             chip = f"{paste_chip(text)[:-1]} #{number}]"
             number += 1
         self._pastes[chip] = text
-        start, end = self.selection
         self.replace(chip, start, end, maintain_selection_offset=False)
 
     def expand_pastes(self, text: str) -> tuple[str, tuple[str, ...]]:
