@@ -2,6 +2,8 @@
 
 - Enter sends; ctrl+j (and shift+enter where the terminal reports it) inserts a newline.
 - ↑/↓ on the first/last row walk the prompt history.
+- End / ctrl+end at the end of the text (or in an empty prompt) take the transcript to
+  its bottom and follow the stream (the screen does it, on ``ToBottom``).
 - A ``/`` at the start shows command completions (Tab completes, ↑/↓ choose).
 - ctrl+c copies the selection if there is one; otherwise the chat screen's ctrl+c
   (stop the turn / clear the prompt / twice: quit) applies.
@@ -43,6 +45,16 @@ class PromptInput(TextArea):
         ),
         Binding("ctrl+j,shift+enter", "newline", "Newline", show=False, tooltip="Insert a newline"),
         Binding("tab", "complete", "Complete", show=False, tooltip="Complete the slash command"),
+        Binding(
+            "end",
+            "end",
+            "Bottom of the transcript (follow)",
+            show=False,
+            tooltip="End, ctrl+end: the bottom of the transcript, following the stream, when the "
+            "prompt is empty or its cursor is at the end (else: end of the line / of the text)",
+        ),
+        # No description: the help lists it in End's row.
+        Binding("ctrl+end", "end(True)", show=False),
         Binding("up", "up", "Previous prompt (on the first row)", show=False),
         Binding("down", "down", "Next prompt (on the last row)", show=False),
         Binding(
@@ -53,6 +65,9 @@ class PromptInput(TextArea):
             tooltip="Copy the selection if there is one, else clear the prompt",
         ),
     ]
+
+    class ToBottom(Message):
+        """End with nothing after the cursor: the screen takes the transcript to its bottom."""
 
     class Submitted(Message):
         """``text`` has every paste chip expanded; ``pastes`` are the folded pastes in it."""
@@ -148,6 +163,18 @@ class PromptInput(TextArea):
         self._hide_suggestions()
         full, pastes = self.expand_pastes(text)
         self.post_message(self.Submitted(self, full, pastes))
+
+    def action_end(self, whole_text: bool = False) -> None:
+        """End / ctrl+end: within the draft they move the cursor; at its end (or in an
+        empty prompt, the default focus) there is nowhere to go, so they mean "the bottom
+        of the transcript" (the keys the transcript itself uses)."""
+        start, end = self.selection
+        if start == end == self.document.end:
+            self.post_message(self.ToBottom())
+        elif whole_text:
+            self.move_cursor(self.document.end)
+        else:
+            self.action_cursor_line_end()
 
     def action_newline(self) -> None:
         if not self.read_only:

@@ -13,7 +13,8 @@ the last block of the last entry only.
 
 Following: while the view is at the bottom it follows new output; scrolling up
 by any means (keys, wheel, scrollbar) detaches it, and reaching the bottom by
-any means (PgDn, End, ``G``, wheel) re-attaches it. A view at the bottom stays
+any means (PgDn, wheel, End from the prompt at the end of its text, End or ``G``
+in the transcript) re-attaches it. A view at the bottom stays
 at the bottom across resizes; otherwise the entry at the top stays in place.
 """
 
@@ -123,8 +124,16 @@ class Transcript(ScrollView, can_focus=True):
         Binding("up", "cursor(-1)", "Previous row", show=False),
         Binding("down", "cursor(1)", "Next row", show=False),
         Binding("enter", "activate", "Expand / collapse", show=False),
-        Binding("home", "top", "Top", show=False),
-        Binding("end", "bottom", "Bottom (follow)", show=False),
+        # g and G are handled in on_key (before the screen sends letters to the prompt);
+        # they are listed here for the help.
+        Binding("home,g", "top", "Top", show=False, tooltip="Transcript focused: top"),
+        Binding(
+            "end,G",
+            "bottom",
+            "Bottom (follow)",
+            show=False,
+            tooltip="Transcript focused: bottom, following the stream again",
+        ),
     ]
     # Printable keys the transcript keeps (vi style); other typing goes to the prompt.
     _LETTER_ACTIONS: ClassVar[dict[str, str]] = {"g": "top", "G": "bottom"}
