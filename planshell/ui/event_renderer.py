@@ -31,13 +31,14 @@ class EventRenderer:
         # Imported here, not at module level: the first event arrives after the
         # first frame, so the engine's modules stay off the start-up path.
         from planshell.agent import events as ev
+        from planshell.plan.init import shown_request
         from planshell.sanitize import strip_terminal_controls
 
         host = self._host
         transcript = host.transcript
         match event:
             case ev.TurnStarted(text=text):
-                transcript.add_user(text)
+                transcript.add_user(shown_request(text))
                 host.work_started()
             case ev.TextDelta(text=text):
                 transcript.text_delta(text)
