@@ -33,6 +33,7 @@ class EventRenderer:
         from planshell.agent import events as ev
         from planshell.plan.init import shown_request
         from planshell.sanitize import strip_terminal_controls
+        from planshell.tools.base import SHOWN_KEY
 
         host = self._host
         transcript = host.transcript
@@ -50,7 +51,14 @@ class EventRenderer:
                 transcript.tool_started(event.call_id, event.name, event.headline)
                 host.work_started()
             case ev.ToolFinished() as event:
-                transcript.tool_finished(event.call_id, event.name, event.content, event.is_error)
+                shown = event.data.get(SHOWN_KEY)
+                transcript.tool_finished(
+                    event.call_id,
+                    event.name,
+                    event.content,
+                    event.is_error,
+                    shown if isinstance(shown, str) else None,
+                )
                 if event.name == "bash":  # the first command settles whether it is sandboxed
                     host.show_permission_mode()
             case ev.ToolProgress() as event:

@@ -366,11 +366,13 @@ class Transcript(ScrollView, can_focus=True):
         self._add(row)
         return row
 
-    def tool_finished(self, call_id: str, name: str, content: str, is_error: bool) -> ToolRow:
+    def tool_finished(
+        self, call_id: str, name: str, content: str, is_error: bool, shown: str | None = None
+    ) -> ToolRow:
         row = self._tools.get(call_id)
         if row is None:
             row = self.tool_started(call_id, name, name)
-        row.finish(content, is_error)
+        row.finish(content, is_error, shown)
         return row
 
     def tool_progress(self, call_id: str, line: str) -> None:
