@@ -49,6 +49,7 @@ from planshell.plan.undo_keeper import (
 )
 from planshell.plan.verification import approved_check
 from planshell.shell.guard import BashGuard
+from planshell.text import plural
 from planshell.tools.base import ExecPolicy, Tool, ToolArgs, ToolError, ToolResult
 from planshell.tools.registry import ToolRegistry
 from planshell.tools.todo import TodoList
@@ -771,7 +772,7 @@ class PlanController:
         self.todos.replace(self.run_log.flagged(self.todos.items))
         new = parse_plan(text)
         self._plan_updated(self.plan_path, text)
-        return f"Updated {len(updates)} step(s): {new.done_count}/{new.total_steps} done."
+        return f"Updated {plural(len(updates), 'step')}: {new.done_count}/{new.total_steps} done."
 
     # --- amendments (planshell/plan/amend.py) ---------------------------------------
 

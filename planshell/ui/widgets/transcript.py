@@ -34,6 +34,7 @@ from textual.strip import Strip
 from textual.timer import Timer
 
 from planshell.markdown import Palette
+from planshell.text import plural
 from planshell.ui.selection import drawn_row, highlight, selected_text
 from planshell.ui.styling import solid_component_style
 from planshell.ui.virtual_rows import VirtualRows
@@ -248,7 +249,8 @@ class Transcript(ScrollView, can_focus=True):
                 self._tools.pop(entry.call_id, None)
         self._hidden_count += len(doomed)
         self._remove(doomed)
-        text = f"… {self._hidden_count} earlier entries are not shown"
+        hidden = self._hidden_count
+        text = f"… {plural(hidden, 'earlier entry')} {'is' if hidden == 1 else 'are'} not shown"
         if self._hidden_note is None:
             self._hidden_note = NoteRow(text, kind="hidden")
             first = next((e for e in self._entries if e.kind != "welcome"), None)
