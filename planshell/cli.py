@@ -145,7 +145,12 @@ def main(argv: list[str] | None = None) -> int:
         # Settings load in a thread after the first frame: start-up stays close
         # to a bare Textual app. A loader error is printed and exits 1.
         return run_tui(
-            partial(_load, args, start), start, prompt=args.prompt, plan=args.plan, theme=args.theme
+            partial(_load, args, start),
+            start,
+            prompt=args.prompt,
+            plan=args.plan,
+            theme=args.theme,
+            mode_hint=resume_mode_hint(args, start),
         )
     prompt = _print_prompt(args.prompt)
     if not prompt.strip():
@@ -166,6 +171,18 @@ def main(argv: list[str] | None = None) -> int:
     if settings.untrusted_project is not None:
         print(f"planshell: warning: {settings.untrusted_project.warning()}", file=sys.stderr)
     return _run_headless(settings, root, args, resume)
+
+
+def resume_mode_hint(args: argparse.Namespace, start: Path) -> str | None:
+    """The mode ``--continue`` / ``--resume`` will restore, for the TUI's first frame.
+
+    Read cheaply (no pydantic, no engine) so the status bar shows PLAN at once
+    instead of ``OFF starting…`` until the session has loaded."""
+    if not (args.continue_ or args.resume):
+        return None
+    from planshell.agent.session_peek import peek_resumed_mode
+
+    return peek_resumed_mode(start, args.resume)
 
 
 def _print_prompt(prompt: str | None) -> str:

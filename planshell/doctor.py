@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from planshell.sanitize import plain_line
+from planshell.text import plural
 
 if TYPE_CHECKING:
     from planshell.config import Settings
@@ -321,7 +322,7 @@ def _log() -> Rows:
         state = f"{path.stat().st_size:,} bytes"
         rotated = [p for p in path.parent.glob(path.name + ".*") if p.is_file()]
         if rotated:
-            state += f", {len(rotated)} rotated file(s)"
+            state += f", {plural(len(rotated), 'rotated file')}"
     else:
         state = "not written yet"
     level, problem = level_from(os.environ)

@@ -95,7 +95,7 @@ async def test_init_with_a_makefile_and_tests_names_the_real_test_command(tmp_pa
     assert content is not None
     assert "- `make test` (Makefile target `test`)" in content
     assert "- `make lint` (Makefile target `lint`)" in content
-    assert "Tests live in `tests/` (1 files: `tests/test_widgets.py`)" in content
+    assert "Tests live in `tests/` (1 file: `tests/test_widgets.py`)" in content
     assert "A tiny widget library." in content
     assert "```sh\nmake test\n```" in plan  # the plan's verification
     assert "npm" not in content and "pytest" not in content  # nothing it did not find

@@ -163,6 +163,14 @@ class TmuxPane:
         """Raw bytes, e.g. ``hex("1b", "5b", "31", "30", "38", "3b", "36", "75")``."""
         self._tmux("send-keys", "-t", "main", "-H", *byte_values)
 
+    def paste(self, text: str) -> None:
+        """``text`` as a terminal pastes it: a bracketed paste, each newline sent as CR
+        (``paste-buffer -p`` replaces LF with CR, as xterm does)."""
+        buffer = self.workdir / "paste-buffer.txt"
+        buffer.write_text(text)
+        self._tmux("load-buffer", "-b", "paste", str(buffer))
+        self._tmux("paste-buffer", "-p", "-d", "-b", "paste", "-t", "main")
+
     def resize(self, width: int, height: int) -> None:
         self._tmux("resize-window", "-t", "main", "-x", str(width), "-y", str(height))
 

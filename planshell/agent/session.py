@@ -6,7 +6,6 @@ flight; loading tolerates a truncated last line and reports corrupt ones.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import secrets
 import time
@@ -14,18 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from planshell.agent.session_peek import project_key
 from planshell.config import data_dir
 from planshell.llm.types import Message
 
-__all__ = ["data_dir"]  # re-exported: callers find the data dir beside the sessions
-
-
-def project_key(root: Path) -> str:
-    """A readable, collision-safe folder name for a project root."""
-    resolved = str(root.resolve())
-    digest = hashlib.sha256(resolved.encode()).hexdigest()[:10]
-    name = "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in Path(resolved).name)
-    return f"{name or 'root'}-{digest}"
+__all__ = ["data_dir", "project_key"]  # re-exported: callers find the data dir beside the sessions
 
 
 def project_dir(root: Path) -> Path:

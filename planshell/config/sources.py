@@ -142,7 +142,23 @@ def _has_path(data: dict[str, Any], path: tuple[Any, ...]) -> bool:
 
 
 def _explain(exc: ValidationError, layers: list[_Layer]) -> ConfigError:
-    err = exc.errors()[0]
+    errors = exc.errors()
+    source, problem = _problem(errors[0], layers)
+    text = f"config error in {source}: {problem}"
+    if len(errors) == 2:  # the only other problem: name it rather than count it
+        other_source, other = _problem(errors[1], layers)
+        text += (
+            f"; also {other}" if other_source == source else f"; also in {other_source}: {other}"
+        )
+    elif len(errors) > 2:
+        text += f" (and {len(errors) - 1} more problems)"
+    error = ConfigError(f"{text}.")
+    error.source = source
+    return error
+
+
+def _problem(err: Any, layers: list[_Layer]) -> tuple[str, str]:
+    """(where, "key: what is wrong") for one validation error."""
     loc = tuple(p for p in err["loc"] if isinstance(p, str))
     key = ".".join(loc) or "(top level)"
     source = "the settings"
@@ -155,10 +171,7 @@ def _explain(exc: ValidationError, layers: list[_Layer]) -> ConfigError:
         msg = "unknown key (see docs/configuration.md for the valid keys)"
     elif "input" in err and not isinstance(err["input"], dict):
         msg = f"{msg} (got {err['input']!r})"
-    more = f" (and {len(exc.errors()) - 1} more problems)" if len(exc.errors()) > 1 else ""
-    error = ConfigError(f"config error in {source}: {key}: {msg}{more}.")
-    error.source = source
-    return error
+    return source, f"{key}: {msg}"
 
 
 def project_file_ignored(error: str) -> str:

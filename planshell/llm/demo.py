@@ -27,6 +27,7 @@ from planshell.llm.types import (
     UsageReport,
 )
 from planshell.sanitize import cut_at_word
+from planshell.text import plural
 from planshell.workspace.test_command import TEST_EVIDENCE_FILES, TestCommand, find_test_command
 
 DEMO_BANNER = "*Offline demo model* — a built-in stand-in, not a real LLM."
@@ -251,7 +252,7 @@ def _readme_summary(done: list[_Done]) -> str:
                 break
             continue
         para.append(stripped)
-    summary = " ".join(para)[:300]
+    summary = cut_at_word(" ".join(para), 300)  # a whole last word, then "…"
     return f"**{heading}**: {summary}" if heading else summary
 
 
@@ -487,7 +488,7 @@ def _after_complete(done: list[_Done]) -> str:
             "tell me."
         )
     return (
-        f"{DEMO_BANNER}\n\nPlan complete: {ticks} steps ticked, back to normal mode. "
+        f"{DEMO_BANNER}\n\nPlan complete: {plural(ticks, 'step')} ticked, back to normal mode. "
         "A real model would have edited code and run the verification commands."
     )
 
@@ -630,7 +631,8 @@ def _agents_content(evidence: _Evidence, answers: list[str] | None) -> str:
             folder, files = evidence.tests
             sample = ", ".join(f"`{f}`" for f in files[:3])
             lines.append(
-                f"- Tests live in `{folder}` ({len(files)} files{': ' + sample if sample else ''})."
+                f"- Tests live in `{folder}` ({plural(len(files), 'file')}"
+                f"{': ' + sample if sample else ''})."
             )
     lines += ["", "## Verifying a change", ""]
     if verify:

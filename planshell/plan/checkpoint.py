@@ -37,6 +37,7 @@ from planshell.plan.checkpoint_store import (
     digest_of,
     git_top,
 )
+from planshell.text import plural
 
 MAX_BYTES = 256 << 20  # content recorded beyond what git already tracks
 IGNORED_FILE_MAX = 1 << 20  # ignored files (build output, caches) recorded up to this size
@@ -244,7 +245,7 @@ def _warn_skipped(cp: Checkpoint, max_bytes: int) -> None:
     if cp.skipped:
         names = ", ".join(sorted(cp.skipped)[:5]) + (", ..." if len(cp.skipped) > 5 else "")
         cp.warnings.append(
-            f"{len(cp.skipped)} files not recorded (over the {max_bytes >> 20} MiB snapshot cap, "
+            f"{plural(len(cp.skipped), 'file')} not recorded (over the {max_bytes >> 20} MiB snapshot cap, "
             f"ignored and over {IGNORED_FILE_MAX >> 20} MiB, or unreadable): {names}; "
             "undo leaves them as they are unless a file tool copies one before writing it"
         )

@@ -49,6 +49,7 @@ from planshell.plan.undo_keeper import (
 )
 from planshell.plan.verification import approved_check
 from planshell.shell.guard import BashGuard
+from planshell.text import plural
 from planshell.tools.base import ExecPolicy, Tool, ToolArgs, ToolError, ToolResult
 from planshell.tools.registry import ToolRegistry
 from planshell.tools.todo import TodoList
@@ -57,6 +58,20 @@ if TYPE_CHECKING:
     from planshell.agent.loop import Agent
     from planshell.config import PlanSettings
     from planshell.plan.evidence import RunRecord
+
+
+# What the person sees on the exit_plan_mode row for each outcome (the tool result itself
+# is written for the model).
+SHOWN_DECISION: dict[Decision, str] = {
+    Decision.APPROVE: "approved: executing the plan",
+    Decision.REFINE: "changes requested",
+    Decision.EXIT: "left plan mode; the plan file is kept",
+    Decision.DISCARD: "plan discarded",
+    Decision.KEEP: "kept planning",
+}
+SHOWN_KEEP = SHOWN_DECISION[Decision.KEEP]
+SHOWN_KEEP_CHANGING = "kept planning: the plan or the project kept changing during the review"
+SHOWN_LEFT = "kept planning: plan mode was left during the review"
 
 
 class ModeChangeRefused(Exception):
@@ -597,6 +612,14 @@ class PlanController:
 
     async def review(self, plan_path: str) -> str:
         """exit_plan_mode: show the plan to the user and act on the decision."""
+        return (await self.review_outcome(plan_path))[0]
+
+    async def review_outcome(self, plan_path: str) -> tuple[str, str]:
+        """exit_plan_mode: the result for the model, and the line the person sees for it.
+
+        The result is written for the model ("The user has not approved the plan …
+        Stay in plan mode"); the transcript's tool row shows the decision instead.
+        """
         if self.mode is not Mode.PLAN:
             raise ToolError("exit_plan_mode works only in plan mode (no plan is being written).")
         try:
@@ -605,11 +628,12 @@ class PlanController:
             raise ToolError(str(exc)) from None
         decided = await self.reviews.run(path)
         if decided is None:
-            return prompts.keep_result(KEPT_CHANGING)
+            return prompts.keep_result(KEPT_CHANGING), SHOWN_KEEP_CHANGING
         review, text = decided
         if self.mode is not Mode.PLAN:
-            return prompts.keep_result("Plan mode was left while the plan was being reviewed.")
-        return self._apply(review, path, text)
+            left = "Plan mode was left while the plan was being reviewed."
+            return prompts.keep_result(left), SHOWN_LEFT
+        return self._apply(review, path, text), SHOWN_DECISION.get(review.decision, SHOWN_KEEP)
 
     async def review_existing(self, path: Path) -> ReviewOutcome:
         """``/plan review``: a person reviews a saved plan from any mode.
@@ -748,7 +772,7 @@ class PlanController:
         self.todos.replace(self.run_log.flagged(self.todos.items))
         new = parse_plan(text)
         self._plan_updated(self.plan_path, text)
-        return f"Updated {len(updates)} step(s): {new.done_count}/{new.total_steps} done."
+        return f"Updated {plural(len(updates), 'step')}: {new.done_count}/{new.total_steps} done."
 
     # --- amendments (planshell/plan/amend.py) ---------------------------------------
 

@@ -44,6 +44,15 @@ rules, things never to touch. No generic advice.
 file."""
 
 
+def shown_request(text: str) -> str:
+    """What the person sees for a request they sent: ``/init`` for /init's own request.
+
+    The model needs the whole request; the person typed ``/init`` and should see that,
+    not fifteen lines of instructions meant for the model (live and in a resumed session).
+    """
+    return INIT_COMMAND if text.strip() == INIT_REQUEST else text
+
+
 def start_init(controller: PlanController) -> str:
     """Enter PLAN for the AGENTS.md plan; returns the request to send (a person's command)."""
     controller.start_plan(name=INIT_PLAN_NAME)

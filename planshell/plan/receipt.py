@@ -60,6 +60,7 @@ from typing import Any
 
 from planshell.fsutil import sorted_entries
 from planshell.sandbox.gitsafe import git_command, git_safe_env
+from planshell.text import plural
 
 TIME_BUDGET = 2.0  # seconds for a walk (or for hashing, in a git work tree)
 MAX_FILES = 20_000
@@ -233,12 +234,6 @@ def _summary(changed: list[str], not_covered: tuple[str, ...]) -> str:
     if not_covered:
         text += " · not covered: " + "; ".join(not_covered)
     return text
-
-
-def _plural(n: int, noun: str) -> str:
-    if n == 1:
-        return f"1 {noun}"
-    return f"{n} {noun[:-1]}ies" if noun.endswith("y") else f"{n} {noun}s"
 
 
 def _listing(items: list[str], shown: int = 3) -> str:
@@ -576,10 +571,10 @@ class _Scan:
         for kind in (_IGNORED, _META, _REPO):
             keys = sorted(k for k, v in self.skipped.items() if v == kind)
             if keys:
-                notes.append(f"{_plural(len(keys), kind)} over the cap ({_listing(keys)})")
+                notes.append(f"{plural(len(keys), kind)} over the cap ({_listing(keys)})")
         if self.stat_only:
             notes.append(
-                f"content of {_plural(len(self.stat_only), 'file')} past the hash budget "
+                f"content of {plural(len(self.stat_only), 'file')} past the hash budget "
                 f"(compared by size and times: {_listing(sorted(self.stat_only))})"
             )
         if self.failed:
@@ -644,7 +639,7 @@ def _walk(
 def _walk_not_covered(capped: bool, skipped: list[str]) -> tuple[str, ...]:
     notes = []
     if skipped:
-        notes.append(f"{_plural(len(skipped), 'skipped dir')} ({_listing(skipped)})")
+        notes.append(f"{plural(len(skipped), 'skipped dir')} ({_listing(skipped)})")
     if capped:
         notes.append("part of the project (the walk was capped)")
     return tuple(notes)

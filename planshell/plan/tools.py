@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from planshell.plan.controller import Mode, PlanController
 from planshell.plan.lint import lint_plan, summary
 from planshell.tools.base import (
+    SHOWN_KEY,
     ArgsT,
     Effect,
     Tool,
@@ -112,7 +113,8 @@ class ExitPlanModeTool(_PlanTool[ExitPlanArgs]):
     effects: ClassVar[frozenset[Effect]] = frozenset({Effect.READ})
 
     async def run(self, args: ExitPlanArgs, ctx: ToolContext) -> ToolResult:
-        return ToolResult(await self.controller.review(args.plan_path))
+        result, shown = await self.controller.review_outcome(args.plan_path)
+        return ToolResult(result, data={SHOWN_KEY: shown})
 
 
 class NoArgs(ToolArgs):

@@ -45,6 +45,10 @@ ArgsT = TypeVar("ArgsT", bound=ToolArgs)
 # tests and shown by a view without knowing the tool.
 ToolDataValue: TypeAlias = str | int | float | bool | None
 ToolData: TypeAlias = dict[str, ToolDataValue]
+# ``data[SHOWN_KEY]``: the line a person sees for a result written for the model
+# (exit_plan_mode's "The user has not approved the plan … Stay in plan mode" shows as
+# "kept planning"). The full result stays one Enter away on the row.
+SHOWN_KEY = "shown"
 
 
 class ToolError(Exception):

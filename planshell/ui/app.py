@@ -86,11 +86,13 @@ class PlanshellApp(ToastLog[int]):
         remember_theme: bool = True,
         loader: Loader | None = None,
         theme_hint: str | None = None,
+        mode_hint: str | None = None,
     ) -> None:
         """``settings`` may be None with a ``loader``: it then runs after the first frame.
 
         ``root`` is the project root, or (with a loader) the directory to show
-        until the loader has found the root.
+        until the loader has found the root. ``mode_hint`` is the mode a resumed
+        session will restore (``session_peek``), shown until the loader has run.
         """
         super().__init__()
         if settings is None and loader is None:
@@ -100,6 +102,7 @@ class PlanshellApp(ToastLog[int]):
         self.initial_prompt = prompt
         self.start_plan = plan
         self.resume = resume
+        self._mode_hint = mode_hint
         self.persist = persist
         self._fixed_label = project_label
         self.project_label = project_label or abbreviate_home(self.root)
@@ -237,6 +240,8 @@ class PlanshellApp(ToastLog[int]):
             return "plan"
         if self.resume is not None and self.resume.mode:
             return str(self.resume.mode.get("mode", "off"))
+        if self.resume is None and self._loader is not None and self.settings is None:
+            return self._mode_hint  # the loader has not run yet
         return None
 
     async def ensure_settings(self) -> bool:
@@ -558,6 +563,7 @@ def run_tui(
     prompt: str | None = None,
     plan: bool = False,
     theme: str | None = None,
+    mode_hint: str | None = None,
 ) -> int:
     """Run the TUI; settings are loaded after the first frame.
 
@@ -566,7 +572,15 @@ def run_tui(
     Textual app. A loader error is printed as ``planshell: <message>`` and
     returns 1, as the CLI does.
     """
-    app = PlanshellApp(None, start, prompt=prompt, plan=plan, loader=load, theme_hint=theme)
+    app = PlanshellApp(
+        None,
+        start,
+        prompt=prompt,
+        plan=plan,
+        loader=load,
+        theme_hint=theme,
+        mode_hint=mode_hint,
+    )
     code = _run(app)
     if app.startup_error:
         print(f"planshell: {app.startup_error}", file=sys.stderr)

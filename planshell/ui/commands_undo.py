@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from planshell.plan.undo_keeper import UndoRefused
 from planshell.sanitize import plain_line
+from planshell.text import plural
 from planshell.ui.commands import command, idle_runtime
 
 if TYPE_CHECKING:
@@ -59,7 +60,7 @@ async def undo_last_plan(ctx: CommandContext, plan: PlanController) -> None:
         answer = await wait_for_answer(
             ctx.app,
             ConfirmScreen(
-                f"{len(hand)} file(s) changed after the plan finished. Overwrite them too?",
+                f"{plural(len(hand), 'file')} changed after the plan finished. Overwrite them too?",
                 detail=names + more,
                 yes="Overwrite",
                 no="Keep my edits",
@@ -73,11 +74,12 @@ async def undo_last_plan(ctx: CommandContext, plan: PlanController) -> None:
         ctx.transcript.add_note(str(exc), kind="warning")
         return
     done = len(preview.changes) - (0 if overwrite else len(hand))
-    text = f"Undid the last plan: {done} file(s) put back as its execution found them."
+    text = f"Undid the last plan: {plural(done, 'file')} put back as its execution found them."
     if hand and not overwrite:
-        text += f" Kept your edits to {len(hand)} file(s)."
+        text += f" Kept your edits to {plural(len(hand), 'file')}."
     if preview.commits:
-        text += f" {len(preview.commits)} commit(s) made during the plan stay (HEAD not moved)."
+        verb = "stays" if len(preview.commits) == 1 else "stay"
+        text += f" {plural(len(preview.commits), 'commit')} made during the plan {verb} (HEAD not moved)."
     if problems:
         text += " Not restored: " + plain_line("; ".join(problems), 800)
     ctx.transcript.add_note(text, kind="warning" if problems else "info")

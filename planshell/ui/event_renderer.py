@@ -31,13 +31,15 @@ class EventRenderer:
         # Imported here, not at module level: the first event arrives after the
         # first frame, so the engine's modules stay off the start-up path.
         from planshell.agent import events as ev
+        from planshell.plan.init import shown_request
         from planshell.sanitize import strip_terminal_controls
+        from planshell.tools.base import SHOWN_KEY
 
         host = self._host
         transcript = host.transcript
         match event:
             case ev.TurnStarted(text=text):
-                transcript.add_user(text)
+                transcript.add_user(shown_request(text))
                 host.work_started()
             case ev.TextDelta(text=text):
                 transcript.text_delta(text)
@@ -49,7 +51,14 @@ class EventRenderer:
                 transcript.tool_started(event.call_id, event.name, event.headline)
                 host.work_started()
             case ev.ToolFinished() as event:
-                transcript.tool_finished(event.call_id, event.name, event.content, event.is_error)
+                shown = event.data.get(SHOWN_KEY)
+                transcript.tool_finished(
+                    event.call_id,
+                    event.name,
+                    event.content,
+                    event.is_error,
+                    shown if isinstance(shown, str) else None,
+                )
                 if event.name == "bash":  # the first command settles whether it is sandboxed
                     host.show_permission_mode()
             case ev.ToolProgress() as event:

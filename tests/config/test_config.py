@@ -107,6 +107,20 @@ def test_a_broken_user_file_still_stops_start_up(tmp_path):
         load_settings(tmp_path, environ={}, user_file=user)
 
 
+def test_a_second_problem_is_shown_not_counted(tmp_path):
+    """Issue 26.22: "(and 1 more problems)" hid the only other problem; name it instead."""
+    user = _write(tmp_path / "u.toml", "[plan]\nsandboxx = 1\n[tools]\nbash_timeout = -5\n")
+    with pytest.raises(ConfigError) as err:
+        load_settings(tmp_path, environ={}, user_file=user)
+    message = str(err.value)
+    assert "plan.sandboxx: unknown key" in message
+    assert "tools.bash_timeout" in message
+    assert "more problem" not in message
+    more = _write(tmp_path / "m.toml", "a = 1\nb = 2\nc = 3\n")
+    with pytest.raises(ConfigError, match=r"\(and 2 more problems\)"):
+        load_settings(tmp_path, environ={}, user_file=more)
+
+
 def test_unknown_key_is_an_error(tmp_path):
     user = _write(tmp_path / "u.toml", "[plan]\nsandboxx = 1\n")
     with pytest.raises(ConfigError, match=r"plan\.sandboxx: unknown key"):

@@ -122,6 +122,7 @@ def test_non_git_directory_and_size_cap(tmp_path: Path) -> None:
     cp = take_checkpoint(root, data_dir=tmp_path / "data", max_bytes=3000)
     assert cp.tree is None and "big.bin" in cp.skipped
     assert cp.warnings and "big.bin" in cp.warnings[0]
+    assert cp.warnings[0].startswith("1 file not recorded")  # not "1 files" (issue 26.22)
     run_plan(root)
     (root / "big.bin").write_bytes(b"changed")  # not recorded: left alone ...
     undo = plan_undo(cp)

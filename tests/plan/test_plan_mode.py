@@ -206,7 +206,7 @@ async def test_approve_executes_and_completes(project):
         and "token bucket" in provider.requests[2].system
     )
     assert PLAN_MARKER in provider.requests[0].system
-    assert "Updated 1 step(s): 1/3 done." in results[2].content
+    assert "Updated 1 step: 1/3 done." in results[2].content
     assert "- [x] Read `src/app/server.py`" in plan_path.read_text()
     assert results[3].content == "Plan complete. Exiting execute mode."
     assert runtime.plan.mode is Mode.OFF and plan_path.exists()

@@ -607,6 +607,21 @@ async def test_review_decisions_through_the_real_screen(
         assert (plans_dir(project) / "caching.md").exists() == kept
         if expected_mode == "plan" and "enter" in keys:
             assert "fewer steps" in result
+        # The person sees what they decided, not the words meant for the model (issue 26.22).
+        (row,) = [
+            r for r in screen.transcript.entries_of(ToolRow) if r.tool_name == "exit_plan_mode"
+        ]
+        assert row.summary() == SHOWN[result_start]
+        assert result_start.lower() not in screen.transcript.visible_text().lower()
+
+
+SHOWN = {
+    "Approved. Plan mode is over": "approved: executing the plan",
+    "wants to keep planning": "kept planning",
+    "The user left plan mode without approving": "left plan mode; the plan file is kept",
+    "The user discarded the plan": "plan discarded",
+    "The user asked for changes": "changes requested",
+}
 
 
 async def test_review_dismissal_means_keep(project: Path) -> None:

@@ -58,7 +58,7 @@ async def test_undo_shows_the_diff_then_restores(project: Path) -> None:
         await pilot.press("enter")
         await until(pilot, lambda: any(n.startswith("Undid the last plan") for n in notes(screen)))
         assert outside_plans(project) == before
-        assert "2 file(s) put back" in notes(screen)[-1]
+        assert "2 files put back" in notes(screen)[-1]
 
 
 async def test_undo_keeps_hand_edits_by_default(project: Path) -> None:
@@ -77,7 +77,7 @@ async def test_undo_keeps_hand_edits_by_default(project: Path) -> None:
         await until(pilot, lambda: any(n.startswith("Undid the last plan") for n in notes(screen)))
         assert (project / "src/app/limit.py").read_text() == "mine now\n"
         assert "# TODO: rate limiting" in (project / SERVER).read_text()
-        assert "Kept your edits to 1 file(s)." in notes(screen)[-1]
+        assert "Kept your edits to 1 file." in notes(screen)[-1]
 
 
 async def test_undo_without_a_plan_says_so(project: Path) -> None:

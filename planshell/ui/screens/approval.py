@@ -35,6 +35,7 @@ from textual.widgets import Input, Static
 
 from planshell.permissions.visible_diff import MARK
 from planshell.plan.decider import ApprovalChoice, ApprovalDecision, ApprovalRequest
+from planshell.text import plural
 from planshell.ui.keygrace import KeyGrace
 from planshell.ui.screens.results import AnswersWhenRemoved
 
@@ -169,7 +170,8 @@ class ApprovalScreen(KeyGrace, AnswersWhenRemoved[ApprovalDecision], ModalScreen
             lines = command.count("\n") + 1
             if len(command) > LONG_COMMAND or lines > 1:
                 out.append(
-                    f"{lines} line(s), {len(command):,} characters; all of it is shown.\n",
+                    f"{plural(lines, 'line')}, {plural(len(command), 'character')}; "
+                    "all of it is shown.\n",
                     style="bold yellow",
                 )
             out.append(visible(command) + "\n", style="bold")

@@ -424,6 +424,11 @@ class ChatScreen(Screen[None]):
 
     # --- input --------------------------------------------------------------------
 
+    def on_prompt_input_to_bottom(self, message: PromptInput.ToBottom) -> None:
+        """End from the prompt: the transcript's bottom, following the stream again."""
+        message.stop()
+        self.transcript.action_bottom()
+
     def on_prompt_input_submitted(self, message: PromptInput.Submitted) -> None:
         message.stop()
         text = message.text

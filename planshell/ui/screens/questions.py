@@ -4,6 +4,12 @@ Enter in the last field (or ctrl+s) sends; Esc or *Skip* answers None, which the
 engine reports to the model as "skipped: record your assumptions". The questions
 are model text: shown as plain, sanitised text, never markup. Sending (ctrl+s,
 Enter, a click) waits until the dialog is ready (``KeyGrace``); Esc skips at once.
+
+Tab, shift+tab and Enter (in a field that is not the last) move between fields as
+priority bindings: the app runs them in the order the keys arrived, before it hands
+the next key to the focused field. As ordinary bindings they ran only once the key
+had bubbled back up from the field, after the keys typed next had already been given
+to the old field (fast typing put the second answer into the first field).
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from rich.text import Text
+from textual.actions import SkipAction
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
@@ -29,6 +36,9 @@ class QuestionsScreen(KeyGrace, ModalScreen[list[str] | None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "skip", "Skip"),
         Binding("ctrl+s", "send", "Send answers"),
+        Binding("tab", "move(1)", "Next field", show=False, priority=True),
+        Binding("shift+tab", "move(-1)", "Previous field", show=False, priority=True),
+        Binding("enter", "next_field", "Next field", show=False, priority=True),
     ]
     GUARDED_ACTIONS: ClassVar[frozenset[str]] = frozenset({"send"})
 
@@ -57,6 +67,23 @@ class QuestionsScreen(KeyGrace, ModalScreen[list[str] | None]):
             self.action_send()
         else:
             fields[fields.index(event.input) + 1].focus()
+
+    def action_move(self, step: int) -> None:
+        """Tab / shift+tab, run by the app before the next key is handed out."""
+        if step > 0:
+            self.focus_next()
+        else:
+            self.focus_previous()
+
+    def action_next_field(self) -> None:
+        """Enter in a field that is not the last: the next field, at once. Anywhere else
+        (the last field sends, a button presses) the key goes on to the focused widget."""
+        fields = list(self.query(Input))
+        focused = self.focused
+        if not isinstance(focused, Input) or focused not in fields or focused is fields[-1]:
+            raise SkipAction()
+        # set_focus now: Widget.focus() would wait for a later turn of the loop.
+        self.set_focus(fields[fields.index(focused) + 1])
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()

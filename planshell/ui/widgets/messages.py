@@ -43,10 +43,24 @@ def human_size(size: int) -> str:
     return f"{size / (1024 * 1024):.1f} MB"
 
 
+def normalise_newlines(text: str) -> str:
+    """CR and CRLF as LF: terminals send CR for each newline in a paste (xterm, tmux)."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def paste_lines(text: str) -> int:
+    """How many lines a paste holds, counting CR, CRLF and LF as line breaks."""
+    text = normalise_newlines(text)
+    if not text:
+        return 0
+    return text.count("\n") + (0 if text.endswith("\n") else 1)
+
+
 def paste_chip(text: str) -> str:
     """The folded form of a long paste: ``[pasted 2,000 lines, 84 KB]``."""
-    lines = text.count("\n") + (0 if text.endswith("\n") else 1)
-    return PASTE_CHIP.format(lines=lines, size=human_size(len(text.encode("utf-8", "replace"))))
+    text = normalise_newlines(text)
+    size = human_size(len(text.encode("utf-8", "replace")))
+    return PASTE_CHIP.format(lines=paste_lines(text), size=size)
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,8 @@
 
 - Enter sends; ctrl+j (and shift+enter where the terminal reports it) inserts a newline.
 - ↑/↓ on the first/last row walk the prompt history.
+- End / ctrl+end at the end of the text (or in an empty prompt) take the transcript to
+  its bottom and follow the stream (the screen does it, on ``ToBottom``).
 - A ``/`` at the start shows command completions (Tab completes, ↑/↓ choose).
 - ctrl+c copies the selection if there is one; otherwise the chat screen's ctrl+c
   (stop the turn / clear the prompt / twice: quit) applies.
@@ -24,11 +26,11 @@ from textual.widgets import TextArea
 
 from planshell.ui.commands import Suggestion
 from planshell.ui.widgets.history import PromptHistory
-from planshell.ui.widgets.messages import paste_chip
+from planshell.ui.widgets.messages import normalise_newlines, paste_chip, paste_lines
 from planshell.ui.widgets.suggestions import CommandSuggestions
 
 PLACEHOLDER = "Ask anything · / for commands · ctrl+j newline"
-PASTE_FOLD_LINES = 8  # a paste with more lines than this is folded
+PASTE_FOLD_LINES = 8  # a paste with more lines than this is folded (CR, CRLF, LF alike)
 PASTE_FOLD_CHARS = 1_000  # ... or with more characters than this
 
 
@@ -43,6 +45,16 @@ class PromptInput(TextArea):
         ),
         Binding("ctrl+j,shift+enter", "newline", "Newline", show=False, tooltip="Insert a newline"),
         Binding("tab", "complete", "Complete", show=False, tooltip="Complete the slash command"),
+        Binding(
+            "end",
+            "end",
+            "Bottom of the transcript (follow)",
+            show=False,
+            tooltip="End, ctrl+end: the bottom of the transcript, following the stream, when the "
+            "prompt is empty or its cursor is at the end (else: end of the line / of the text)",
+        ),
+        # No description: the help lists it in End's row.
+        Binding("ctrl+end", "end(True)", show=False),
         Binding("up", "up", "Previous prompt (on the first row)", show=False),
         Binding("down", "down", "Next prompt (on the last row)", show=False),
         Binding(
@@ -53,6 +65,9 @@ class PromptInput(TextArea):
             tooltip="Copy the selection if there is one, else clear the prompt",
         ),
     ]
+
+    class ToBottom(Message):
+        """End with nothing after the cursor: the screen takes the transcript to its bottom."""
 
     class Submitted(Message):
         """``text`` has every paste chip expanded; ``pastes`` are the folded pastes in it."""
@@ -93,21 +108,28 @@ class PromptInput(TextArea):
     # --- pastes -------------------------------------------------------------------
 
     def on_paste(self, event: events.Paste) -> None:
-        """Fold a long paste into a chip (TextArea's own handler would insert it all)."""
-        text = event.text
-        if self.read_only or (
-            text.count("\n") < PASTE_FOLD_LINES and len(text) <= PASTE_FOLD_CHARS
-        ):
+        """Insert a paste with LF line breaks, folding a long one into a chip.
+
+        Terminals send CR for each newline in a bracketed paste: left as it is, the
+        model would get one long line and the chip would count one line. TextArea's
+        own handler is always replaced, so both forms get the normalised text.
+        """
+        if self.read_only:
             return
         event.stop()
         event.prevent_default()
+        text = normalise_newlines(event.text)
+        start, end = self.selection
+        if paste_lines(text) <= PASTE_FOLD_LINES and len(text) <= PASTE_FOLD_CHARS:
+            result = self.replace(text, start, end, maintain_selection_offset=False)
+            self.move_cursor(result.end_location)
+            return
         chip = paste_chip(text)
         number = 2
         while chip in self._pastes and self._pastes[chip] != text:
             chip = f"{paste_chip(text)[:-1]} #{number}]"
             number += 1
         self._pastes[chip] = text
-        start, end = self.selection
         self.replace(chip, start, end, maintain_selection_offset=False)
 
     def expand_pastes(self, text: str) -> tuple[str, tuple[str, ...]]:
@@ -141,6 +163,18 @@ class PromptInput(TextArea):
         self._hide_suggestions()
         full, pastes = self.expand_pastes(text)
         self.post_message(self.Submitted(self, full, pastes))
+
+    def action_end(self, whole_text: bool = False) -> None:
+        """End / ctrl+end: within the draft they move the cursor; at its end (or in an
+        empty prompt, the default focus) there is nowhere to go, so they mean "the bottom
+        of the transcript" (the keys the transcript itself uses)."""
+        start, end = self.selection
+        if start == end == self.document.end:
+            self.post_message(self.ToBottom())
+        elif whole_text:
+            self.move_cursor(self.document.end)
+        else:
+            self.action_cursor_line_end()
 
     def action_newline(self) -> None:
         if not self.read_only:

@@ -10,6 +10,7 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
+from planshell.plan.init import shown_request
 from planshell.ui.widgets.assistant import AssistantMessage
 from planshell.ui.widgets.messages import Entry, UserMessage
 from planshell.ui.widgets.tool_row import ToolRow
@@ -33,7 +34,7 @@ def resumed_entries(
     rows: dict[str, ToolRow] = {}
     for message in messages:
         if message.role == "user":
-            last = UserMessage(message.content)
+            last = UserMessage(shown_request(message.content))
             yield last
         elif message.role == "assistant":
             if message.content.strip():

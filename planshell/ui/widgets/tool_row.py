@@ -37,6 +37,7 @@ class ToolRow(Entry):
         self.tool_name = name
         self.headline = _one_line(strip_terminal_controls(headline or name), 200)
         self.content = ""
+        self.shown: str | None = None  # the tool's line for the person, when it gives one
         self.frame = 0
         self.status = "running"  # running | ok | error
         self.expanded = False
@@ -46,8 +47,11 @@ class ToolRow(Entry):
 
     # --- state ------------------------------------------------------------------
 
-    def finish(self, content: str, is_error: bool) -> None:
+    def finish(self, content: str, is_error: bool, shown: str | None = None) -> None:
+        """``shown``: the line a person reads in the headline when ``content`` is
+        written for the model (a plan decision); the content stays on expand."""
         self.content = strip_terminal_controls(content)
+        self.shown = _one_line(strip_terminal_controls(shown), SUMMARY_MAX) if shown else None
         self.status = "error" if is_error else "ok"
         self.touch()
 
@@ -90,6 +94,8 @@ class ToolRow(Entry):
         lines = [ln for ln in self.content.splitlines() if ln.strip()]
         if self.status == "error":
             return _one_line(lines[0] if lines else "failed", SUMMARY_MAX)
+        if self.shown:
+            return self.shown
         if not lines:
             return "no output"
         if len(lines) == 1 and len(lines[0].strip()) <= SUMMARY_MAX:

@@ -13,7 +13,8 @@ the last block of the last entry only.
 
 Following: while the view is at the bottom it follows new output; scrolling up
 by any means (keys, wheel, scrollbar) detaches it, and reaching the bottom by
-any means (PgDn, End, ``G``, wheel) re-attaches it. A view at the bottom stays
+any means (PgDn, wheel, End from the prompt at the end of its text, End or ``G``
+in the transcript) re-attaches it. A view at the bottom stays
 at the bottom across resizes; otherwise the entry at the top stays in place.
 """
 
@@ -33,6 +34,7 @@ from textual.strip import Strip
 from textual.timer import Timer
 
 from planshell.markdown import Palette
+from planshell.text import plural
 from planshell.ui.selection import drawn_row, highlight, selected_text
 from planshell.ui.styling import solid_component_style
 from planshell.ui.virtual_rows import VirtualRows
@@ -123,8 +125,16 @@ class Transcript(ScrollView, can_focus=True):
         Binding("up", "cursor(-1)", "Previous row", show=False),
         Binding("down", "cursor(1)", "Next row", show=False),
         Binding("enter", "activate", "Expand / collapse", show=False),
-        Binding("home", "top", "Top", show=False),
-        Binding("end", "bottom", "Bottom (follow)", show=False),
+        # g and G are handled in on_key (before the screen sends letters to the prompt);
+        # they are listed here for the help.
+        Binding("home,g", "top", "Top", show=False, tooltip="Transcript focused: top"),
+        Binding(
+            "end,G",
+            "bottom",
+            "Bottom (follow)",
+            show=False,
+            tooltip="Transcript focused: bottom, following the stream again",
+        ),
     ]
     # Printable keys the transcript keeps (vi style); other typing goes to the prompt.
     _LETTER_ACTIONS: ClassVar[dict[str, str]] = {"g": "top", "G": "bottom"}
@@ -239,7 +249,8 @@ class Transcript(ScrollView, can_focus=True):
                 self._tools.pop(entry.call_id, None)
         self._hidden_count += len(doomed)
         self._remove(doomed)
-        text = f"… {self._hidden_count} earlier entries are not shown"
+        hidden = self._hidden_count
+        text = f"… {plural(hidden, 'earlier entry')} {'is' if hidden == 1 else 'are'} not shown"
         if self._hidden_note is None:
             self._hidden_note = NoteRow(text, kind="hidden")
             first = next((e for e in self._entries if e.kind != "welcome"), None)
@@ -357,11 +368,13 @@ class Transcript(ScrollView, can_focus=True):
         self._add(row)
         return row
 
-    def tool_finished(self, call_id: str, name: str, content: str, is_error: bool) -> ToolRow:
+    def tool_finished(
+        self, call_id: str, name: str, content: str, is_error: bool, shown: str | None = None
+    ) -> ToolRow:
         row = self._tools.get(call_id)
         if row is None:
             row = self.tool_started(call_id, name, name)
-        row.finish(content, is_error)
+        row.finish(content, is_error, shown)
         return row
 
     def tool_progress(self, call_id: str, line: str) -> None:

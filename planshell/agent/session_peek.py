@@ -1,0 +1,81 @@
+"""The mode a resumed session will restore, read cheaply before the TUI's first frame.
+
+``--continue`` loads settings and the session after the first frame (pydantic and
+the engine take a second or more to import); until then the status bar would say
+``OFF starting…`` for a session that resumes in PLAN. This peek uses only the
+standard library and platformdirs, finds the same file as
+``planshell.agent.session.find_session`` and reads its last ``mode`` entry. It is
+a hint for the first frames only: the loaded session and the controller decide the
+real mode (a hostile session file can at most mislabel the chip until they do).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+MODE_MARK = b'{"type": "mode"'  # how SessionLog.append writes a mode entry (json.dumps)
+MODES = frozenset({"off", "plan", "execute"})
+
+
+def project_key(root: Path) -> str:
+    """A readable, collision-safe folder name for a project root."""
+    resolved = str(root.resolve())
+    digest = hashlib.sha256(resolved.encode()).hexdigest()[:10]
+    name = "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in Path(resolved).name)
+    return f"{name or 'root'}-{digest}"
+
+
+def _data_dir() -> Path:
+    """As ``planshell.config.data_dir`` (which imports pydantic with its package)."""
+    override = os.environ.get("PLANSHELL_DATA_DIR")
+    if override:
+        return Path(override)
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("planshell"))
+
+
+def _project_root(start: Path) -> Path:
+    """As ``planshell.plan.store.find_project_root``."""
+    start = Path(start).resolve()
+    for candidate in (start, *start.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return start
+
+
+def _session_file(root: Path, session_id: str | None) -> Path | None:
+    folder = _data_dir() / "projects" / project_key(root) / "sessions"
+    try:
+        files = [p for p in folder.glob("*.jsonl") if p.is_file()]
+        files.sort(key=lambda p: (p.stat().st_mtime, p.name), reverse=True)
+    except OSError:
+        return None
+    if session_id is not None:
+        files = [p for p in files if p.stem.startswith(session_id)]
+    return files[0] if files else None
+
+
+def peek_resumed_mode(start: Path, session_id: str | None) -> str | None:
+    """``off``, ``plan`` or ``execute`` from the session ``--continue`` (``session_id`` None)
+    or ``--resume ID`` would load; None when there is none or it cannot be read."""
+    try:
+        path = _session_file(_project_root(start), session_id)
+        if path is None:
+            return None
+        data = path.read_bytes()
+    except OSError:
+        return None
+    for line in reversed(data.split(b"\n")):
+        if not line.startswith(MODE_MARK):
+            continue
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue  # a truncated last line: the loader skips it too
+        mode = entry.get("mode", "off") if isinstance(entry, dict) else None
+        return mode if mode in MODES else None
+    return None
