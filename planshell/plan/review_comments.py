@@ -6,6 +6,11 @@ about, written by :func:`add_comment` with the same ``apply_reviews`` and
 recorded in the same :data:`~planshell.review_web.feedback.LEDGER`, so a
 comment written in the TUI is one the browser review shows, and back.
 
+A comment is about a section (:func:`add_comment`: after its last block, the
+section's text quoted) or about lines the person selected
+(:func:`add_range_comment`: after the last block the lines touch, the
+selection quoted).
+
 The model answers a comment with a reply line right after its review lines::
 
     > [!REVIEW] say which tests
@@ -23,8 +28,9 @@ the exact review lines of a comment the person made, so
 
 A comment is **addressed** only when the model replied; its section changing
 without a reply leaves it **open** (noted "changed, no reply"). Open comments
-carry over to the next round, re-attached to their section by title, or to the
-end of the plan with the note "section gone".
+carry over to the next round, re-attached to their section by title (after
+its last block, a selection's comment too), or to the end of the plan with the
+note "section gone".
 """
 
 from __future__ import annotations
@@ -61,10 +67,12 @@ __all__ = [
     "CommentStatus",
     "ReviewComment",
     "add_comment",
+    "add_range_comment",
     "carry_over",
     "comments_from_blocks",
     "comments_message",
     "new_comment_id",
+    "range_anchor",
     "track",
 ]
 
@@ -159,6 +167,20 @@ def _find_section(doc: PlanDocument, title: str) -> Section | None:
     return None
 
 
+def _check_text(text: str) -> None:
+    if len(text) > MAX_COMMENT_CHARS:
+        raise FeedbackError(f"A comment is over {MAX_COMMENT_CHARS} characters.")
+    if not comment_lines(text):
+        raise FeedbackError("Write a comment first.")
+
+
+def _read_expected(store: PlanStore, path: Path, expected: str) -> str:
+    current = store.read(path)
+    if current != expected:
+        raise FeedbackError("The plan file changed since it was shown; review it again.")
+    return current
+
+
 def add_comment(
     store: PlanStore,
     path: Path,
@@ -176,13 +198,8 @@ def add_comment(
     the ledger records them as the person's. Returns the new text and the
     comment. Raises :class:`FeedbackError` when it cannot be written.
     """
-    if len(text) > MAX_COMMENT_CHARS:
-        raise FeedbackError(f"A comment is over {MAX_COMMENT_CHARS} characters.")
-    if not comment_lines(text):
-        raise FeedbackError("Write a comment first.")
-    current = store.read(path)
-    if current != expected:
-        raise FeedbackError("The plan file changed since it was shown; review it again.")
+    _check_text(text)
+    current = _read_expected(store, path, expected)
     doc = parse_plan(current)
     if not 0 <= section_index < len(doc.sections):
         raise FeedbackError("There is no section here to comment on.")
@@ -193,17 +210,83 @@ def add_comment(
     return new_text, comment
 
 
-def _insert(
-    text: str, section: Section, comment: str, comment_id: str
+def range_anchor(text: str, start: int, end: int) -> tuple[Section, Block]:
+    """The block a comment on source lines ``[start, end)`` goes after, and its section.
+
+    The last block the range touches: the last one (review and reply lines
+    skipped, as for a section) that starts before ``end``, so a range that
+    ends inside a list or a fence is about that whole block and the comment
+    goes after it, never inside it. Raises :class:`FeedbackError` when the
+    range is empty or before every block.
+    """
+    if not 0 <= start < end:
+        raise FeedbackError("Select some lines of the plan first.")
+    lines = text.split("\n")
+    blocks = [b for b in render_plan_html(text) if b.start < end and not _is_note_block(lines, b)]
+    if not blocks:
+        raise FeedbackError("The selection has no block to comment on.")
+    block = blocks[-1]
+    doc = parse_plan(text)
+    section = next(
+        (s for s in reversed(doc.sections) if s.start <= block.start),
+        None,
+    )
+    if section is None:  # pragma: no cover - every block is in a section
+        raise FeedbackError("The selection has no block to comment on.")
+    return section, block
+
+
+def add_range_comment(
+    store: PlanStore,
+    path: Path,
+    expected: str,
+    lines: tuple[int, int],
+    quote: str,
+    text: str,
+    *,
+    comment_id: str,
+    ledger: ReviewLedger = LEDGER,
 ) -> tuple[str, ReviewComment]:
-    """``text`` with ``comment`` after ``section``'s last block; existing review lines untouched.
+    """Write the person's comment on source lines ``lines`` (``[start, end)``) of the plan.
+
+    As :func:`add_comment`, but the review lines go after the last block the
+    lines touch (:func:`range_anchor`) and the comment's quote is ``quote``,
+    the text the person selected (sanitised here), so the model is told
+    exactly what the comment is about.
+    """
+    _check_text(text)
+    current = _read_expected(store, path, expected)
+    section, block = range_anchor(current, *lines)
+    new_text = _apply(current, block, text)
+    body = _section_body(current, section)
+    comment = ReviewComment(
+        id=comment_id,
+        section=section.title,
+        quote=_quote(quote.strip("\n")),
+        text="\n".join(comment_lines(text)),
+        quote_digest=_digest(body),
+    )
+    store.write(path, new_text)
+    ledger.record(path, comment.lines)
+    return new_text, comment
+
+
+def _apply(text: str, block: Block, comment: str) -> str:
+    """``text`` with ``comment`` after ``block``; existing review lines untouched.
 
     ``apply_reviews`` with nobody's lines authored: every review or reply line
     already in the file is left exactly where it is, and the new run is checked
     to read back as exactly this comment.
     """
+    return apply_reviews(text, [Comment(block.start, block.end, comment)], lambda _line: False)
+
+
+def _insert(
+    text: str, section: Section, comment: str, comment_id: str
+) -> tuple[str, ReviewComment]:
+    """``text`` with ``comment`` after ``section``'s last block (see :func:`_apply`)."""
     block = _anchor(text, section)
-    new_text = apply_reviews(text, [Comment(block.start, block.end, comment)], lambda _line: False)
+    new_text = _apply(text, block, comment)
     body = _section_body(text, section)
     made = ReviewComment(
         id=comment_id,

@@ -16,9 +16,11 @@ from planshell.plan.review_comments import (
     CommentStatus,
     ReviewComment,
     add_comment,
+    add_range_comment,
     carry_over,
     comments_message,
     new_comment_id,
+    range_anchor,
     track,
 )
 from planshell.plan.store import PlanStore
@@ -210,3 +212,115 @@ def test_ids_count_up() -> None:
     assert (
         new_comment_id([ReviewComment("c7", "", "", "x"), ReviewComment("zz", "", "", "y")]) == "c8"
     )
+
+
+# ------------------------------------------------------------ a selected range
+
+BLOCKS = """# Plan: Add caching
+
+## Goal
+
+Cache widgets.
+
+## Steps
+
+First read the server code
+to learn the layout.
+
+- [ ] Add the cache
+- [ ] Test it
+
+```sh
+make test
+make lint
+```
+
+Then ship it.
+"""
+
+
+def _line(text: str, content: str) -> int:
+    return text.split("\n").index(content)
+
+
+def test_a_comment_on_selected_lines_goes_after_the_block_they_end_in(tmp_path: Path) -> None:
+    store, path = saved(tmp_path, BLOCKS)
+    ledger = ReviewLedger()
+    first = _line(BLOCKS, "First read the server code")
+    selected = "read the server code\nto learn"
+    text, made = add_range_comment(
+        store,
+        path,
+        BLOCKS,
+        (first, first + 2),
+        selected,
+        "Which server?",
+        comment_id="c1",
+        ledger=ledger,
+    )
+    assert store.read(path) == text
+    lines = text.split("\n")
+    end = _line(text, "to learn the layout.")
+    # after the paragraph, not after the section's last block ("Then ship it.")
+    assert lines[end + 1 : end + 4] == ["", f"{REVIEW_PREFIX} Which server?", ""]
+    assert lines[end + 4 : end + 6] == ["", "- [ ] Add the cache"]
+    assert made == ReviewComment(
+        "c1", "Steps", selected, "Which server?", quote_digest=made.quote_digest
+    )
+    # The browser's reader: the same comment on the paragraph's block, the plan restored.
+    base, comments = split_reviews(text, ledger.authored(path))
+    assert base == BLOCKS
+    paragraph = next(b for b in render_plan_html(BLOCKS) if b.start == first)
+    assert comments == [Comment(paragraph.start, paragraph.end, "Which server?")]
+    # What the model is told: the section, the exact selection, the comment.
+    message = comments_message([made])
+    assert 'section "Steps"' in message
+    assert "   > read the server code\n   > to learn\n   Comment: Which server?" in message
+    assert "Then ship it" not in message  # not the whole section
+
+
+def test_a_selection_ending_inside_a_fence_or_list_comments_after_the_whole_block() -> None:
+    fence_line = _line(BLOCKS, "make test")
+    _, block = range_anchor(BLOCKS, fence_line, fence_line + 1)
+    assert (block.kind, block.end) == ("fence", _line(BLOCKS, "make lint") + 2)  # after ```
+    item = _line(BLOCKS, "- [ ] Add the cache")
+    section, block = range_anchor(BLOCKS, item - 3, item + 1)  # paragraph into the list
+    assert block.kind == "bullet_list" and block.end == item + 2
+    assert section.title == "Steps"
+    # From Goal's paragraph into the Steps heading: the last block touched is that heading.
+    goal = _line(BLOCKS, "Cache widgets.")
+    section, block = range_anchor(BLOCKS, goal, _line(BLOCKS, "## Steps") + 1)
+    assert block.kind == "heading" and section.title == "Steps"
+
+
+def test_a_selection_of_review_lines_or_nothing_is_refused_or_goes_to_the_block_before(
+    tmp_path: Path,
+) -> None:
+    commented = BLOCKS.replace("Cache widgets.\n", f"Cache widgets.\n\n{REVIEW_PREFIX} old\n")
+    review = _line(commented, f"{REVIEW_PREFIX} old")
+    _, block = range_anchor(commented, review, review + 1)
+    assert block.start == _line(commented, "Cache widgets.")  # never after a review line
+    with pytest.raises(FeedbackError):
+        range_anchor(BLOCKS, 3, 3)
+    store, path = saved(tmp_path, BLOCKS)
+    with pytest.raises(FeedbackError):  # the file changed since it was shown
+        add_range_comment(
+            store, path, BLOCKS + "x", (3, 5), "Cache", "hm", comment_id="c1", ledger=ReviewLedger()
+        )
+    assert store.read(path) == BLOCKS
+
+
+def test_a_hostile_selection_quote_is_stored_without_terminal_controls(tmp_path: Path) -> None:
+    store, path = saved(tmp_path, BLOCKS)
+    goal = _line(BLOCKS, "Cache widgets.")
+    _, made = add_range_comment(
+        store,
+        path,
+        BLOCKS,
+        (goal, goal + 1),
+        "Cache\x1b]0;pwned\x07 \u202ewidgets",
+        "why",
+        comment_id="c1",
+        ledger=ReviewLedger(),
+    )
+    assert made.quote == "Cache widgets"

@@ -12,7 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from textual.content import Content
 from textual.pilot import Pilot
+from textual.widgets import Static
 
 from planshell.llm.scripted import Reply, Request
 from planshell.plan.decider import Decision
@@ -24,6 +26,7 @@ from planshell.ui.screens.comment import CommentScreen
 from planshell.ui.screens.confirm import ConfirmScreen
 from planshell.ui.screens.review import FeedbackArea, ReviewScreen
 from planshell.ui.widgets.comments_panel import CommentsPanel
+from planshell.ui.widgets.plan_view import PlanView
 from tests.ui.plan_helpers import PLAN, SIZE, make_app, mode, plans_dir, runtime
 from tests.ui.review_helpers import ReviewHost, request_for, settle_review
 from tests.ui_helpers import idle, ready, send, until
@@ -51,6 +54,11 @@ async def comment_on(pilot: Pilot, review: ReviewScreen, title: str, text: str) 
     await pilot.press(*text, "enter")
     await until(pilot, lambda: pilot.app.screen is review)
     assert dialog.section == title
+
+
+async def settle_review_screen(pilot: Pilot, review: ReviewScreen) -> None:
+    """The review's plan view laid out (its rows are what the mouse selects)."""
+    await until(pilot, lambda: review.plan_view.layout_complete)
 
 
 def panel_text(review: ReviewScreen) -> str:
@@ -190,3 +198,145 @@ async def test_the_panel_shows_model_text_plainly_and_r_resends_open_comments() 
     assert review_result.comments == (STILL_OPEN,)  # the addressed one is done
     assert "[c2]" in review_result.feedback and "[c1]" not in review_result.feedback
     assert review_result.feedback.endswith("The user also wrote: also shorter")
+
+
+# ------------------------------------------------------------- a selected range
+
+BLOCKS = """# Plan: Add caching
+
+## Steps
+
+First read the server code
+to learn the layout.
+
+- [ ] Add the cache
+- [ ] Test it
+
+Then ship it.
+"""
+WRITE_BLOCKS = ("write_plan", {**WRITE[1], "content": BLOCKS})
+
+
+async def drag_select(pilot: Pilot, view: PlanView, first: str, last: str) -> None:
+    """Drag the mouse from the start of ``first``'s row to the end of ``last``'s (view rows)."""
+    rows = [view.render_line(y).text.rstrip() for y in range(view.size.height)]
+    top = next(y for y, row in enumerate(rows) if first in row)
+    bottom = next(y for y, row in enumerate(rows) if last in row)
+    await pilot.mouse_down(view, offset=(2, top))
+    await pilot.hover(view, offset=(4, top + 1))
+    await pilot.hover(view, offset=(len(rows[bottom]), bottom))
+    await pilot.mouse_up(view, offset=(len(rows[bottom]), bottom))
+    await pilot.pause()
+
+
+async def test_c_on_a_selection_comments_after_its_block_and_r_quotes_it(project: Path) -> None:
+    plan_file = plans_dir(project) / "caching.md"
+    seen: list[str] = []
+
+    def revise(request: Request) -> Reply:
+        seen.append(str(request.messages[-1].content))
+        return Reply(text="Noted.")
+
+    app = make_app(project, [Reply(calls=[WRITE_BLOCKS]), Reply(calls=[EXIT]), revise], plan=True)
+    async with app.run_test(size=SIZE) as pilot:
+        chat = await ready(pilot)
+        await send(pilot, "plan caching")
+        review = await screen_of(pilot, ReviewScreen)
+        await settle_review_screen(pilot, review)
+        view = review.plan_view
+        # From the paragraph into the list's first item: the list is the last block touched.
+        await drag_select(pilot, view, "First read the server", "Add the cache")
+        selected = "First read the server code to learn the layout.\n\n☐ Add the cache"
+        assert view.selection_text() == selected
+        assert view.selected_source_lines() == (4, 8)  # paragraph's first line .. the item's
+        await pilot.press("c")
+        dialog = await screen_of(pilot, CommentScreen)
+        assert dialog.on_selection and dialog.section == "Steps"
+        quote = dialog.query_one("#comment-quote", Static).render()
+        assert str(quote) == "▏First read the server code to learn the layout.\n▏\n▏☐ Add the cache"
+        await until(pilot, lambda: isinstance(app.focused, FeedbackArea))
+        await pilot.press(*"Which server?", "enter")
+        await until(pilot, lambda: app.screen is review)
+        lines = plan_file.read_text().split("\n")
+        end = lines.index("- [ ] Test it")
+        # after the list the selection ends in, not after the section's last block
+        assert lines[end + 1 : end + 4] == ["", f"{REVIEW_PREFIX} Which server?", ""]
+        assert lines[end + 4 : end + 6] == ["", "Then ship it."]
+        assert not review.screen.selections  # the selection was of the text before
+        (made,) = review.open_comments
+        assert made.quote == selected
+
+        await pilot.press("r")
+        await until(pilot, lambda: isinstance(app.focused, FeedbackArea))
+        await pilot.press("enter")
+        await until(pilot, lambda: bool(seen))
+        await idle(pilot, chat)
+    (message,) = seen
+    assert (
+        'On section "Steps", about:\n   > First read the server code to learn the layout.\n'
+        "   > \n   > ☐ Add the cache\n   Comment: Which server?"
+    ) in message
+    assert "Test it" not in message  # the selection, not the whole section
+
+
+async def test_c_without_a_selection_still_comments_on_the_whole_section(project: Path) -> None:
+    plan_file = plans_dir(project) / "caching.md"
+    app = make_app(
+        project, [Reply(calls=[WRITE_BLOCKS]), Reply(calls=[EXIT]), Reply(text="ok")], plan=True
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await send(pilot, "plan caching")
+        review = await screen_of(pilot, ReviewScreen)
+        await settle_review_screen(pilot, review)
+        assert review.plan_view.selected_source_lines() is None
+        await comment_on(pilot, review, "Steps", "Shorter")
+        assert plan_file.read_text().rstrip().endswith(f"Then ship it.\n\n{REVIEW_PREFIX} Shorter")
+        # A selection, but Ctrl+N in the dialog: the whole section after all.
+        await drag_select(pilot, review.plan_view, "First read the server", "to learn")
+        await pilot.press("c")
+        dialog = await screen_of(pilot, CommentScreen)
+        assert dialog.on_selection
+        await until(pilot, lambda: isinstance(app.focused, FeedbackArea))
+        await pilot.press("ctrl+n")
+        assert not dialog.on_selection and dialog.section == "Steps"
+        await pilot.press(*"Whole", "enter")
+        await until(pilot, lambda: app.screen is review)
+        text = plan_file.read_text()
+        assert f"to learn the layout.\n\n{REVIEW_PREFIX}" not in text
+        assert f"{REVIEW_PREFIX} Whole" in text.split("Then ship it.")[1]
+        await pilot.press("escape")
+
+
+HOSTILE_BLOCKS = BLOCKS.replace(
+    "First read the server code",
+    "First read \x1b]0;pwned\x07the [bold red]server[/] \u202ecode",
+)
+
+
+async def test_a_hostile_selection_is_shown_and_quoted_plainly(project: Path) -> None:
+    plan_file = plans_dir(project) / "caching.md"
+    write = ("write_plan", {**WRITE[1], "content": HOSTILE_BLOCKS})
+    app = make_app(
+        project, [Reply(calls=[write]), Reply(calls=[EXIT]), Reply(text="ok")], plan=True
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await send(pilot, "plan caching")
+        review = await screen_of(pilot, ReviewScreen)
+        await settle_review_screen(pilot, review)
+        await drag_select(pilot, review.plan_view, "First read", "to learn the layout.")
+        await pilot.press("c")
+        dialog = await screen_of(pilot, CommentScreen)
+        shown = dialog.query_one("#comment-quote", Static).render()
+        assert isinstance(shown, Content)
+        assert shown.plain == "▏First read the [bold red]server[/] code to learn the layout."
+        assert not shown.spans  # markup is text: no style came from the plan
+        await until(pilot, lambda: isinstance(app.focused, FeedbackArea))
+        await pilot.press(*"why", "enter")
+        await until(pilot, lambda: app.screen is review)
+        (made,) = review.open_comments
+        assert made.quote.startswith("First read the [bold red]server[/] code")
+        assert "\x1b" not in made.quote and "\u202e" not in made.quote
+        assert f"to learn the layout.\n\n{REVIEW_PREFIX} why\n" in plan_file.read_text()
+        await pilot.press("escape")

@@ -13,9 +13,10 @@ Decisions (``planshell.plan.decider.Decision``):
   Enter sends ``Review(REFINE, feedback)``, Ctrl+J adds a newline, an empty
   buffer does nothing, Esc goes back to the plan.
 * ``c`` comment: a small dialog (``CommentScreen``) takes a comment on the
-  section at the top of the view; it is written at once into the plan file as
-  ``> [!REVIEW]`` lines after the section's last block (the browser review's
-  format, :mod:`planshell.plan.review_comments`). ``C`` shows or hides the
+  section at the top of the view, or on the text selected in the plan view
+  (mouse drag); it is written at once into the plan file as ``> [!REVIEW]``
+  lines after the section's last block, or after the last block the selection
+  touches (the browser review's format, :mod:`planshell.plan.review_comments`). ``C`` shows or hides the
   comments panel (it opens by itself when there are comments): this round's
   new comments and the last round's, each *addressed* (the model replied with
   a ``> [!RESOLVED]`` line) or *open*. With comments, ``r`` sends them all,
@@ -83,9 +84,11 @@ from planshell.plan.document import changed_sections, parse_plan
 from planshell.plan.review_comments import (
     ReviewComment,
     add_comment,
+    add_range_comment,
     carry_over,
     comments_message,
     new_comment_id,
+    range_anchor,
 )
 from planshell.plan.review_coverage import unseen_question
 from planshell.plan.revision_diff import revision_diff
@@ -963,9 +966,12 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
         return getattr(getattr(self.app, "runtime", None), "store", None)
 
     def action_comment(self) -> None:
-        """Comment on a section: the dialog starts on the one at the top of the view.
+        """Comment on the selected lines, or on a section (the one at the top of the view).
 
-        Section only: the plan view has no line selection to anchor a range to.
+        With text selected in the plan view the dialog quotes the selection and
+        the comment goes after the last block it touches
+        (:func:`~planshell.plan.review_comments.add_range_comment`); Ctrl+N/B
+        there turn it into a comment on a whole section.
         """
         if self._edited is not None:
             self.notify(
@@ -980,37 +986,58 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
         sections = view.sections
         if not sections:
             return
-        from planshell.ui.screens.comment import CommentScreen
+        from planshell.ui.screens.comment import CommentAnswer, CommentScreen
 
         def body(section: Section) -> str:
             return "\n".join(section.text.split("\n")[1 if section.level else 0 :]).strip()
 
-        def answered(answer: tuple[int, str] | None) -> None:
-            if answer is not None and self.is_current:
-                self._write_comment(*answer)
+        index, lines, quote = view.current_section(), view.selected_source_lines(), ""
+        if lines is not None:
+            try:
+                anchor_section, _ = range_anchor(self.request.text, *lines)
+            except FeedbackError:
+                lines = None  # nothing to anchor to: a comment on the section, as without one
+            else:
+                starts = [s.start for s in sections]  # the view's sections: the same lines
+                if anchor_section.start in starts:
+                    index = starts.index(anchor_section.start)
+                quote = view.selection_text()
+
+        def answered(answer: CommentAnswer | None) -> None:
+            if answer is None or not self.is_current:
+                return
+            if answer.on_selection and lines is not None:
+                self._write_comment(answer.section, answer.text, lines=lines, quote=quote)
+            else:
+                self._write_comment(answer.section, answer.text)
 
         choices = [(plain_inline(s.title), body(s)) for s in sections]
-        self.app.push_screen(CommentScreen(choices, view.current_section()), answered)
+        self.app.push_screen(CommentScreen(choices, index, quote if lines else ""), answered)
 
-    def _write_comment(self, index: int, text: str) -> bool:
-        """Write the person's comment on section ``index``; False (and a toast) when not."""
+    def _write_comment(
+        self, index: int, text: str, *, lines: tuple[int, int] | None = None, quote: str = ""
+    ) -> bool:
+        """Write the person's comment on section ``index``, or on source ``lines`` quoting
+        ``quote`` (a selection); False (and a toast) when not."""
         store = self._store()
         if store is None:
             self.notify("Comments need a project; not available here.", severity="warning")
             return False
         comment_id = new_comment_id([*self.request.comments, *self._new_comments])
+        path, shown = self.request.path, self.request.text
         try:
-            new_text, comment = add_comment(
-                store,
-                self.request.path,
-                self.request.text,
-                index,
-                text,
-                comment_id=comment_id,
-            )
+            if lines is not None:
+                new_text, comment = add_range_comment(
+                    store, path, shown, lines, quote, text, comment_id=comment_id
+                )
+            else:
+                new_text, comment = add_comment(
+                    store, path, shown, index, text, comment_id=comment_id
+                )
         except (FeedbackError, PlanStoreError) as exc:
             self.notify(f"The comment was not written: {exc}", severity="error", markup=False)
             return False
+        self.clear_selection()  # its rows are the old text's
         self._new_comments.append(comment)
         self._plan_text_now(new_text)
         self._show_comments()

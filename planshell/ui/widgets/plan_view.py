@@ -945,6 +945,49 @@ class PlanView(ScrollView, can_focus=True):
             self._ensure_rows(None)  # dragged past the bottom: up to the last row
         return selected_text(selection, self._vrows.total, self.rendered_line, GUTTER), "\n"
 
+    def selected_source_lines(self) -> tuple[int, int] | None:
+        """Source lines ``[start, end)`` (0-based) the selected text is on; None without one.
+
+        What a comment on the selection is anchored to (``c``). Each drawn row
+        keeps the source line it shows (a wrapped paragraph's rows: the
+        paragraph's first line; a list item's: the item's), so the range covers
+        the rows with selected characters; blank rows (block separators, which
+        carry the next block's line) and the gutter do not count. Selecting
+        everything (a double click) is not a range: None, as without a selection.
+        """
+        selection = self.text_selection
+        if selection is None or not self._width or not self._doc.sections:
+            return None
+        start, end = selection
+        if start is None and end is None:
+            return None
+        if end is None:
+            self._ensure_rows(None)  # dragged past the bottom: up to the last row
+        total = self._vrows.total
+        first = 0 if start is None else max(0, start.y)
+        last = total - 1 if end is None else min(end.y, total - 1)
+        sources: list[int] = []
+        for row in range(first, last + 1):
+            span = selection.get_span(row)
+            if span is None:
+                continue
+            text = self.rendered_line(row)
+            left, right = span
+            right = len(text) if right == -1 else right
+            if text[max(left, GUTTER) : right].strip():
+                sources.append(self._source_at(row) - 1)
+        if not sources:
+            return None
+        return min(sources), max(sources) + 1
+
+    def selection_text(self) -> str:
+        """The selected text as shown (sanitised plan text; "" without a selection)."""
+        selection = self.text_selection
+        if selection is None:
+            return ""
+        got = self.get_selection(selection)
+        return got[0] if got is not None else ""
+
     def selection_updated(self, selection: Selection | None) -> None:
         self.refresh()
 
