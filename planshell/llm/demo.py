@@ -26,9 +26,9 @@ from planshell.llm.types import (
     Usage,
     UsageReport,
 )
+from planshell.project_tests import TEST_EVIDENCE_FILES, TestCommand, find_test_command
 from planshell.sanitize import cut_at_word
 from planshell.text import plural
-from planshell.workspace.test_command import TEST_EVIDENCE_FILES, TestCommand, find_test_command
 
 DEMO_BANNER = "*Offline demo model* — a built-in stand-in, not a real LLM."
 

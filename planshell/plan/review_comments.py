@@ -1,9 +1,9 @@
 """A person's review comments, tracked across the model's revisions of a plan.
 
-The format in the plan file is the browser review's (:mod:`planshell.review_web.feedback`):
+The format in the plan file is the browser review's (:mod:`planshell.plan.review_format`):
 a comment is a run of ``> [!REVIEW] <comment>`` lines after the block it is
 about, written by :func:`add_comment` with the same ``apply_reviews`` and
-recorded in the same :data:`~planshell.review_web.feedback.LEDGER`, so a
+recorded in the same :data:`~planshell.plan.review_format.LEDGER`, so a
 comment written in the TUI is one the browser review shows, and back.
 
 A comment is about a section (:func:`add_comment`: after its last block, the
@@ -41,8 +41,9 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
+from planshell.plan.blocks import PlanBlock, plan_blocks
 from planshell.plan.document import PlanDocument, Section, parse_plan
-from planshell.review_web.feedback import (
+from planshell.plan.review_format import (
     LEDGER,
     MAX_COMMENT_CHARS,
     REVIEW_PREFIX,
@@ -53,7 +54,6 @@ from planshell.review_web.feedback import (
     code_lines,
     comment_lines,
 )
-from planshell.review_web.render import Block, render_plan_html
 from planshell.sanitize import strip_terminal_controls
 
 if TYPE_CHECKING:
@@ -142,12 +142,12 @@ def _quote(body: str) -> str:
     return clean if len(clean) <= MAX_QUOTE_CHARS else clean[: MAX_QUOTE_CHARS - 1] + "…"
 
 
-def _anchor(text: str, section: Section) -> Block:
+def _anchor(text: str, section: Section) -> PlanBlock:
     """The block a comment on ``section`` goes after: its last block that is not a review line."""
     lines = text.split("\n")
     blocks = [
         b
-        for b in render_plan_html(text)
+        for b in plan_blocks(text)
         if b.start >= section.start and b.end <= section.end and not _is_note_block(lines, b)
     ]
     if not blocks:
@@ -155,7 +155,7 @@ def _anchor(text: str, section: Section) -> Block:
     return blocks[-1]
 
 
-def _is_note_block(lines: list[str], block: Block) -> bool:
+def _is_note_block(lines: list[str], block: PlanBlock) -> bool:
     first = lines[block.start] if block.start < len(lines) else ""
     return first.startswith((REVIEW_PREFIX, RESOLVED_PREFIX))
 
@@ -210,7 +210,7 @@ def add_comment(
     return new_text, comment
 
 
-def range_anchor(text: str, start: int, end: int) -> tuple[Section, Block]:
+def range_anchor(text: str, start: int, end: int) -> tuple[Section, PlanBlock]:
     """The block a comment on source lines ``[start, end)`` goes after, and its section.
 
     The last block the range touches: the last one (review and reply lines
@@ -222,7 +222,7 @@ def range_anchor(text: str, start: int, end: int) -> tuple[Section, Block]:
     if not 0 <= start < end:
         raise FeedbackError("Select some lines of the plan first.")
     lines = text.split("\n")
-    blocks = [b for b in render_plan_html(text) if b.start < end and not _is_note_block(lines, b)]
+    blocks = [b for b in plan_blocks(text) if b.start < end and not _is_note_block(lines, b)]
     if not blocks:
         raise FeedbackError("The selection has no block to comment on.")
     block = blocks[-1]
@@ -271,7 +271,7 @@ def add_range_comment(
     return new_text, comment
 
 
-def _apply(text: str, block: Block, comment: str) -> str:
+def _apply(text: str, block: PlanBlock, comment: str) -> str:
     """``text`` with ``comment`` after ``block``; existing review lines untouched.
 
     ``apply_reviews`` with nobody's lines authored: every review or reply line

@@ -35,9 +35,9 @@ from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
 from rich.style import Style
 
-from planshell.markdown.parse import parse_blocks, task_state
+from planshell.markdown.parse import task_state
 from planshell.markdown.render import DEFAULT_PALETTE, inline_spans, link_suffix
-from planshell.plan.document import parse_plan
+from planshell.plan.blocks import plan_blocks
 from planshell.sanitize import strip_terminal_controls
 
 __all__ = ["Block", "highlight_css", "render_plan_html"]
@@ -215,45 +215,29 @@ def _show_link_targets(tokens: Sequence[Token]) -> None:
         token.children = out
 
 
-def _trim_end(lines: list[str], start: int, end: int) -> int:
-    while end > start + 1 and not lines[end - 1].strip():
-        end -= 1
-    return end
-
-
 def render_plan_html(text: str) -> list[Block]:
     """The plan as top-level blocks with escaped HTML and source line ranges.
 
-    Parsed one section at a time, like the TUI's ``PlanView``, so both show the
-    same blocks with the same line ranges.
+    The blocks are :func:`planshell.plan.blocks.plan_blocks`: the ones the TUI
+    shows and comments are anchored to, with the same line ranges.
     """
     md = _html()
     env: dict[str, Any] = {}
-    # What the TUI renders: sanitised (every line break kept, so line numbers are
-    # the file's); markdown-it also breaks lines at "\r": keep its line numbers ours.
-    text = strip_terminal_controls(text)
-    lines = text.replace("\r", " ").split("\n")
     blocks: list[Block] = []
-    for section in parse_plan(text).sections:
-        for block in parse_blocks("\n".join(lines[section.start : section.end]), section.start):
-            group = list(block.tokens)
-            first = group[0]
-            if first.map is None:  # pragma: no cover - every top-level block has a map
-                continue
-            _harden(group)
-            _show_link_targets(group)
-            _tasks(group)
-            end = _trim_end(lines, block.start, min(block.end, len(lines)))
-            body = md.renderer.render(group, md.options, env)
-            level, title = 0, ""
-            if first.type == "heading_open":
-                level = int(first.tag[1:])
-                title = "".join(
-                    c.content
-                    for c in (group[1].children or [])
-                    if c.type in {"text", "code_inline"}
-                )
-            blocks.append(Block(block.start, end, block.kind, body, level, title))
+    for block in plan_blocks(text):
+        group = list(block.tokens)
+        first = group[0]
+        _harden(group)
+        _show_link_targets(group)
+        _tasks(group)
+        body = md.renderer.render(group, md.options, env)
+        level, title = 0, ""
+        if first.type == "heading_open":
+            level = int(first.tag[1:])
+            title = "".join(
+                c.content for c in (group[1].children or []) if c.type in {"text", "code_inline"}
+            )
+        blocks.append(Block(block.start, block.end, block.kind, body, level, title))
     return blocks
 
 

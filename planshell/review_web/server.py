@@ -61,9 +61,7 @@ from planshell.plan.coverage import UnshownLine, unshown_lines, unshown_summary
 from planshell.plan.decider import Decision, Review, ReviewRequest
 from planshell.plan.document import PlanDocument, changed_sections, parse_plan
 from planshell.plan.review_comments import ReviewComment, comments_from_blocks, comments_message
-from planshell.plan.revision_diff import RevisionDiff, revision_diff
-from planshell.plan.store import PlanStore, PlanStoreError
-from planshell.review_web.feedback import (
+from planshell.plan.review_format import (
     LEDGER,
     REVIEW_PREFIX,
     Comment,
@@ -73,6 +71,8 @@ from planshell.review_web.feedback import (
     review_lines,
     split_reviews,
 )
+from planshell.plan.revision_diff import RevisionDiff, revision_diff
+from planshell.plan.store import PlanStore, PlanStoreError
 from planshell.review_web.render import highlight_css, render_plan_html
 from planshell.sanitize import count_hidden, strip_terminal_controls
 

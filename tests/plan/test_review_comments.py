@@ -1,6 +1,6 @@
 """Review comments tracked across revisions (issue 25.3): the format, the replies, forgery.
 
-The format is the browser review's (``planshell.review_web.feedback``): a
+The format is the browser review's (``planshell.plan.review_format``): a
 comment the TUI writes reads back there as the same comment. A reply counts
 only after the exact lines of a comment the person made.
 """
@@ -23,14 +23,14 @@ from planshell.plan.review_comments import (
     range_anchor,
     track,
 )
-from planshell.plan.store import PlanStore
-from planshell.review_web.feedback import (
+from planshell.plan.review_format import (
     REVIEW_PREFIX,
     Comment,
     FeedbackError,
     ReviewLedger,
     split_reviews,
 )
+from planshell.plan.store import PlanStore
 from planshell.review_web.render import render_plan_html
 
 PLAN = """# Plan: Add caching

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from planshell.plan.controller import Mode
-from planshell.review_web.feedback import REVIEW_PREFIX
+from planshell.plan.review_format import REVIEW_PREFIX
 from tests.review_web_helpers import PLAN, Served, planning_in_the_browser, running, serve
 from tests.webdriver import MISSING, Browser, chromium
 

@@ -19,7 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from planshell.plan.decider import Decision
-from planshell.review_web.feedback import (
+from planshell.plan.review_format import (
     REVIEW_PREFIX,
     Comment,
     FeedbackError,

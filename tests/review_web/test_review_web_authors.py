@@ -19,14 +19,14 @@ from hypothesis import strategies as st
 
 from planshell.plan.controller import Mode
 from planshell.plan.decider import Decision, Review, ReviewRequest
-from planshell.plan.store import PlanStore
-from planshell.review_web.feedback import (
+from planshell.plan.review_format import (
     REVIEW_PREFIX,
     Comment,
     ReviewLedger,
     review_lines,
     split_reviews,
 )
+from planshell.plan.store import PlanStore
 from planshell.review_web.render import render_plan_html
 from planshell.review_web.server import BrowserReview
 from tests.review_web_helpers import PLAN, Served, planning_in_the_browser, running, serve

@@ -19,7 +19,7 @@ from textual.widgets import Static
 from planshell.llm.scripted import Reply, Request
 from planshell.plan.decider import Decision
 from planshell.plan.review_comments import RESOLVED_PREFIX, CommentStatus, ReviewComment
-from planshell.review_web.feedback import REVIEW_PREFIX
+from planshell.plan.review_format import REVIEW_PREFIX
 from planshell.ui.screens.approve_mode import ApproveModeScreen
 from planshell.ui.screens.chat import ChatScreen
 from planshell.ui.screens.comment import CommentScreen

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from planshell.config import Settings
 from planshell.llm.demo import DemoProvider
-from planshell.review_web.feedback import LEDGER, split_reviews
+from planshell.plan.review_format import LEDGER, split_reviews
 from planshell.ui.app import PlanshellApp
 from planshell.ui.screens.review import ReviewScreen
 from planshell.ui.widgets.critic_panel import CriticList, CriticPanel

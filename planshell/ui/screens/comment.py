@@ -22,7 +22,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from planshell.review_web.feedback import MAX_COMMENT_CHARS
+from planshell.plan.review_format import MAX_COMMENT_CHARS
 from planshell.sanitize import strip_terminal_controls
 from planshell.ui.widgets.feedback_area import FeedbackArea
 

@@ -91,9 +91,9 @@ from planshell.plan.review_comments import (
     range_anchor,
 )
 from planshell.plan.review_coverage import unseen_question
+from planshell.plan.review_format import FeedbackError
 from planshell.plan.revision_diff import revision_diff
 from planshell.plan.store import PlanStoreError
-from planshell.review_web.feedback import FeedbackError
 from planshell.sanitize import plain_line, strip_terminal_controls
 from planshell.ui.keygrace import KeyGrace
 from planshell.ui.screens.confirm import ConfirmScreen

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from planshell.workspace.test_command import find_test_command
+from planshell.project_tests import find_test_command
 
 
 def _find(files: dict[str, str]) -> tuple[str, str] | None:

@@ -1,7 +1,7 @@
 """Reviewer comments in the plan file: ``> [!REVIEW] <comment>`` lines after their block.
 
 The codec works on lines. A comment is anchored to one top-level block by its
-source line range (from :func:`planshell.review_web.render.render_plan_html`),
+source line range (from :func:`planshell.plan.blocks.plan_blocks`),
 and written as a run of review lines framed by one blank line on each side::
 
     - step one
@@ -32,7 +32,7 @@ from pathlib import Path
 
 from markdown_it import MarkdownIt
 
-from planshell.review_web.render import Block, render_plan_html
+from planshell.plan.blocks import PlanBlock, plan_blocks
 from planshell.sanitize import strip_terminal_controls
 
 __all__ = [
@@ -162,7 +162,7 @@ def split_reviews(text: str, authored: Authored) -> tuple[str, list[Comment]]:
     while candidates:
         kept, found = _cut(lines, candidates)
         base = "\n".join(kept)
-        blocks = render_plan_html(base)
+        blocks = plan_blocks(base)
         anchors = [_block_before(blocks, position) for position, _ in found]
         orphans = {
             run
@@ -181,9 +181,9 @@ def split_reviews(text: str, authored: Authored) -> tuple[str, list[Comment]]:
     return text, []
 
 
-def _block_before(blocks: Sequence[Block], position: int) -> Block | None:
+def _block_before(blocks: Sequence[PlanBlock], position: int) -> PlanBlock | None:
     """The block a review run at ``position`` belongs to: the last one ending at or before it."""
-    best: Block | None = None
+    best: PlanBlock | None = None
     for block in blocks:
         if block.end <= position:
             best = block
@@ -232,7 +232,7 @@ def apply_reviews(text: str, comments: Iterable[Comment], authored: Authored) ->
     Review lines the person did not write (``authored``) stay where they are.
     """
     base, _old = split_reviews(text, authored)
-    blocks = {(b.start, b.end) for b in render_plan_html(base)}
+    blocks = {(b.start, b.end) for b in plan_blocks(base)}
     wanted: dict[tuple[int, int], list[str]] = {}
     for comment in comments:
         if len(comment.text) > MAX_COMMENT_CHARS:

@@ -1,0 +1,51 @@
+"""A plan's top-level markdown blocks and their source lines: what "after the block" means.
+
+A review comment (``> [!REVIEW]``) is written after the block it is about, by
+the terminal and by the browser page alike, so both must cut the plan into the
+same blocks with the same line ranges. They come from here: parsed one section
+at a time, as the TUI's plan view parses, from the text the screen shows
+(terminal controls stripped, every line break kept so line numbers are the
+file's). The browser page renders these blocks to HTML.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from markdown_it.token import Token
+
+from planshell.markdown.parse import parse_blocks
+from planshell.plan.document import parse_plan
+from planshell.sanitize import strip_terminal_controls
+
+__all__ = ["PlanBlock", "plan_blocks"]
+
+
+@dataclass(frozen=True)
+class PlanBlock:
+    """One top-level block: its source lines ``[start, end)`` (0-based) and its tokens.
+
+    ``end`` excludes trailing blank lines, so it is the line a comment goes on.
+    """
+
+    start: int
+    end: int
+    kind: str
+    tokens: tuple[Token, ...]
+
+
+def plan_blocks(text: str) -> list[PlanBlock]:
+    """The plan's top-level blocks, section by section."""
+    text = strip_terminal_controls(text)
+    # markdown-it also breaks lines at "\r": keep its line numbers the file's.
+    lines = text.replace("\r", " ").split("\n")
+    out: list[PlanBlock] = []
+    for section in parse_plan(text).sections:
+        for block in parse_blocks("\n".join(lines[section.start : section.end]), section.start):
+            if block.tokens[0].map is None:  # pragma: no cover - top-level blocks have maps
+                continue
+            end = min(block.end, len(lines))
+            while end > block.start + 1 and not lines[end - 1].strip():
+                end -= 1
+            out.append(PlanBlock(block.start, end, block.kind, tuple(block.tokens)))
+    return out
