@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.scripted_sse import ScriptedServer, SseReply
 from tests.tmux_harness import start_planshell
 
 pytestmark = pytest.mark.tmux
@@ -61,17 +62,23 @@ def test_quit_while_the_review_is_open(project: Path, tmp_path: Path, how: str) 
 
 
 def test_quit_during_a_streamed_reply(project: Path, tmp_path: Path) -> None:
+    """The model's reply is held open (its file never appears), so the turn is surely running
+    when ctrl+q arrives; a turn that ends first drops the question (issue 26 item 2)."""
     home = tmp_path / "home"
-    with start_planshell(project, home, size=(120, 40)) as pane:
-        pane.wait_for("demo (offline)")
-        pane.type("what does the server do?")
-        pane.keys("Enter")
-        pane.wait_for("working")
-        pane.keys("C-q")
-        pane.wait_for("Quit (y)")  # the letter shows once y works (key grace)
-        pane.keys("y")
-        status = pane.wait_exit()
-        screen = pane.capture()
-        assert "Traceback" not in screen, screen
-        assert status == 0, screen
+    held = [SseReply("Looking", wait_for_file="never")]
+    with ScriptedServer(held, tmp_path / "model") as server:
+        args = ("--provider", "openai", "--base-url", server.base_url, "--model", "scripted")
+        env = {"PLANSHELL_CONTEXT_WINDOW": "200000"}
+        with start_planshell(project, home, *args, size=(120, 40), env=env) as pane:
+            pane.wait_for("scripted")
+            pane.type("what does the server do?")
+            pane.keys("Enter")
+            pane.wait_for("working")
+            pane.keys("C-q")
+            pane.wait_for("Quit (y)")  # the letter shows once y works (key grace)
+            pane.keys("y")
+            status = pane.wait_exit()
+            screen = pane.capture()
+            assert "Traceback" not in screen, screen
+            assert status == 0, screen
     _check_session(home, expect_calls=None)  # quit may land before the first call
