@@ -498,13 +498,10 @@ class BrowserReview:
         410 without touching the file).
         """
         with self._lock:
-            if self._decided or self._closed.is_set():
-                return HTTPStatus.GONE, {"error": "This review was already decided."}
             text = self.current_text()
-            if not hmac.compare_digest(data.version, _version(text)):
-                return HTTPStatus.CONFLICT, {
-                    "error": "The plan file changed since this page loaded."
-                }
+            refused = self._refusal(data.version, text)
+            if refused is not None:
+                return refused
             comments = [Comment(c.start, c.end, c.text) for c in data.comments if c.text.strip()]
             if not comments:
                 return HTTPStatus.BAD_REQUEST, {"error": "Write a comment first."}
@@ -547,6 +544,15 @@ class BrowserReview:
         self._deliver(Review(Decision.APPROVE, reviewed_text=reviewed))
         return HTTPStatus.OK, {"ok": True}
 
+    def _refusal(self, version: str, text: str) -> tuple[HTTPStatus, dict[str, Any]] | None:
+        """Why a page's request may not act (decided or closed: 410; a page of another text:
+        409), or None. Called with the lock held."""
+        if self._decided or self._closed.is_set():
+            return HTTPStatus.GONE, {"error": "This review was already decided."}
+        if not hmac.compare_digest(version, _version(text)):
+            return HTTPStatus.CONFLICT, {"error": "The plan file changed since this page loaded."}
+        return None
+
     def mark_seen(self, data: _SeenIn) -> tuple[HTTPStatus, dict[str, Any]]:
         """Record sections the page showed whole and hand the new ones to ``on_seen``.
 
@@ -555,13 +561,10 @@ class BrowserReview:
         ignored, repeated ones are no-ops, a page of another text gets 409.
         """
         with self._lock:
-            if self._decided or self._closed.is_set():
-                return HTTPStatus.GONE, {"error": "This review was already decided."}
             text = self.current_text()
-            if not hmac.compare_digest(data.version, _version(text)):
-                return HTTPStatus.CONFLICT, {
-                    "error": "The plan file changed since this page loaded."
-                }
+            refused = self._refusal(data.version, text)
+            if refused is not None:
+                return refused
             sections = _page_doc(split_reviews(text, self._authored())[0]).sections
             new = sorted({i for i in data.sections if 0 <= i < len(sections)} - self._seen)
             self._seen.update(new)

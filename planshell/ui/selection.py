@@ -8,7 +8,7 @@ gutter) are never highlighted nor copied.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from rich.cells import cell_len
 from rich.segment import Segment
@@ -31,14 +31,16 @@ def highlight(strip: Strip, span: tuple[int, int], style: Style, skip: int = 0) 
     return Strip.join([before, inside, after])
 
 
-def selected_text(
+def selected_rows(
     selection: Selection, total: int, rendered_line: Callable[[int], str], skip: int = 0
-) -> str:
-    """The selected part of rows ``0..total-1`` as shown, one line per row, right-trimmed."""
+) -> Iterator[tuple[int, str]]:
+    """Each row of ``0..total-1`` with selected characters: (row, its selected part as shown).
+
+    ``skip`` leading cells (a gutter) are never part of the selection.
+    """
     start, end = selection
     first = 0 if start is None else max(0, start.y)
     last = total - 1 if end is None else min(end.y, total - 1)
-    lines: list[str] = []
     for row in range(first, last + 1):
         span = selection.get_span(row)
         if span is None:
@@ -46,8 +48,16 @@ def selected_text(
         text = rendered_line(row)
         left, right = span
         right = len(text) if right == -1 else right
-        lines.append(text[max(left, skip) : right].rstrip())
-    return "\n".join(lines)
+        yield row, text[max(left, skip) : right]
+
+
+def selected_text(
+    selection: Selection, total: int, rendered_line: Callable[[int], str], skip: int = 0
+) -> str:
+    """The selected part of rows ``0..total-1`` as shown, one line per row, right-trimmed."""
+    return "\n".join(
+        part.rstrip() for _, part in selected_rows(selection, total, rendered_line, skip)
+    )
 
 
 def drawn_row(

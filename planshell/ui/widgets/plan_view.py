@@ -58,7 +58,7 @@ from planshell.plan.document import PlanDocument, Section, parse_plan
 from planshell.plan.review_coverage import ReviewCoverage, VisibleSection
 from planshell.plan.revision_diff import DiffLine, RevisionDiff
 from planshell.sanitize import strip_terminal_controls
-from planshell.ui.selection import drawn_row, highlight, selected_text
+from planshell.ui.selection import drawn_row, highlight, selected_rows, selected_text
 from planshell.ui.styling import solid_component_style
 from planshell.ui.virtual_rows import Anchor, VirtualRows
 
@@ -963,19 +963,8 @@ class PlanView(ScrollView, can_focus=True):
             return None
         if end is None:
             self._ensure_rows(None)  # dragged past the bottom: up to the last row
-        total = self._vrows.total
-        first = 0 if start is None else max(0, start.y)
-        last = total - 1 if end is None else min(end.y, total - 1)
-        sources: list[int] = []
-        for row in range(first, last + 1):
-            span = selection.get_span(row)
-            if span is None:
-                continue
-            text = self.rendered_line(row)
-            left, right = span
-            right = len(text) if right == -1 else right
-            if text[max(left, GUTTER) : right].strip():
-                sources.append(self._source_at(row) - 1)
+        rows = selected_rows(selection, self._vrows.total, self.rendered_line, GUTTER)
+        sources = [self._source_at(row) - 1 for row, part in rows if part.strip()]
         if not sources:
             return None
         return min(sources), max(sources) + 1
