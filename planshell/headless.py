@@ -14,7 +14,10 @@ plan-mode run ended without writing a plan (the model answered in prose).
 
 from __future__ import annotations
 
+import os
+import shlex
 import sys
+from pathlib import Path
 from typing import TextIO
 
 from planshell.agent import events as ev
@@ -37,6 +40,23 @@ HEADLESS_REMEDY = {
     "retry": "Run the same command again to retry.",
     "continue": 'Continue with: planshell --continue -p "…"',
 }
+
+
+def shell_word(path: Path) -> str:
+    """PATH as one word a shell reads back exactly, so a pasted hint opens that file.
+
+    The repository chose the directory name: spaces and quotes go through
+    ``shlex.quote``; a name with control characters is written in bash's ``$'…'``
+    form with escapes, so nothing unprintable reaches the terminal.
+    """
+    text = str(path)
+    if text.isprintable():
+        return shlex.quote(text)
+    escaped = "".join(
+        chr(byte) if 0x20 < byte < 0x7F and byte not in b"\\'" else f"\\x{byte:02x}"
+        for byte in os.fsencode(text)  # bytes, so a non-UTF-8 name round-trips too
+    )
+    return f"$'{escaped}'"
 
 
 def error_text(event: ev.ErrorEvent) -> str:
@@ -151,7 +171,8 @@ async def run_print(
             # A plan changed since its approval: what changed, for the person (not the model).
             err.write(strip_terminal_controls(decider.awaiting_diff).rstrip("\n") + "\n")
         out.write(f"Plan awaiting approval: {shown}\n")
-        err.write(f"Review and approve it with: planshell review {shown}\n")
+        # Absolute: the hint must work from wherever the person is (-C DIR, another cwd).
+        err.write(f"Review and approve it with: planshell review {shell_word(decider.awaiting)}\n")
         for point in decider.awaiting_critic:  # already sanitised one-liners
             err.write(f"critic: {point}\n")
         return EXIT_ERROR if failed else EXIT_AWAITING_APPROVAL

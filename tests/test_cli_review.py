@@ -9,6 +9,8 @@ a huge or binary file) fails with a clear message and no session.
 from __future__ import annotations
 
 import os
+import shlex
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -61,3 +63,36 @@ def test_a_name_with_spaces_is_refused_with_advice(project, plans):
     (plans / "my plan.md").write_text("# Plan: x\n")
     with pytest.raises(ValueError, match="/plan list"):
         checked_plan_name(project, plans / "my plan.md")
+
+
+async def test_the_headless_hint_works_from_another_directory(project, tmp_path):
+    """``--plan -p … -C DIR`` from elsewhere: the printed command finds the plan from the cwd.
+
+    The project's name is the repository's choice, so it has spaces and both quotes.
+    """
+    from tests.cli_helpers import run_planshell
+
+    hostile = project.rename(tmp_path / 'it\'s a "proj" $(x)')
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    code, _out, err = await run_planshell(
+        ["--plan", "-p", "add rate limiting", "-C", str(hostile)], elsewhere
+    )
+    assert code == 3, err
+    hint = next(line for line in err.splitlines() if line.startswith("Review and approve it with:"))
+    argv = shlex.split(hint.split(": ", 1)[1])
+    assert argv[:2] == ["planshell", "review"] and len(argv) == 3, argv
+    path = elsewhere / argv[2]  # as the shell in the cwd would hand it over
+    assert path.is_file()
+    assert plan_project_of(path) == hostile
+    assert checked_plan_name(hostile, path).endswith(".md")
+
+
+def test_a_hint_path_with_control_characters_is_one_printable_word(tmp_path):
+    from planshell.headless import shell_word
+
+    path = tmp_path / "e\x1b[31m\nx" / "plan.md"
+    word = shell_word(path)
+    assert word.isprintable() and "\x1b" not in word
+    printed = subprocess.run(["bash", "-c", f"printf %s {word}"], capture_output=True, check=True)
+    assert printed.stdout == os.fsencode(str(path))

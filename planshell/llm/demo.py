@@ -380,6 +380,24 @@ _COMMENT_TEXT_RE = re.compile(r"^ {3}Comment: (.*)$", re.MULTILINE)
 _ALSO_WROTE = "The user also wrote: "
 
 
+# exit_plan_mode's results are written for the model ("… Stay in plan mode; wait for the
+# user's next message"); the demo's reply is read by the person, so it says what happened.
+_DECISION_REPLIES = (
+    ("The user has not approved the plan", "You kept planning. Tell me what to change."),
+    ("The user left plan mode without approving", "You left plan mode; the plan file is kept."),
+    ("The user discarded the plan", "You discarded the plan."),
+    ("Approved.", "Approved: executing the plan."),
+)
+
+
+def decision_reply(result: str) -> str:
+    """The demo's words to the person after a review decision (never the engine's text)."""
+    for start, reply in _DECISION_REPLIES:
+        if result.startswith(start):
+            return reply
+    return result.splitlines()[0] if result else ""
+
+
 def feedback_points(result: str) -> list[str]:
     """What the person asked for, from exit_plan_mode's "asked for changes" result.
 
@@ -421,7 +439,7 @@ def _plan(request: str, done: list[_Done]) -> Decision:
             if path:
                 args["plan_path"] = path.group(1)
             return "Revising the plan with your feedback.\n", [("write_plan", args)]
-        return f"{DEMO_BANNER}\n\n{result.splitlines()[0]}", []
+        return f"{DEMO_BANNER}\n\n{decision_reply(result)}", []
     title, content = _plan_text(request, done, None)
     return "Writing the plan from what I found.\n", [
         ("write_plan", {"title": title, "content": content})

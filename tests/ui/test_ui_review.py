@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from rich.cells import cell_len
 from textual.app import App
 from textual.selection import SELECT_ALL
 
@@ -870,3 +872,30 @@ async def test_muted_plan_text_is_readable_in_every_theme(theme):
             fg = Color.from_rich_color(style.color)
             lighter, darker = sorted((fg.brightness, background.brightness), reverse=True)
             assert lighter - darker > 0.25, (theme, style)
+
+
+@pytest.mark.parametrize("width", [80, 100, 140])
+async def test_title_bar_never_cuts_a_word(width: int) -> None:
+    """Issue 26 item 17: at 80 columns ``✓ no changes outside the pl…`` and ``2026-12-02-0452…``."""
+    receipt = Receipt(True, [], "no changes outside the plan", datetime.now(UTC))
+    request = dataclasses.replace(
+        request_for(SHORT, receipt=receipt),
+        path=Path("/tmp/plans/2026-12-02-0452-add-rate-limiting-to-the-handler.md"),
+        title="Add rate limiting to the request handler",
+    )
+    app = ReviewHost(request)
+    async with app.run_test(size=(width, 24)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        for name in ("#review-title", "#receipt"):
+            widget = screen.query_one(name)
+            text = str(widget.render()).strip()
+            assert widget.display and text, name
+            assert widget.content_region.width >= cell_len(text), (name, text, widget.region)
+            assert "…" not in text or name == "#review-title", text
+        title = str(screen.query_one("#review-title").render())
+        assert (request.path.name in title) or ("2026" not in title), title
+        chip = str(screen.query_one("#receipt").render()).strip()
+        assert chip in ("✓ no changes outside the plan", "✓ no changes"), chip
+        if width >= 140:
+            assert request.path.name in title and chip.endswith("outside the plan")

@@ -8,16 +8,18 @@ the footer dropped ``⇧tab Mode`` and ``^p palette`` at 80.
 from __future__ import annotations
 
 import asyncio
+import shutil
 from pathlib import Path
 
 import pytest
 from rich.cells import cell_len
 from textual.widget import Widget
 
-from planshell.llm.scripted import Reply
+from planshell.config import Settings
+from planshell.llm.scripted import Reply, ScriptedProvider
 from planshell.ui.app import PlanshellApp
 from planshell.ui.screens.chat import ChatScreen
-from planshell.ui.widgets.status import StatusBar
+from planshell.ui.widgets.status import MARKERS, StatusBar, fit_path
 from tests.ui.plan_helpers import chip_text, make_app, runtime, save_plan
 from tests.ui_helpers import ready, until
 
@@ -101,3 +103,66 @@ async def test_footer_keeps_mode_and_palette(project: Path, width: int) -> None:
         for wanted in ("Send", "Plan mode", "Mode", "palette", "Stop/quit", "more"):
             assert wanted in described, (width, described)
         assert max(k.region.right for k in visible) <= width
+
+
+def assert_no_cut_words(bar: StatusBar, label: str) -> None:
+    """Every token a segment shows is a whole token of that segment's full text."""
+    for widget in (w for w in bar.children if w.display and w.region.width > 0):
+        full = label if widget.id == "project" else str(widget.render())
+        cells = str(widget.render()).rstrip()[: widget.region.width]
+        if widget.id == "project":
+            parts = full.split("/")
+            assert cells in ("", full) or (
+                cells.startswith("…/")
+                and any(cells[2:] == "/".join(parts[i:]) for i in range(1, len(parts)))
+            ), (cells, full)
+            continue
+        assert set(cells.split()) <= set(full.split()), (widget.id, cells, full)
+        assert cells.split()[-1:] == full.split()[-1:], (widget.id, cells, full)
+
+
+@pytest.mark.parametrize("working", [False, True])
+@pytest.mark.parametrize("mode", ["off", "plan", "execute"])
+async def test_no_segment_is_cut_inside_a_word_at_80_columns(
+    project: Path, tmp_path: Path, mode: str, working: bool
+) -> None:
+    deep = tmp_path / "walk26" / "a-rather-long-folder-name" / "and-another-long-one" / "proj"
+    shutil.copytree(project, deep)
+    label = str(deep)
+    gate = asyncio.Event()
+    app = PlanshellApp(
+        Settings(),
+        deep,
+        provider=ScriptedProvider([Reply(text="hi", hold=gate)]),
+        project_label=label,
+        persist=False,
+        plan=mode == "plan",
+    )
+    async with app.run_test(size=(80, 24)) as pilot:
+        chat = await ready(pilot)
+        bar = chat.status
+        bar.set_context(12_300, 1_047_000, 0.042)
+        if mode == "execute":
+            runtime(app).plan.execute_existing(save_plan(deep, text=PLAN))
+            await until(pilot, lambda: chip_text(app).startswith("EXECUTE"))
+        if working:
+            chat.prompt.set_text("go")
+            await pilot.press("enter")
+            await until(pilot, lambda: chat.busy)
+        await pilot.pause(0.1)
+        assert_no_cut_words(bar, label)
+        if mode == "plan":
+            for marker in MARKERS:  # "checking" included: a transient frame while working
+                bar.set_marker(marker)
+                await pilot.pause()
+                assert_no_cut_words(bar, label)
+                assert "…" not in str(bar.marker.render())
+        gate.set()
+
+
+def test_a_path_is_shortened_only_between_names() -> None:
+    assert fit_path("/tmp/walk26/proj", 40) == "/tmp/walk26/proj"
+    assert fit_path("/tmp/walk26/proj", 15) == "…/walk26/proj"
+    assert fit_path("/tmp/walk26/proj", 12) == "…/proj"
+    assert fit_path("/tmp/walk26/proj", 5) == ""
+    assert fit_path("~/a-very-long-name", 10) == ""

@@ -68,6 +68,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual import events, on
 from textual.app import ComposeResult, SuspendNotSupported
@@ -94,7 +95,7 @@ from planshell.plan.review_coverage import unseen_question
 from planshell.plan.review_format import FeedbackError
 from planshell.plan.revision_diff import revision_diff
 from planshell.plan.store import PlanStoreError
-from planshell.sanitize import plain_line, strip_terminal_controls
+from planshell.sanitize import cut_at_word, plain_line, strip_terminal_controls
 from planshell.ui.keygrace import KeyGrace
 from planshell.ui.screens.confirm import ConfirmScreen
 from planshell.ui.screens.results import AnswersWhenRemoved
@@ -306,6 +307,7 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
         self._new_comments: list[ReviewComment] = []  # written in this review (c)
         self._panel_toggled = False  # C hid or showed the panel by hand
         self._place_prefix = 0  # "]" or "[" was pressed: a "c" next jumps (1 or -1)
+        self._receipt_forms = ("", "")  # the receipt chip's full and short text
         self._lint = request.lint  # findings for the text on screen (the request's, or the edit's)
         from planshell.ui.browser_review import BrowserLink
 
@@ -373,15 +375,59 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
     def on_unmount(self) -> None:
         self.browser.close("the review screen closed")
 
-    def _title_text(self) -> Text:
+    def _title_text(self, *, with_name: bool = True, title_room: int | None = None) -> Text:
+        """The title bar's text; ``title_room`` cuts the plan's title at a word to fit."""
         title = strip_terminal_controls(self.request.title) or "Untitled plan"
+        if title_room is not None:
+            title = cut_at_word(title, max(title_room, 1))
         label = "Plan (read-only)" if self.read_only else "Review plan"
         text = Text.assemble((label, "bold reverse"), " ", (title, "bold"), no_wrap=True)
         name = strip_terminal_controls(self.request.path.name)
-        if name:
+        if name and with_name:
             text.append(f"  {name}", "dim")
         text.overflow = "ellipsis"
         return text
+
+    def on_resize(self) -> None:
+        self._fit_titlebar()
+
+    def _fit_titlebar(self) -> None:
+        """Title and receipt in one row by whole words (issue 26 item 17).
+
+        At 80 columns Textual cut both mid-word (``✓ no changes outside the pl…``,
+        ``2026-12-02-0452…``). Narrowing: the receipt says ``✓ no changes``, then the
+        plan's file name goes, then the title is cut at a word; the receipt stays.
+        """
+        bar = self.query_one("#review-titlebar")
+        width = bar.size.width
+        if width <= 0:
+            return
+        chip = self.query_one("#receipt", Static)
+        full, short = self._receipt_forms
+        cap = int(width * (0.6 if chip.has_class("-partial") else 0.4))  # its max-width
+
+        def cells(text: str) -> int:  # with the chip's padding (2) and margin (1)
+            return min(cell_len(text) + 2, cap) + 1 if text else 0
+
+        choices = [(True, full), (True, short), (False, short)]
+        with_name, shown = next(
+            (
+                (n, t)
+                for n, t in choices
+                if self._title_text(with_name=n).cell_len + cells(t) <= width
+            ),
+            (False, short),
+        )
+        title = self._title_text(with_name=with_name)
+        if title.cell_len + cells(shown) > width:
+            room = width - cells(shown) - (title.cell_len - len(self._title_body()))
+            title = self._title_text(with_name=False, title_room=room)
+        self.query_one("#review-title", Static).update(title)
+        if shown:
+            chip.update(shown)
+
+    def _title_body(self) -> str:
+        return strip_terminal_controls(self.request.title) or "Untitled plan"
 
     def _show_changes(self, count: int, why: str) -> None:
         widget = self.query_one("#review-changes", Static)
@@ -423,6 +469,7 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
         """
         widget = self.query_one("#receipt", Static)
         if receipt is None:
+            self._receipt_forms = ("", "")
             widget.display = False
             return
         clean = receipt.clean
@@ -430,12 +477,16 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
         mark = "⚠" if partial else "✓" if clean else "✗"
         text = strip_terminal_controls(receipt.summary)
         widget.update(f"{mark} {text}")
+        # Short of room, a clean receipt says only that (whole words, never "outside the pl…").
+        short = f"{mark} no changes" if clean and not partial and not receipt.changed else ""
+        self._receipt_forms = (f"{mark} {text}", short or f"{mark} {text}")
         scope = receipt.scope
         widget.tooltip = f"{text}\n\nThe check {strip_terminal_controls(scope)}." if scope else None
         widget.set_class(clean and not partial, "-clean")
         widget.set_class(partial, "-partial")
         widget.set_class(not clean, "-dirty")
         widget.display = True
+        self._fit_titlebar()
 
     # -- plan lint
 

@@ -27,7 +27,7 @@ MARKERS = ("sandboxed", "guarded", "refused", "checking")
 NARROW = 60  # columns below which the default permission mode is not shown
 PERMISSION_TEXT = {"ask": "ask", "accept-edits": "accept edits", "auto": "⚠ auto: nothing asks"}
 SANDBOX_TEXT = "workspace sandbox"  # bash outside plan mode runs in it
-MARKER_TEXT = {"guarded": "⚠ guard only — no sandbox", "checking": "sandbox…"}
+MARKER_TEXT = {"guarded": "⚠ guard only — no sandbox", "checking": "checking sandbox"}
 
 
 def abbreviate_home(path: Path, home: str | None = None) -> str:
@@ -38,14 +38,20 @@ def abbreviate_home(path: Path, home: str | None = None) -> str:
     return text
 
 
-def truncate_left(text: str, width: int) -> str:
-    if width <= 0:
-        return ""
-    if len(text) <= width:
+def fit_path(text: str, width: int) -> str:
+    """The path whole, else its last components after ``…/``, else nothing.
+
+    Shortened only at a ``/``: a name is never cut (``…26/proj`` read as a
+    different directory), and a last name too long for the room drops the path.
+    """
+    if cell_len(text) <= width:
         return text
-    if width == 1:
-        return "…"
-    return "…" + text[-(width - 1) :]
+    parts = text.split("/")
+    for start in range(1, len(parts)):
+        tail = "/".join(parts[start:])
+        if tail and cell_len(tail) + 2 <= width:
+            return "…/" + tail
+    return ""
 
 
 def format_tokens(tokens: int) -> str:
@@ -79,12 +85,12 @@ def format_elapsed(seconds: float) -> str:
 
 
 class ProjectPath(Widget):
-    """The project directory, ~-abbreviated and cut from the left to fit."""
+    """The project directory, ~-abbreviated; shortened by whole components to fit."""
 
     text: reactive[str] = reactive("", layout=True)
 
     def render(self) -> Text:
-        return Text(truncate_left(self.text, self.size.width), no_wrap=True)
+        return Text(fit_path(self.text, self.size.width), no_wrap=True)
 
 
 # When the row is too narrow, these go first to last, each whole (never a cut word):
