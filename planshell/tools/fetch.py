@@ -28,7 +28,7 @@ from collections.abc import Awaitable, Callable
 from typing import ClassVar
 
 import httpx
-from pydantic import Field
+from pydantic import field_validator
 
 from planshell.sanitize import strip_terminal_controls
 from planshell.tools.base import Effect, Tool, ToolArgs, ToolContext, ToolError, ToolResult
@@ -45,17 +45,23 @@ _DROPPED_TAGS = ("script", "style", "noscript", "template", "iframe", "svg", "ca
 RedirectCheck = Callable[[str], Awaitable[str | None]]
 
 
+MAX_CHARS = (500, 100_000)  # the range max_chars is held to (a validator: a lean schema)
+
+
 class FetchArgs(ToolArgs):
-    url: str = Field(description="http(s) URL to GET.")
-    max_chars: int = Field(20_000, ge=500, le=100_000, description="Characters of text returned.")
+    url: str
+    max_chars: int = 20_000
+
+    @field_validator("max_chars")
+    @classmethod
+    def _in_range(cls, value: int) -> int:
+        """Held to ``MAX_CHARS`` rather than refused: the model's guess is rarely wrong twice."""
+        return min(max(value, MAX_CHARS[0]), MAX_CHARS[1])
 
 
 class FetchTool(Tool[FetchArgs]):
     name = "fetch"
-    description = (
-        "GET a public web page as text: HTML as markdown, plain text and JSON as is. "
-        "No local or private addresses."
-    )
+    description = "GET a public http(s) URL as text (HTML as markdown)."
     Args = FetchArgs
     effects: ClassVar[frozenset[Effect]] = frozenset({Effect.NETWORK})
     more_hint: ClassVar[str] = "ask for a smaller max_chars or a more specific page"
