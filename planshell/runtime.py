@@ -23,12 +23,14 @@ from planshell.llm.types import Provider
 from planshell.plan.controller import Mode, PlanController
 from planshell.plan.critic import critic_factory
 from planshell.plan.decider import Decider
+from planshell.plan.fetch_gate import FetchPlanGate
 from planshell.plan.pins import plan_pins
 from planshell.plan.store import PlanStore
 from planshell.plan.tools import plan_tools
 from planshell.plan.turns import PlanTurnWatch
 from planshell.tools.base import ToolContext
 from planshell.tools.builtin import builtin_tools
+from planshell.tools.fetch import FetchTool
 from planshell.tools.registry import ToolRegistry
 from planshell.tools.todo import TodoList
 
@@ -269,6 +271,13 @@ def _approved_text(controller: PlanController) -> str | None:
     return approval.text
 
 
+async def _fetch_redirect(controller: PlanController, url: str) -> str | None:
+    """A redirect hop in PLAN meets the same per-domain question as the first URL."""
+    if controller.mode is not Mode.PLAN:
+        return None
+    return await controller.fetch_gate.check(url)
+
+
 def build_runtime(
     settings: Settings,
     root: Path,
@@ -296,7 +305,9 @@ def build_runtime(
     root = root.resolve()
     provider = provider or make_provider(settings)
     todos = TodoList()
-    registry = ToolRegistry(builtin_tools(todos))
+    # fetch is the main agent's only: sub-agents build their registry from builtin_tools.
+    fetch = FetchTool(timeout=settings.fetch.timeout, max_bytes=settings.fetch.max_bytes)
+    registry = ToolRegistry([*builtin_tools(todos), fetch])
     tools = settings.tools
     ctx = ToolContext(
         root=root,
@@ -342,6 +353,8 @@ def build_runtime(
         # A factory: the sandbox probe runs on first entering PLAN, never at start-up.
         plan_exec_policy=lambda: plan_exec_policy(settings.plan, root),
     )
+    controller.fetch_gate = FetchPlanGate(settings.fetch.allow_domains, decider)
+    fetch.redirect_check = lambda url: _fetch_redirect(controller, url)
     # The optional critic (plan.critic, or the demo's own) reads each plan before its review.
     controller.reviews.critic = critic_factory(settings, root, lambda: agent.provider)
     for tool in plan_tools(controller):

@@ -149,9 +149,17 @@ class ScriptedDecider:
     """Answers reviews from a list; each entry is a Review or a function of the request."""
 
     def __init__(
-        self, reviews=(), confirm: bool = True, leave: bool = False, approvals=(), amendments=()
+        self,
+        reviews=(),
+        confirm: bool = True,
+        leave: bool = False,
+        approvals=(),
+        amendments=(),
+        fetches=(),
     ) -> None:
         self.reviews = list(reviews)
+        self.fetches = list(fetches)  # plan-mode fetch answers (True fetches); none left: no
+        self.fetch_requests: list = []
         self.amendments = list(amendments)  # True/False or a function of the request
         self.amendment_requests: list = []
         self.approvals = list(approvals)  # ApprovalDecision or a function of the request
@@ -186,6 +194,11 @@ class ScriptedDecider:
         self.amendment_requests.append(request)
         item = self.amendments.pop(0) if self.amendments else False
         return AmendmentAnswer(bool(item(request) if callable(item) else item))
+
+    async def approve_fetch(self, request) -> bool:
+        """Plan-mode fetches to unlisted domains: from ``fetches``, else refused."""
+        self.fetch_requests.append(request)
+        return bool(self.fetches.pop(0)) if self.fetches else False
 
     async def approve_tool(self, request):
         """Tool approvals outside plan mode: from ``approvals``, else "yes, once"."""

@@ -253,6 +253,31 @@ class PermissionsSettings(_Section):
     )
 
 
+def _domain(text: str) -> str:
+    """A host name for fetch.allow_domains: ``docs.python.org``, or ``*.python.org`` for its
+    subdomains; lower case, no scheme, path, port or wildcard elsewhere."""
+    name = text.strip().rstrip(".").lower()
+    bare = name.removeprefix("*.")
+    if not re.fullmatch(r"[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*", bare):
+        raise ValueError(
+            f"{text!r} is not a host name (write docs.python.org, or *.python.org for subdomains)"
+        )
+    return name
+
+
+class FetchSettings(_Section):
+    """The fetch tool (docs/fetch.md). allow_domains counts only from the user's own config."""
+
+    allow_domains: list[Annotated[str, AfterValidator(_domain)]] = Field(
+        default_factory=list,
+        description="Domains plan mode fetches without asking (your own config only).",
+    )
+    timeout: float = Field(20.0, gt=0, le=300, description="Seconds one fetch may take in all.")
+    max_bytes: int = Field(
+        2 * 1024 * 1024, gt=0, le=50 * 1024 * 1024, description="Bytes of a page read at most."
+    )
+
+
 class UISettings(_Section):
     theme: Name = Field("planshell-dark", description="Theme name (see themes/).")
 
@@ -387,6 +412,7 @@ class Settings(BaseSettings):
     ui: UISettings = Field(default_factory=UISettings)
     agent: AgentSettings = Field(default_factory=AgentSettings)
     permissions: PermissionsSettings = Field(default_factory=PermissionsSettings)
+    fetch: FetchSettings = Field(default_factory=FetchSettings)
     agents: Annotated[dict[str, AgentProfile], AfterValidator(_profiles)] = Field(
         default_factory=dict, description="Sub-agent profiles for the task tool, by name."
     )

@@ -32,9 +32,11 @@ HARMLESS_PROJECT_KEYS: frozenset[tuple[str, ...]] = frozenset({("ui", "theme")})
 # file never applies them, trusted or not. Offering "auto" when a plan is
 # approved must be the person's choice, not a repository's; so is the plan
 # critic, which sends the plan and the files it cites to an endpoint (a
-# repository choosing it would choose where the project's files go).
+# repository choosing it would choose where the project's files go). So is
+# fetch.allow_domains: a listed domain is fetched in plan mode without asking,
+# so a repository listing its own server would open a channel for secrets.
 USER_ONLY_KEYS: frozenset[tuple[str, ...]] = frozenset(
-    {("plan", "approve_auto"), ("plan", "critic")}
+    {("plan", "approve_auto"), ("plan", "critic"), ("fetch", "allow_domains")}
 )
 
 

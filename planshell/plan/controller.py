@@ -29,6 +29,7 @@ from planshell.plan.authoring import keep_title, plan_target, title_line, with_t
 from planshell.plan.capabilities import capabilities_report
 from planshell.plan.decider import AmendmentRequest, Decider, Decision, Review
 from planshell.plan.document import parse_plan, validate_plan
+from planshell.plan.fetch_gate import FetchPlanGate
 from planshell.plan.mode_log import RecordedMode, mode_entry
 from planshell.plan.mode_tools import mode_tool_names
 from planshell.plan.policy import PlanPolicy
@@ -120,6 +121,8 @@ class PlanController:
         self.decider = decider
         self.guard = BashGuard(settings.bash.safe_patterns, settings.bash.destructive_patterns)
         self.policy = PlanPolicy(self.guard, settings.allowed_tools)
+        # fetch.allow_domains (the user's own config only); the runtime sets it from settings.
+        self.fetch_gate = FetchPlanGate((), decider)
         # A factory is called on first entering PLAN (the sandbox probe must not slow start-up).
         self._plan_exec_source = plan_exec_policy
         self._plan_exec = plan_exec_policy if isinstance(plan_exec_policy, ExecPolicy) else None
@@ -190,7 +193,11 @@ class PlanController:
             return prompts.EXECUTE_PAUSED_RESULT
         if self.mode is not Mode.PLAN:
             return None
-        return self.policy.check(self.registry, tool, args)
+        refusal = self.policy.check(self.registry, tool, args)
+        if refusal is None and tool.name == "fetch":
+            # A URL can carry secrets out: unlisted domains need a person's yes (fetch_gate.py).
+            return await self.fetch_gate.check(str(getattr(args, "url", "")))
+        return refusal
 
     def prompt_part(self) -> str | None:
         """Planning guidance in PLAN; in EXECUTE the approved text, never the file's.

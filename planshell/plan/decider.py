@@ -147,6 +147,20 @@ class AmendmentAnswer:
     by_person: bool = True  # False: nobody was there to ask (headless)
 
 
+@dataclass(frozen=True)
+class FetchRequest:
+    """A plan-mode fetch to a domain not in ``fetch.allow_domains`` (planshell/plan/fetch_gate.py).
+
+    ``url`` is model-chosen: front ends show all of it, sanitised, since what it
+    carries (path, query) is what would leave the machine.
+    """
+
+    url: str
+    domain: str
+    has_query: bool = False  # a query string: asked every time, never remembered
+    redirect_from: str = ""  # a redirect hop: the URL that redirected here
+
+
 HANDOFF_CHOICES = ("keep", "compact", "fresh")
 
 
@@ -177,6 +191,10 @@ class Decider(Protocol):
 
     async def review_amendment(self, request: AmendmentRequest) -> AmendmentAnswer:
         """The model proposes a change to the executing plan; only a person may approve it."""
+        ...
+
+    async def approve_fetch(self, request: FetchRequest) -> bool:
+        """A plan-mode fetch to an unlisted domain; only an explicit yes fetches."""
         ...
 
 
@@ -218,6 +236,10 @@ class HeadlessDecider:
     async def review_amendment(self, request: AmendmentRequest) -> AmendmentAnswer:
         # Nobody is there to approve it: the approved plan stands as it is.
         return AmendmentAnswer(False, by_person=False)
+
+    async def approve_fetch(self, request: FetchRequest) -> bool:
+        # Nobody is there to ask: plan mode fetches only fetch.allow_domains.
+        return False
 
     async def approve_tool(self, request: ApprovalRequest) -> ApprovalDecision:
         # Nobody is there to ask: a call that would ask is denied (and reported).

@@ -4,7 +4,8 @@ The controller uses ``offered`` to swap the tool list; the gate uses ``check``
 on every call at run time. Both derive from the same rule, so the two layers
 cannot drift apart: a tool may run in plan mode only when its declared effects
 are all ``read``, or it is ``bash`` with a command the guard proves read-only,
-or it is ``write_plan`` (the plan store contains that write).
+or it is ``write_plan`` (the plan store contains that write), or it is
+``fetch`` (the controller asks the person per domain first: plan/fetch_gate.py).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from planshell.shell.guard import BashGuard
 from planshell.tools.base import Tool, ToolArgs
 from planshell.tools.registry import ToolRegistry
 
-GUARDED_TOOLS = frozenset({"bash", "write_plan"})
+GUARDED_TOOLS = frozenset({"bash", "write_plan", "fetch"})
 NOT_IN_PLAN = frozenset({"enter_plan_mode"})
 
 
@@ -76,6 +77,7 @@ class PlanPolicy:
                     "bash": "only commands the bash guard proves read-only",
                     "write_plan": "writes only the plan file, through the plan store",
                     "task": "its sub-agents are built read-only (this list, this gate, the sandbox)",
+                    "fetch": "public addresses only; asks per domain unless in fetch.allow_domains",
                 }.get(tool.name, f"effects: {effects}")
                 rows.append((tool.name, True, why))
             elif tool.name in NOT_IN_PLAN:

@@ -16,6 +16,7 @@ from planshell.plan.decider import (
     ApprovalDecision,
     ApprovalRequest,
     Decision,
+    FetchRequest,
     Review,
     ReviewRequest,
 )
@@ -109,6 +110,12 @@ class TuiDecider:
         if isinstance(answer, ApprovalDecision):
             return answer
         return ApprovalDecision(ApprovalChoice.DENY)
+
+    async def approve_fetch(self, request: FetchRequest) -> bool:
+        """Plan mode's fetch question; only an explicit ``y`` fetches."""
+        from planshell.ui.screens.fetch import FetchScreen
+
+        return await self.ask(FetchScreen(request)) is True
 
     async def review_amendment(self, request: AmendmentRequest) -> AmendmentAnswer:
         """The amendment review; only an explicit ``a`` approves, every dismissal declines."""

@@ -21,8 +21,9 @@ from planshell.plan.decider import HeadlessDecider
 from planshell.runtime import build_runtime
 from planshell.tools.base import lean_schema
 
-# Issue 14's goal, with the `task` tool (sub-agents) in the list.
-GOAL_TOKENS = 1500
+# Issue 14's goal, with the `task` tool (sub-agents) in the list, and `fetch` (issue 27,
+# about 75 tokens: the list was at ~1,500 before it).
+GOAL_TOKENS = 1600
 
 
 @pytest.mark.parametrize("wire", [to_openai_tool, to_anthropic_tool])
@@ -36,6 +37,7 @@ def test_normal_mode_tool_schema_is_under_the_goal(tmp_path: Path, wire) -> None
         assert (
             "write_plan" not in names and "exit_plan_mode" not in names
         )  # plan tools only in PLAN
+        assert "fetch" in names
         tokens = len(json.dumps([wire(s) for s in specs], ensure_ascii=False)) // CHARS_PER_TOKEN
         assert tokens < GOAL_TOKENS, f"{tokens} tokens for {names}"
     finally:
@@ -56,6 +58,7 @@ def test_plan_mode_tool_schema_is_under_its_goal(tmp_path: Path, wire) -> None: 
         specs = runtime.registry.specs()
         names = [s.name for s in specs]
         assert "write" not in names and "edit" not in names and "task" in names
+        assert "fetch" in names  # offered in PLAN; each new domain asks (plan/fetch_gate.py)
         tokens = len(json.dumps([wire(s) for s in specs], ensure_ascii=False)) // CHARS_PER_TOKEN
         assert tokens < PLAN_GOAL_TOKENS, f"{tokens} tokens for {names}"
     finally:
