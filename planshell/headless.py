@@ -139,6 +139,7 @@ async def run_print(
         # /init: the person's command enters PLAN for the AGENTS.md plan (questions are skipped).
         prompt = start_init(runtime.plan)
     try:
+        runtime.start_mcp()
         await runtime.agent.submit(prompt)
     finally:
         unsubscribe()
