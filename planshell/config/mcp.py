@@ -67,7 +67,7 @@ class McpSettings(BaseModel):
         default_factory=dict, description="MCP servers by name (see docs/mcp.md)."
     )
     max_schema_chars: int = Field(
-        12_000,
+        4_000,
         gt=0,
         description="MCP tool schemas offered up front; beyond it, mcp_search finds the rest.",
     )

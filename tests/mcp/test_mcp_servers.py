@@ -37,7 +37,7 @@ def _settings(log: Path, plan: str = "read-only-tools", **extra: object) -> Sett
 
 async def _started(tmp_path: Path, **kw: object):
     log = tmp_path / "server.log"
-    runtime, provider, decider, recorder = make_runtime(
+    runtime, _provider, decider, _recorder = make_runtime(
         tmp_path, settings=_settings(log, **kw), persist=False
     )
     assert runtime.mcp is not None
@@ -48,7 +48,7 @@ async def _started(tmp_path: Path, **kw: object):
     return runtime, decider, log
 
 
-def _log(log: Path) -> list[str]:
+def _lines(log: Path) -> list[str]:
     return log.read_text().splitlines() if log.exists() else []
 
 
@@ -83,7 +83,7 @@ async def test_plan_mode_offers_only_the_opted_in_read_only_tool(tmp_path: Path)
         assert late is not None and late.plan_permitted  # read-only and opted in, still waits
         assert "mcp__demo__late_tool" not in registry.active
         assert await controller.gate(late, McpArgs.model_validate({"text": "t"}))
-        assert _log(log) == ["lookup A-1"]  # neither the write nor the late tool ran
+        assert _lines(log) == ["lookup A-1"]  # neither the write nor the late tool ran
 
         # The review says which MCP tools ran while planning (the agent's result hook).
         assert controller.mcp_notice() is None
@@ -101,7 +101,7 @@ async def test_plan_mode_offers_only_the_opted_in_read_only_tool(tmp_path: Path)
 
 
 async def test_without_the_users_opt_in_nothing_runs_in_plan_mode(tmp_path: Path) -> None:
-    runtime, _, log = await _started(tmp_path, plan="off")
+    runtime, _, _log = await _started(tmp_path, plan="off")
     try:
         runtime.plan.enter_plan()
         assert not [n for n in runtime.registry.active if n.startswith("mcp__")]
@@ -113,7 +113,7 @@ async def test_without_the_users_opt_in_nothing_runs_in_plan_mode(tmp_path: Path
 
 
 async def test_outside_plan_mode_calls_ask_and_show_the_hints(tmp_path: Path) -> None:
-    runtime, decider, log = await _started(tmp_path)
+    runtime, decider, _log = await _started(tmp_path)
     try:
         assert runtime.plan.mode is Mode.OFF
         perms = runtime.permissions
@@ -136,7 +136,7 @@ async def test_outside_plan_mode_calls_ask_and_show_the_hints(tmp_path: Path) ->
 
 async def test_rules_allow_a_server_and_deny_wins(tmp_path: Path) -> None:
     permissions = {"allow": ["mcp__demo__*"], "deny": ["mcp__demo__update_*"]}
-    runtime, decider, log = await _started(tmp_path, permissions=permissions)
+    runtime, decider, _log = await _started(tmp_path, permissions=permissions)
     try:
         perms = runtime.permissions
         assert perms is not None and not perms.warnings
@@ -152,7 +152,7 @@ async def test_rules_allow_a_server_and_deny_wins(tmp_path: Path) -> None:
 
 
 async def test_a_server_that_dies_mid_call_is_a_tool_error_not_a_hang(tmp_path: Path) -> None:
-    runtime, _, log = await _started(tmp_path)
+    runtime, _, _log = await _started(tmp_path)
     notices: list[str] = []
     runtime.agent.subscribe(lambda e: notices.append(getattr(e, "message", "")))
     try:
