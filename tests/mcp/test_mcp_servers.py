@@ -214,3 +214,57 @@ async def test_streamable_http_server_on_loopback(tmp_path: Path) -> None:
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+async def test_a_model_in_plan_mode_cannot_call_the_writing_tool(tmp_path: Path) -> None:
+    """Through the whole loop: the model names the write, and mcp_search cannot unlock it."""
+    from planshell.llm.scripted import Reply
+    from planshell.mcp.tools import McpSearchArgs
+
+    log = tmp_path / "server.log"
+    replies = [
+        Reply(calls=[("mcp__demo__update_ticket", {"key": "J-1", "status": "done"})]),
+        Reply(calls=[("mcp__demo__lookup", {"key": "J-1"})]),
+        Reply(text="planned"),
+    ]
+    runtime, provider, _, _ = make_runtime(
+        tmp_path,
+        replies,
+        settings=_settings(log),
+        persist=False,
+    )
+    assert runtime.mcp is not None
+    try:
+        runtime.start_mcp()
+        await finishes(runtime.mcp.servers["demo"].wait_started(), "start")
+        runtime.plan.enter_plan()
+        await finishes(runtime.agent.submit("plan the ticket"), "the turn")
+        results = [m for m in runtime.agent.messages if m.role == "tool"]
+        assert results[0].is_error and "not available" in results[0].content
+        assert not results[1].is_error and "ticket J-1" in results[1].content
+        assert _lines(log) == ["lookup J-1"]
+        offered = provider.requests[0].tools
+        assert "mcp__demo__lookup" in offered and "mcp__demo__update_ticket" not in offered
+        # mcp_search in plan mode activates only what plan mode allows.
+        assert not runtime.registry.is_active("mcp__demo__update_ticket")
+        search = runtime.mcp.search
+        found = await search.run(McpSearchArgs(query="ticket"), runtime.agent.ctx)
+        assert "not available in this mode" in found.content
+        assert runtime.plan.mcp_ran == ["mcp__demo__lookup"]
+    finally:
+        await runtime.mcp.stop()
+
+
+async def test_sub_agents_never_get_mcp_tools(tmp_path: Path) -> None:
+    runtime, _, _log = await _started(tmp_path)
+    try:
+        from planshell.agents.subagents import TaskTool
+
+        task = runtime.registry.get("task")
+        assert isinstance(task, TaskTool)
+        assert task.profiles
+        for profile in task.profiles.values():
+            child, _ = task.build(profile)
+            assert not [n for n in child.registry.names() if n.startswith("mcp")]
+    finally:
+        await runtime.mcp.stop()
