@@ -69,6 +69,7 @@ class PlanshellApp(ToastLog[int]):
         "planshell.ui.permissions_ui",
         "planshell.ui.plan_ui",
         "planshell.ui.commands_undo",
+        "planshell.ui.commands_mcp",
     )
 
     def __init__(
