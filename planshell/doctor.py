@@ -70,6 +70,7 @@ def run_doctor(start: Path, out: TextIO) -> int:
         ("provider", lambda: _provider(settings, root)),
         ("external tools", _external_tools),
         ("sandbox (plan mode)", lambda: measured()[0]),
+        ("mcp servers", lambda: _mcp(settings, root)),
         ("log", _log),
         ("tool schema (sent with every request)", lambda: measured()[1]),
     ]
@@ -271,6 +272,52 @@ def _sandbox_and_schema(settings: Settings, root: Path) -> tuple[Rows, Rows]:
         ("plan mode", plan),
     ]
     return sandbox, schema
+
+
+def _mcp(settings: Settings, root: Path) -> Rows:
+    """Each MCP server: started or not, its tools and how many plan mode may use, last error."""
+    from planshell.mcp.manager import McpManager, untrusted_servers
+    from planshell.tools.registry import ToolRegistry
+
+    untrusted = untrusted_servers(settings)
+    if not settings.mcp.servers and not untrusted:
+        return [("servers", "none configured (see docs/mcp.md)")]
+    manager = McpManager(
+        settings.mcp,
+        ToolRegistry(),
+        on_notice=lambda text: None,
+        on_added=lambda names, offer: None,
+        in_plan=lambda: False,
+        plan_names=frozenset,
+        untrusted=untrusted,
+        root=str(root),
+    )
+
+    async def probe() -> None:
+        manager.start()
+        try:
+            await asyncio.gather(
+                *(s.wait_started() for s in manager.servers.values()), return_exceptions=True
+            )
+        finally:
+            await manager.stop()
+
+    asyncio.run(probe())
+    rows: Rows = []
+    for info in manager.states():
+        if info.state == "running":
+            planned = sum(1 for t in info.tools if t.plan_permitted)
+            value = f"started: {len(info.tools)} tools, {planned} allowed in plan mode"
+            if info.config.origin == "project":
+                value += " (project config)"
+        elif info.state == "untrusted":
+            value = "not started: the project config is not trusted (planshell trust)"
+        elif info.state == "disabled":
+            value = "not started: enabled = false"
+        else:
+            value = f"NOT started ({info.state}): {info.last_error or 'no answer'}"
+        rows.append((info.name, value))
+    return rows
 
 
 def _workspace_rows(workspace: WorkspaceExecPolicy | None, network: bool) -> Rows:

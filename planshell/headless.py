@@ -159,9 +159,11 @@ async def run_print(
         # /init: the person's command enters PLAN for the AGENTS.md plan (questions are skipped).
         prompt = start_init(runtime.plan)
     try:
+        runtime.start_mcp()
         await runtime.agent.submit(prompt)
     finally:
         unsubscribe()
+        await runtime.stop_mcp()
         runtime.close()
     if decider.awaiting is not None:
         # What the model said after the review answered the engine, not the user:

@@ -20,6 +20,7 @@ from planshell.agents.subagents import TaskTool, profile_problems
 from planshell.config import Settings
 from planshell.llm.factory import make_provider
 from planshell.llm.types import Provider
+from planshell.mcp.manager import McpManager, untrusted_servers
 from planshell.plan.controller import Mode, PlanController
 from planshell.plan.critic import critic_factory
 from planshell.plan.decider import Decider
@@ -28,6 +29,7 @@ from planshell.plan.pins import plan_pins
 from planshell.plan.store import PlanStore
 from planshell.plan.tools import plan_tools
 from planshell.plan.turns import PlanTurnWatch
+from planshell.sanitize import plain_line
 from planshell.tools.base import ToolContext
 from planshell.tools.builtin import builtin_tools
 from planshell.tools.fetch import FetchTool
@@ -80,9 +82,21 @@ class Runtime:
     start_settings: Settings = field(init=False)
     # What the provider's server says it offers (for /model completion); see load_served_models.
     served_models: list[str] = field(default_factory=list)
+    # The MCP servers (issue 27); started by ``start_mcp`` once an event loop runs.
+    mcp: McpManager | None = None
 
     def __post_init__(self) -> None:
         self.start_settings = self.settings
+
+    def start_mcp(self) -> None:
+        """Start the MCP servers in the background (never awaited: the first frame is not held)."""
+        if self.mcp is not None:
+            self.mcp.start()
+
+    async def stop_mcp(self) -> None:
+        """Stop the MCP servers (their programs end with them); before ``close``."""
+        if self.mcp is not None:
+            await self.mcp.stop()
 
     def close(self) -> None:
         if self.agent.session is not None:
@@ -278,6 +292,36 @@ async def _fetch_redirect(controller: PlanController, url: str) -> str | None:
     return await controller.fetch_gate.check(url)
 
 
+def _mcp_manager(
+    settings: Settings,
+    registry: ToolRegistry,
+    agent: Agent,
+    controller: PlanController,
+    root: Path,
+) -> McpManager | None:
+    """The MCP servers of the config (user's, and a trusted project's); None when none."""
+    untrusted = untrusted_servers(settings)
+    if not settings.mcp.servers and not untrusted:
+        return None
+    manager = McpManager(
+        settings.mcp,
+        registry,
+        on_notice=lambda text: agent.emit(ev.Notice(plain_line(text, 300), "warning")),
+        on_added=lambda names, offer: controller.mcp_tools_added(names, offer=offer),
+        in_plan=lambda: controller.mode is Mode.PLAN,
+        plan_names=lambda: controller.plan_mcp,
+        untrusted=untrusted,
+        root=str(root),
+    )
+
+    def on_event(event: ev.Event) -> None:
+        if isinstance(event, ev.TurnDone):
+            manager.end_turn()
+
+    agent.subscribe(on_event)
+    return manager
+
+
 def build_runtime(
     settings: Settings,
     root: Path,
@@ -398,6 +442,7 @@ def build_runtime(
         permissions=permissions,
         workspace=workspace,
     )
+    runtime.mcp = _mcp_manager(settings, registry, agent, controller, root)
     runtime.plan_turns = PlanTurnWatch(agent.emit, lambda: controller.mode)
     agent.subscribe(runtime.plan_turns)
     if resume is not None:

@@ -24,6 +24,7 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
+from planshell.config.mcp import McpSettings
 from planshell.provider_names import PROVIDER_CHOICES, PROVIDER_NAMES
 
 if TYPE_CHECKING:
@@ -215,13 +216,16 @@ class PlanSettings(_Section):
     critic: PlanCriticSettings = Field(default_factory=PlanCriticSettings)
 
 
-_RULE_RE = re.compile(r"^[a-z_]+(?:\([^\x00-\x1f\x7f]+\))?$")
+_RULE_RE = re.compile(r"^(?:[a-z_]+(?:\([^\x00-\x1f\x7f]+\))?|mcp__[A-Za-z0-9_*?-]+)$")
 
 
 def _rule(text: str) -> str:
     """A permission rule, e.g. ``bash(pytest *)``, ``edit(src/**)`` (checked fully later)."""
     if not _RULE_RE.match(text.strip()):
-        raise ValueError("must look like tool(pattern), e.g. 'bash(pytest *)' or 'edit(src/**)'")
+        raise ValueError(
+            "must look like tool(pattern), e.g. 'bash(pytest *)' or 'edit(src/**)', "
+            "or an MCP tool name such as 'mcp__jira__*'"
+        )
     return text.strip()
 
 
@@ -413,6 +417,7 @@ class Settings(BaseSettings):
     agent: AgentSettings = Field(default_factory=AgentSettings)
     permissions: PermissionsSettings = Field(default_factory=PermissionsSettings)
     fetch: FetchSettings = Field(default_factory=FetchSettings)
+    mcp: McpSettings = Field(default_factory=McpSettings)
     agents: Annotated[dict[str, AgentProfile], AfterValidator(_profiles)] = Field(
         default_factory=dict, description="Sub-agent profiles for the task tool, by name."
     )

@@ -33,6 +33,7 @@ from planshell.config.files import (
     read_config_file,
     user_config_path,
 )
+from planshell.config.mcp import drop_project_opt_ins
 from planshell.config.schema import ENV_NESTED_DELIMITER, ENV_PREFIX, LOADING, Settings
 from planshell.config.trust import is_trusted
 from planshell.config.untrusted import (
@@ -239,6 +240,7 @@ def load_settings(
         project_error, project_data, untrusted, user_only = str(exc), {}, None, []
         settings = _validate(flags, environ, str(project.path), project_data, user)
     settings._untrusted = untrusted
+    drop_project_opt_ins(settings.mcp, project_data)
     if project_error is not None:
         settings._project_error = project_file_ignored(project_error)
     if user_only:

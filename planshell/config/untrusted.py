@@ -35,9 +35,25 @@ HARMLESS_PROJECT_KEYS: frozenset[tuple[str, ...]] = frozenset({("ui", "theme")})
 # repository choosing it would choose where the project's files go). So is
 # fetch.allow_domains: a listed domain is fetched in plan mode without asking,
 # so a repository listing its own server would open a channel for secrets.
+# A ``*`` segment stands for any one key: ``mcp.servers.*.plan`` lets a server's
+# read-only tools run in plan mode, which only the person may decide (a repository
+# would vouch for its own server).
 USER_ONLY_KEYS: frozenset[tuple[str, ...]] = frozenset(
-    {("plan", "approve_auto"), ("plan", "critic"), ("fetch", "allow_domains")}
+    {
+        ("plan", "approve_auto"),
+        ("plan", "critic"),
+        ("fetch", "allow_domains"),
+        ("mcp", "servers", "*", "plan"),
+    }
 )
+
+
+def _user_only(path: tuple[str, ...]) -> bool:
+    """Whether ``path`` is one of ``USER_ONLY_KEYS`` (``*`` matches one segment)."""
+    return any(
+        len(key) == len(path) and all(k in ("*", p) for k, p in zip(key, path, strict=True))
+        for key in USER_ONLY_KEYS
+    )
 
 
 def user_only_keys_in(data: dict[str, Any], prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
@@ -45,7 +61,7 @@ def user_only_keys_in(data: dict[str, Any], prefix: tuple[str, ...] = ()) -> lis
     found: list[tuple[str, ...]] = []
     for key, value in data.items():
         path = (*prefix, key)
-        if path in USER_ONLY_KEYS:
+        if _user_only(path):
             found.append(path)
         elif isinstance(value, dict):
             found += user_only_keys_in(value, path)
@@ -68,7 +84,7 @@ def without_user_only(data: dict[str, Any], prefix: tuple[str, ...] = ()) -> dic
     kept: dict[str, Any] = {}
     for key, value in data.items():
         path = (*prefix, key)
-        if path in USER_ONLY_KEYS:
+        if _user_only(path):
             continue
         kept[key] = without_user_only(value, path) if isinstance(value, dict) else value
     return kept

@@ -220,6 +220,8 @@ class PermissionController:
             return self._bash(str(getattr(args, "command", "")), _unsandboxed(args))
         if tool.name in FILE_TOOLS:
             return self._file(tool.name, self._target(args))
+        if getattr(tool, "is_mcp", False):
+            return self._mcp(tool)
         if self.mode is PermissionMode.AUTO:
             return Verdict("allow", "auto mode", "mode")
         if tool.name in self.session_tools:
@@ -371,6 +373,39 @@ class PermissionController:
             )
         where = "inside the project" if target.inside else "OUTSIDE the project"
         return Verdict("ask", f"{tool} changes {target.rel} ({where})", "ask")
+
+    def _mcp(self, tool: Tool) -> Verdict:
+        """An MCP tool: deny rules first (deny wins), then allow rules, then the mode; else ask.
+
+        The server's hints are its own claims: they never allow anything, they
+        are shown in the question (destructiveHint, openWorldHint).
+        """
+        for rule in self.deny:
+            if rule.matches_tool(tool.name):
+                return Verdict("deny", "deny rule", "deny-rule", rule.text)
+        for rule in self._allow_rules():
+            if rule.matches_tool(tool.name):
+                return Verdict("allow", "allow rule", "rule", rule.text)
+        if self.mode is PermissionMode.AUTO:
+            return Verdict("allow", "auto mode", "mode")
+        if tool.name in self.session_tools:
+            return Verdict("allow", "allowed for this session", "rule", tool.name)
+        hints = getattr(tool, "hints", None)
+        warn = []
+        if hints is not None and hints.destructive is not False and not hints.read_only:
+            warn.append("the server says it may be destructive (destructiveHint)")
+        if hints is not None and hints.open_world is not False:
+            warn.append("it may reach outside systems (openWorldHint)")
+        server = getattr(tool, "server", "?")
+        claim = (
+            "says it only reads" if hints is not None and hints.read_only else "may change things"
+        )
+        return Verdict(
+            "ask",
+            f"MCP server {server}: {tool.name} {claim}; the server runs it outside planshell",
+            "ask",
+            warning=f"MCP: {'; '.join(warn)}" if warn else "",
+        )
 
     def _allow_rules(self) -> list[Rule]:
         return [*self.allow, *self.session_allow]
@@ -574,6 +609,7 @@ class PermissionController:
             verdict.why,
             command=_describe_args(args),
             session_rules=(tool.name,),
+            warning=verdict.warning,
         )
         return request, ""
 

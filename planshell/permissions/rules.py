@@ -28,6 +28,7 @@ because a wrong allow runs something and a wrong deny only asks:
 from __future__ import annotations
 
 import fnmatch
+import re
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -50,6 +51,7 @@ SUBCOMMAND_PROGRAMS = frozenset(
 
 
 Match = Literal["yes", "maybe", "no"]
+_MCP_RULE = re.compile(r"^mcp__[A-Za-z0-9_*?-]+$")
 _MATCH: tuple[Match, Match, Match] = ("no", "maybe", "yes")
 
 
@@ -63,6 +65,11 @@ class Rule:
     tool: str
     words: tuple[str, ...] | None = None  # bash pattern words; None: any command
     glob: Pattern[str] | None = None  # edit/write path pattern; None: any path
+    name_glob: str | None = None  # an MCP tool rule: fnmatch over the tool's name
+
+    def matches_tool(self, name: str) -> bool:
+        """As an MCP rule (``mcp__jira__*``): does it name this tool? (case-sensitive)"""
+        return self.name_glob is not None and fnmatch.fnmatchcase(name, self.name_glob)
 
     def matches_segment(self, segment: Segment) -> bool:
         """As an allow rule, on a segment's words as typed (tests, prompts)."""
@@ -94,6 +101,11 @@ def parse_rule(text: str) -> Rule:
     raw = text.strip()
     name, paren, rest = raw.partition("(")
     name = name.strip()
+    if name.startswith("mcp__") and not paren:
+        # MCP tools by name: mcp__jira__* (every tool of server jira), mcp__jira__get_issue.
+        if not _MCP_RULE.match(name):
+            raise RuleError(f"{raw!r}: an MCP rule is mcp__SERVER__TOOL (with * and ?)")
+        return Rule(raw, "mcp", name_glob=name)
     if name not in RULE_TOOLS:
         raise RuleError(f"{raw!r}: rules name bash, edit or write (e.g. 'bash(pytest *)')")
     if not paren:

@@ -168,6 +168,11 @@ class PlanController:
         self._exec_started: tuple[float, float | None, int] | None = None
         # The time an amendment is stamped with (tests inject a fixed one).
         self.clock: Callable[[], datetime] = lambda: datetime.now(UTC)
+        # MCP (issue 27): the MCP tools plan mode offered when it was entered (a tool
+        # that appears later waits for the next entry), and the ones that ran while
+        # planning (the receipt cannot see what a server changed; the review says it).
+        self.plan_mcp: frozenset[str] = frozenset()
+        self.mcp_ran: list[str] = []
 
     # --- hooks ----------------------------------------------------------------
 
@@ -193,6 +198,12 @@ class PlanController:
             return prompts.EXECUTE_PAUSED_RESULT
         if self.mode is not Mode.PLAN:
             return None
+        if getattr(tool, "is_mcp", False) and tool.name not in self.plan_mcp:
+            return (
+                f"Plan mode is read-only: {tool.name} is an MCP tool that is not available "
+                "while planning (only read-only tools of servers the user trusts for planning "
+                "that were there when plan mode began). Describe the change in the plan instead."
+            )
         refusal = self.policy.check(self.registry, tool, args)
         if refusal is None and tool.name == "fetch":
             # A URL can carry secrets out: unlisted domains need a person's yes (fetch_gate.py).
@@ -258,6 +269,12 @@ class PlanController:
             self._restore_tools()
             self._end_plan_permissions("Plan mode on")
         self.saved_tools = self.registry.set_active(self.policy.offered(self.registry))
+        self.plan_mcp = frozenset(
+            t.name
+            for t in self.registry.all()
+            if getattr(t, "is_mcp", False) and self.registry.is_active(t.name)
+        )
+        self.mcp_ran = []
         self.plan_path = plan_path
         self.pending_name = name
         self.agent.ctx.exec_policy = self.plan_exec_policy
@@ -633,6 +650,9 @@ class PlanController:
             path = self.store.resolve(plan_path)
         except PlanStoreError as exc:
             raise ToolError(str(exc)) from None
+        mcp = self.mcp_notice()
+        if mcp is not None:
+            self.agent.emit(ev.Notice(mcp, "warning"))
         decided = await self.reviews.run(path)
         if decided is None:
             return prompts.keep_result(KEPT_CHANGING), SHOWN_KEEP_CHANGING
@@ -724,6 +744,31 @@ class PlanController:
         """
         if self.mode is Mode.EXECUTE and self.approval is not None:
             self.run_log.record_result(tool, args, result)
+        if self.mode is Mode.PLAN and getattr(tool, "is_mcp", False):
+            self.mcp_ran.append(tool.name)
+
+    def mcp_tools_added(self, names: list[str], *, offer: bool) -> None:
+        """New MCP tools (a server started or sent tools/list_changed).
+
+        In PLAN they are not offered now (the set was fixed on entry) but join the
+        tools restored on leaving, when ``offer``; otherwise ``offer`` activates them.
+        """
+        if not offer:
+            return
+        if self.mode is Mode.PLAN and self.saved_tools is not None:
+            self.saved_tools = (*self.saved_tools, *(n for n in names if n not in self.saved_tools))
+            return
+        self.registry.set_active([*self.registry.active, *names])
+
+    def mcp_notice(self) -> str | None:
+        """The review's line on MCP tools that ran while planning, or None."""
+        if not self.mcp_ran:
+            return None
+        ran = ", ".join(dict.fromkeys(self.mcp_ran))
+        return (
+            f"MCP tools ran during planning: {ran}. The receipt cannot see what an MCP "
+            "server changed outside the project."
+        )
 
     def verification_ready(self, command: str) -> str | None:
         """The approved Verification command ``command`` is, if it may run unasked now.
@@ -1006,8 +1051,10 @@ class PlanController:
 
     def _restore_tools(self) -> None:
         if self.saved_tools is not None:
-            self.registry.set_active(self.saved_tools)
+            known = set(self.registry.names())  # an MCP server's tool may have gone since
+            self.registry.set_active(n for n in self.saved_tools if n in known)
             self.saved_tools = None
+        self.plan_mcp = frozenset()
         self.agent.ctx.exec_policy = self._normal_exec
 
     def shape_tools(self) -> None:

@@ -27,7 +27,7 @@ class PlanPolicy:
     @staticmethod
     def permitted(tool: Tool) -> bool:
         """The effect rule: default-deny for anything that is not purely read."""
-        return tool.name not in NOT_IN_PLAN and (tool.read_only or tool.name in GUARDED_TOOLS)
+        return tool.name not in NOT_IN_PLAN and (tool.plan_permitted or tool.name in GUARDED_TOOLS)
 
     def offered(self, registry: ToolRegistry) -> list[str]:
         if self.allowed_tools is None:

@@ -199,6 +199,11 @@ class Tool(ABC, Generic[ArgsT]):
     def read_only(self) -> bool:
         return self.effects <= {Effect.READ}
 
+    @property
+    def plan_permitted(self) -> bool:
+        """May run in plan mode by the effect rule (an MCP tool also needs the person's opt-in)."""
+        return self.read_only
+
     def spec(self) -> ToolSpec:
         return ToolSpec(self.name, self.description, lean_schema(self.Args.model_json_schema()))
 

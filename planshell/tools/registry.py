@@ -29,6 +29,17 @@ class ToolRegistry:
         if active:
             self._active.append(tool.name)
 
+    def replace(self, tool: Tool[Any]) -> None:
+        """Swap the object behind a registered name, keeping whether it is active."""
+        if tool.name not in self._tools:
+            raise KeyError(tool.name)
+        self._tools[tool.name] = tool
+
+    def unregister(self, name: str) -> None:
+        """Drop a tool (an MCP server's tool that went away); unknown names are ignored."""
+        self._tools.pop(name, None)
+        self._active = [n for n in self._active if n != name]
+
     def get(self, name: str) -> Tool[Any] | None:
         return self._tools.get(name)
 

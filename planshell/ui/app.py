@@ -69,6 +69,7 @@ class PlanshellApp(ToastLog[int]):
         "planshell.ui.permissions_ui",
         "planshell.ui.plan_ui",
         "planshell.ui.commands_undo",
+        "planshell.ui.commands_mcp",
     )
 
     def __init__(
@@ -337,6 +338,7 @@ class PlanshellApp(ToastLog[int]):
             persist=self.persist,
         )
         if old is not None:
+            await old.stop_mcp()  # the new runtime starts its own servers when it is shown
             old.close()
         self.runtime = runtime
         return runtime

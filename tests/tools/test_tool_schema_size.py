@@ -7,6 +7,7 @@ the JSON each provider sends); the goal is under 1,500 tokens in normal mode.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -88,3 +89,41 @@ def test_lean_schema_drops_titles_not_properties_named_title() -> None:
         },
         "required": ["title"],
     }
+
+
+MCP_SERVER = Path(__file__).parents[1] / "mcp" / "servers" / "demo_server.py"
+
+
+async def test_mcp_tools_over_the_budget_wait_behind_mcp_search(tmp_path: Path) -> None:
+    """Issue 27: MCP schemas beyond mcp.max_schema_chars are found with mcp_search, for a turn."""
+    import sys
+
+    from planshell.config import Settings
+    from planshell.mcp.tools import McpSearchArgs
+
+    server = {"command": sys.executable, "args": [str(MCP_SERVER)]}
+    settings = Settings(mcp={"servers": {"demo": server}, "max_schema_chars": 200})
+    runtime = build_runtime(
+        settings, tmp_path, HeadlessDecider(), provider=DemoProvider(), persist=False
+    )
+    assert runtime.mcp is not None
+    try:
+        runtime.start_mcp()
+        await asyncio.wait_for(runtime.mcp.servers["demo"].wait_started(), 30)
+        names = [s.name for s in runtime.registry.specs()]
+        assert "mcp_search" in names
+        assert not [n for n in names if n.startswith("mcp__")]
+        tokens = (
+            len(json.dumps([to_openai_tool(s) for s in runtime.registry.specs()]))
+            // CHARS_PER_TOKEN
+        )
+        assert tokens < GOAL_TOKENS + 200 // CHARS_PER_TOKEN + 100, names
+        search = runtime.registry.get("mcp_search")
+        assert search is not None
+        found = await search.run(McpSearchArgs(query="ticket"), runtime.agent.ctx)
+        assert "mcp__demo__lookup" in found.content
+        assert runtime.registry.is_active("mcp__demo__lookup")
+        runtime.mcp.end_turn()  # for the turn only
+        assert not runtime.registry.is_active("mcp__demo__lookup")
+    finally:
+        await runtime.mcp.stop()

@@ -304,6 +304,7 @@ class ChatScreen(Screen[None]):
             return
         self._show_label(runtime)
         self.run_worker(self._served_models(runtime), group="models", exit_on_error=False)
+        runtime.start_mcp()  # MCP servers start in the background
 
     def _show_label(self, runtime: Runtime) -> None:
         agent = runtime.agent
