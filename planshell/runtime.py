@@ -78,6 +78,8 @@ class Runtime:
     start_settings: Settings = field(init=False)
     # What the provider's server says it offers (for /model completion); see load_served_models.
     served_models: list[str] = field(default_factory=list)
+    # A new session started in PLAN (ui.start_mode or --plan): the first screen says how to leave.
+    started_in_plan: bool = False
 
     def __post_init__(self) -> None:
         self.start_settings = self.settings
@@ -391,8 +393,11 @@ def build_runtime(
         agent.load_history(resume.messages)
         controller.restore(resume.mode)
         runtime.problems += resume.problems
-    if plan and controller.mode is not Mode.PLAN:
+    # ui.start_mode applies to new sessions only: a resumed one keeps its own mode.
+    by_config = resume is None and settings.ui.start_mode == "plan"
+    if (plan or by_config) and controller.mode is not Mode.PLAN:
         controller.enter_plan()
+        runtime.started_in_plan = True
     runtime.read_notices += read_notices
     runtime.problems += controller.guard.warnings + controller.policy.warnings
     runtime.problems += permissions.warnings

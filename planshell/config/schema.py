@@ -253,8 +253,18 @@ class PermissionsSettings(_Section):
     )
 
 
+StartMode = Literal["plan", "off"]
+
+
 class UISettings(_Section):
     theme: Name = Field("planshell-dark", description="Theme name (see themes/).")
+    start_mode: StartMode = Field(
+        "off",
+        description=(
+            "The mode a new session starts in: plan or off. Only narrows what can happen, "
+            "so a project may set it without trust; --continue keeps the resumed mode."
+        ),
+    )
 
 
 class AgentSettings(_Section):
