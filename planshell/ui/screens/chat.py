@@ -316,7 +316,9 @@ class ChatScreen(Screen[None]):
     def _show_label(self, runtime: Runtime) -> None:
         agent = runtime.agent
         provider = agent.provider
-        self.status.set_provider(provider.label, demo=getattr(provider, "name", "") == "demo")
+        self.status.set_provider(
+            runtime.model_label(), demo=getattr(provider, "name", "") == "demo"
+        )
         self.renderer.reset_context(agent.meter.window, agent.cost)
 
     async def _served_models(self, runtime: Runtime) -> None:
