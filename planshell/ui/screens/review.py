@@ -707,8 +707,19 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
             allow_auto=self.request.allow_auto,
             default=self.request.approve_mode,
             blast=self.request.blast,
+            runner=self._runner(),
         )
         self.app.push_screen(dialog, self.approve_in)
+
+    def _runner(self) -> str | None:
+        """ "Runs with MODEL" when planning had a model of its own (``[plan] model``)."""
+        phases = getattr(getattr(self.app, "runtime", None), "phases", None)
+        if phases is None or not phases.split:
+            return None
+        return (
+            f"Runs with {phases.session_provider.label} "
+            f"(planned with {phases.plan_provider.label})."
+        )
 
     def approve_checked(self, mode: str) -> None:
         """Approve in ``mode`` once unseen sections and lint errors, if any, were answered
