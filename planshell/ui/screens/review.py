@@ -716,10 +716,11 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
         phases = getattr(getattr(self.app, "runtime", None), "phases", None)
         if phases is None or not phases.split:
             return None
-        return (
-            f"Runs with {phases.session_provider.label} "
-            f"(planned with {phases.plan_provider.label})."
-        )
+        try:
+            planner = phases.plan_provider.label
+        except Exception:  # the planning provider could not be built: the session's planned
+            planner = "the session's model"
+        return f"Runs with {phases.session_provider.label} (planned with {planner})."
 
     def approve_checked(self, mode: str) -> None:
         """Approve in ``mode`` once unseen sections and lint errors, if any, were answered
