@@ -87,7 +87,11 @@ def _main_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("-r", "--resume", metavar="ID", help="resume the conversation with this id")
     parser.add_argument("--provider", choices=PROVIDER_CHOICES)
-    parser.add_argument("--model", help="model name")
+    parser.add_argument("--model", help="model name (the session's: it executes, and plans too)")
+    parser.add_argument(
+        "--plan-model",
+        help="model used while in plan mode (the session's provider unless [plan] provider)",
+    )
     parser.add_argument("--base-url", help="API base URL (OpenAI-compatible servers end in /v1)")
     parser.add_argument("--theme", help="UI theme name")
     add_directory_argument(parser)
@@ -108,6 +112,8 @@ def _cli_overrides(args: argparse.Namespace) -> dict[str, Any]:
     }
     if getattr(args, "theme", None):
         overrides["ui"] = {"theme": args.theme}
+    if getattr(args, "plan_model", None):
+        overrides["plan"] = {"model": args.plan_model}
     if getattr(args, "permission_mode", None):
         overrides["permissions"] = {"mode": args.permission_mode}
     return overrides

@@ -149,6 +149,8 @@ async def run_print(
         err.write(f"note: {served.headless_text()}\n")
     if verbose:
         err.write(f"provider: {runtime.provider.label}\nproject: {runtime.root}\n")
+        if runtime.phases is not None and runtime.phases.split:
+            err.write(f"models: {strip_terminal_controls(runtime.phases.describe())}\n")
         # The mode at the start: --plan or a resumed session entered it before we listened.
         err.write(f"mode: {runtime.plan.mode.value}\n")
         if runtime.permissions is not None:

@@ -25,6 +25,7 @@ from planshell.plan.controller import Mode, PlanController
 from planshell.plan.critic import critic_factory
 from planshell.plan.decider import Decider
 from planshell.plan.fetch_gate import FetchPlanGate
+from planshell.plan.phase_models import PhaseModels
 from planshell.plan.pins import plan_pins
 from planshell.plan.store import PlanStore
 from planshell.plan.tools import plan_tools
@@ -76,6 +77,8 @@ class Runtime:
     # /proc/self/environ, a FIFO, ...): every front end shows these, verbose or not.
     read_notices: list[str] = field(default_factory=list)
     plan_turns: PlanTurnWatch | None = None
+    # The planning model and the session's (execution) model; see planshell/plan/phase_models.py.
+    phases: PhaseModels | None = None
     permissions: PermissionController | None = None
     workspace: WorkspaceExecPolicy | None = None  # how bash runs outside plan mode
     # As loaded (trust-filtered): what /provider switches back to; ``settings`` follows switches.
@@ -84,6 +87,8 @@ class Runtime:
     served_models: list[str] = field(default_factory=list)
     # The MCP servers (issue 27); started by ``start_mcp`` once an event loop runs.
     mcp: McpManager | None = None
+    # A new session started in PLAN (ui.start_mode or --plan): the first screen says how to leave.
+    started_in_plan: bool = False
 
     def __post_init__(self) -> None:
         self.start_settings = self.settings
@@ -132,13 +137,35 @@ class Runtime:
             new = make_provider(settings, env)
         except (ConfigError, ValueError) as exc:
             raise ProviderSwitchError(f"Could not switch: {exc}") from exc
-        old = self.agent.provider
-        self.agent.set_provider(new)
+        old = self.provider
         self.provider = new
         self.settings = settings
-        configure_context(self.agent, settings)
+        if self.phases is not None:  # the session's model: in use now unless planning has its own
+            self.phases.set_session(new, settings)
+        else:
+            self.agent.set_provider(new)
+            configure_context(self.agent, settings)
         self.served_models = []
         return ProviderSwitch(old, new)
+
+    def switch_plan_model(self, model: str) -> ProviderSwitch:
+        """``/model plan NAME``: plan with NAME (the planning provider as configured, else the
+        session's). Raises ``ProviderSwitchError`` when it cannot be built; nothing changes then."""
+        from planshell.config import ConfigError
+
+        assert self.phases is not None
+        old = self.phases.plan_provider if self.phases.split else None
+        try:
+            new = self.phases.set_plan_model(model)
+        except (ConfigError, ValueError) as exc:
+            raise ProviderSwitchError(f"Could not switch: {exc}") from exc
+        return ProviderSwitch(old if old is not None else new, new)
+
+    def model_label(self) -> str:
+        """The active model for the status bar (``plan: …`` while a planning model is in use)."""
+        if self.phases is None:
+            return self.agent.provider.label
+        return self.phases.status_label()
 
     async def adopt_served_model(self) -> ServedChoice | None:
         """No model chosen and a server of the user's own: use a model it actually serves.
@@ -156,6 +183,8 @@ class Runtime:
 
         provider = self.agent.provider
         base = str(getattr(provider, "base_url", "") or "").rstrip("/")
+        if provider is not self.provider:
+            return None  # the planning model is in use: never make it the session's
         if self.settings.model or getattr(provider, "name", "") != "openai" or not base:
             return None
         if base == DEFAULT_URLS["openai"].rstrip("/"):
@@ -443,14 +472,23 @@ def build_runtime(
         workspace=workspace,
     )
     runtime.mcp = _mcp_manager(settings, registry, agent, controller, root)
+    # Subscribed before _offer_handoff's chooser runs (it runs before the next model call):
+    # at approval the execution model is in place, so its window judges the handoff.
+    phases = PhaseModels(agent, settings, provider, configure_context)
+    agent.subscribe(phases)
+    runtime.phases = phases
     runtime.plan_turns = PlanTurnWatch(agent.emit, lambda: controller.mode)
     agent.subscribe(runtime.plan_turns)
     if resume is not None:
         agent.load_history(resume.messages)
         controller.restore(resume.mode)
         runtime.problems += resume.problems
-    if plan and controller.mode is not Mode.PLAN:
+    # ui.start_mode applies to new sessions only: a resumed one keeps its own mode.
+    by_config = resume is None and settings.ui.start_mode == "plan"
+    if (plan or by_config) and controller.mode is not Mode.PLAN:
         controller.enter_plan()
+        runtime.started_in_plan = True
+    phases.apply(controller.mode)  # a resumed or start_mode PLAN plans with the planning model
     runtime.read_notices += read_notices
     runtime.problems += controller.guard.warnings + controller.policy.warnings
     runtime.problems += permissions.warnings

@@ -70,3 +70,23 @@ async def test_a_rejected_key_is_not_told_to_retry(cli, sse_server: SSEServer, p
     )
     assert result.returncode == 1 and "OPENAI_API_KEY" in result.stderr
     assert "retry" not in result.stderr.lower()
+
+
+async def test_plan_print_mode_plans_with_the_plan_model(sse_server: SSEServer, project):
+    """`--plan -p` asks the planning model; `--model` stays the session's (executing) one."""
+    sse_server.add(
+        Response.sse(
+            [
+                openai_chunk({"role": "assistant", "content": "A plan needs more facts."}),
+                openai_chunk({}, "stop"),
+                b"data: [DONE]\n\n",
+            ]
+        )
+    )
+    args = ["-p", "what would you do?", "--plan", "--provider", "openai"]
+    args += ["--base-url", f"{sse_server.url}/v1", "--model", "exec-m", "--plan-model", "plan-m"]
+    code, _out, err = await run_planshell([*args, "-v"], project)
+    assert code == 4, err  # planned, but no plan written: nothing awaits approval
+    assert [r.json["model"] for r in sse_server.requests if r.method == "POST"] == ["plan-m"]
+    assert "provider: openai · exec-m" in err
+    assert "models: planning: openai · plan-m · executing: openai · exec-m" in err

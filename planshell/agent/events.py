@@ -222,6 +222,15 @@ class PermissionModeChanged:
     previous: str
 
 
+@dataclass(frozen=True)
+class ModelChanged:
+    """The agent now talks to another model (a phase switch: planning <-> executing)."""
+
+    label: str
+    planning: bool  # the planning model of its own (``[plan] model``) is now in use
+    demo: bool = False  # the offline demo model
+
+
 Event = (
     TurnStarted
     | TextDelta
@@ -245,6 +254,7 @@ Event = (
     | ContextUpdated
     | Compacted
     | PermissionModeChanged
+    | ModelChanged
 )
 
 Subscriber = Callable[[Event], None]

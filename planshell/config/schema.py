@@ -209,6 +209,20 @@ class PlanSettings(_Section):
             "drop them (env_deny still wins). Not settable by an untrusted project."
         ),
     )
+    provider: Annotated[str | None, AfterValidator(_critic_provider)] = Field(
+        None,
+        description=(
+            "The provider used while planning (demo, openai or anthropic); unset: the "
+            "session's. Its own key variable and default URL apply, never the session's key."
+        ),
+    )
+    model: str | None = Field(
+        None, description="The model used while planning; unset: the session's model."
+    )
+    base_url: str | None = Field(None, description="The planning provider's API base URL.")
+    context_window: int | None = Field(
+        None, gt=0, description="The planning model's context window; else asked of the server."
+    )
     bash: PlanBashSettings = Field(default_factory=PlanBashSettings)
     labels: PlanLabels = Field(default_factory=PlanLabels)
     ui: PlanUISettings = Field(default_factory=PlanUISettings)
@@ -282,8 +296,18 @@ class FetchSettings(_Section):
     )
 
 
+StartMode = Literal["plan", "off"]
+
+
 class UISettings(_Section):
     theme: Name = Field("planshell-dark", description="Theme name (see themes/).")
+    start_mode: StartMode = Field(
+        "off",
+        description=(
+            "The mode a new session starts in: plan or off. Only narrows what can happen, "
+            "so a project may set it without trust; --continue keeps the resumed mode."
+        ),
+    )
 
 
 class AgentSettings(_Section):

@@ -24,8 +24,12 @@ from planshell.config.schema import Settings
 # security-relevant and needs `planshell trust`. A project may choose how
 # planshell looks (a theme the user installed); it may not change what runs,
 # where data goes, which keys change the mode, nor how the mode is shown
-# (labels and the chip could make OFF look like PLAN).
-HARMLESS_PROJECT_KEYS: frozenset[tuple[str, ...]] = frozenset({("ui", "theme")})
+# (labels and the chip could make OFF look like PLAN). ui.start_mode may only
+# be "plan" or "off" (the schema rejects anything else): starting in PLAN only
+# narrows what can happen, and "off" is the default a project cannot go below.
+HARMLESS_PROJECT_KEYS: frozenset[tuple[str, ...]] = frozenset(
+    {("ui", "theme"), ("ui", "start_mode")}
+)
 
 
 # Keys only the user's own config (file, environment, flags) may set: a project

@@ -327,7 +327,8 @@ class PlanshellApp(ToastLog[int]):
         from planshell.runtime import build_runtime
 
         old = self.runtime
-        provider = old.agent.provider if old is not None else self._provider_override
+        # The session's model (runtime.provider), never the planning model it may be using now.
+        provider = old.provider if old is not None else self._provider_override
         settings = old.settings if old is not None else self.settings
         runtime = build_runtime(
             settings,

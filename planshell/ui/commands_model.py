@@ -35,15 +35,44 @@ def _model_names(ctx: CommandContext, arg: str) -> list[str]:
 
 @command(
     "model",
-    "Pick a model from the server's list, or switch to NAME",
-    argument="[NAME]",
+    "Pick a model, switch to NAME, or plan with NAME (/model plan NAME)",
+    argument="[plan] [NAME]",
     complete=_model_names,
 )
 async def _model(ctx: CommandContext, arg: str) -> None:
-    if arg:
+    word, _, rest = arg.partition(" ")
+    if word == "plan":
+        switch_plan_model(ctx, rest.strip())
+    elif arg:
         switch_provider(ctx, model=arg)
     else:
         await pick_model(ctx)
+
+
+def switch_plan_model(ctx: CommandContext, name: str) -> None:
+    """``/model plan NAME``: the model used while in PLAN; ``/model plan``: show both."""
+    if not name:
+        _show(ctx)
+        return
+    runtime = idle_runtime(ctx, "switching models")
+    if runtime is None:
+        return
+    from planshell.runtime import ProviderSwitchError
+
+    try:
+        switch = runtime.switch_plan_model(name)
+    except ProviderSwitchError as exc:
+        ctx.notify(str(exc), severity="error", markup=False)
+        return
+    ctx.show_provider()
+    ctx.notify(
+        f"Planning with {switch.new.label}; {runtime.provider.label} executes.",
+        title="Model",
+        markup=False,
+    )
+    closing = switch.close_old()
+    if closing is not None:
+        ctx.run_worker(closing, group="close-provider", exit_on_error=False)
 
 
 async def pick_model(ctx: CommandContext) -> None:
@@ -54,7 +83,7 @@ async def pick_model(ctx: CommandContext) -> None:
     from planshell.ui.screens.model_picker import ModelPickerScreen
     from planshell.ui.screens.results import wait_for_answer
 
-    provider = runtime.agent.provider
+    provider = runtime.provider  # the session's (executing) model: /model plan NAME plans
     current = str(getattr(provider, "model", "") or "")
     lists = getattr(provider, "name", "") == "openai" and bool(getattr(provider, "base_url", ""))
 
@@ -72,7 +101,7 @@ async def pick_model(ctx: CommandContext) -> None:
     chosen = await wait_for_answer(ctx.app, picker)
     if chosen is None:
         return
-    if chosen == current and runtime.agent.provider is provider:
+    if chosen == current and runtime.provider is provider:
         ctx.notify(f"Already using {provider.label}.", title="Model", markup=False)
         return
     switch_provider(ctx, model=chosen)
@@ -112,7 +141,12 @@ def switch_provider(
         ctx.notify(str(exc), severity="error")
         return
     ctx.show_provider()
-    ctx.notify(f"Now using {switch.new.label} for this session.", title="Model")
+    phases = runtime.phases
+    if phases is not None and phases.split and phases.planning:
+        note = f"{switch.new.label} will execute; {phases.plan_provider.label} plans."
+    else:
+        note = f"Now using {switch.new.label} for this session."
+    ctx.notify(note, title="Model", markup=False)
     closing = switch.close_old()
     if closing is not None:
         ctx.run_worker(closing, group="close-provider", exit_on_error=False)
@@ -129,8 +163,13 @@ def _show(ctx: CommandContext) -> None:
         shown = ", ".join(names[:SERVED_SHOWN])
         more = len(names) - SERVED_SHOWN
         served = f"\nThe server offers: {shown}" + (f" and {more} more" if more > 0 else "")
-    ctx.notify(
-        f"Provider and model: {runtime.agent.provider.label}{served}",
-        title="Model",
-        markup=False,
-    )
+    phases = runtime.phases
+    if phases is not None and phases.split:
+        # Both, and which is in use: /model NAME changes the executing one, /model plan NAME
+        # the planning one.
+        active = "planning" if phases.planning else "executing"
+        text = f"Models: {phases.describe()} (now {active}){served}"
+    else:
+        text = f"Provider and model: {runtime.agent.provider.label}{served}"
+    text += "\n/model NAME switches the session's model; /model plan NAME the planning one."
+    ctx.notify(text, title="Model", markup=False)

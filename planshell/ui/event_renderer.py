@@ -96,6 +96,9 @@ class EventRenderer:
                     host.show_permission_mode()
             case ev.PermissionModeChanged():
                 host.show_permission_mode()
+            case ev.ModelChanged() as event:  # a phase switch: the planning or execution model
+                label = f"plan: {event.label}" if event.planning else event.label
+                host.status.set_provider(strip_terminal_controls(label), demo=event.demo)
             case ev.Notice() as event:
                 # Notices can quote file names and model text: plain text, no markup.
                 # The event bus logged it already (planshell/agent/events.py).

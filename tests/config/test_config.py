@@ -293,14 +293,14 @@ def test_every_setting_is_documented():
 # --- which project keys need trust ------------------------------------------------
 
 
-def test_every_settings_key_is_classified_and_only_the_theme_is_harmless():
+def test_every_settings_key_is_classified_and_only_theme_and_start_mode_are_harmless():
     keys = settings_keys()
     assert ("plan", "sandbox") in keys and ("plan", "bash", "safe_patterns") in keys
     assert ("plan", "labels", "off", "widget") in keys and ("headers",) in keys
     harmless = {k for k in keys if not is_security_relevant(k)}
     # Widening this set is a security decision: update docs/configuration.md and
     # docs/security.md ("Project trust") together with this line.
-    assert harmless == {("ui", "theme")}
+    assert harmless == {("ui", "theme"), ("ui", "start_mode")}
     assert set(keys) >= HARMLESS_PROJECT_KEYS, "an allowlisted key no longer exists"
 
 

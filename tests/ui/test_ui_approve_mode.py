@@ -116,3 +116,21 @@ async def test_auto_cannot_be_approved_when_not_offered() -> None:
         app.review_screen.approve_in("auto")
         await pilot.pause()
         assert app.results == []
+
+
+async def test_the_dialog_says_which_model_will_run_the_plan() -> None:
+    """With [plan] model set, the approve card names the executing model (issue 29)."""
+    from textual.widgets import Static
+
+    app = ReviewHost(request_for(SHORT))
+    async with app.run_test(size=(100, 30)) as pilot:
+        runner = "Runs with openai · exec-model (planned with anthropic · \x1b[31mplan-model)."
+        app.push_screen(ApproveModeScreen(runner=runner))
+        await pilot.pause()
+        dialog = dialog_of(app)
+        text = str(dialog.query_one("#runner", Static).render())
+        assert "Runs with openai · exec-model" in text and "\x1b" not in text
+        app.pop_screen()
+        app.push_screen(ApproveModeScreen())
+        await pilot.pause()
+        assert not dialog_of(app).query("#runner")  # one model for both: nothing to say

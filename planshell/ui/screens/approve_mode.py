@@ -164,9 +164,12 @@ class ApproveModeScreen(KeyGrace, ModalScreen[str | None]):
         allow_auto: bool = False,
         default: str = SAFE_MODE,
         blast: BlastRadius | None = None,
+        runner: str | None = None,
     ) -> None:
         super().__init__()
         self.blast = blast
+        # Which model will run the plan (with [plan] model set, not the one that planned it).
+        self.runner = runner
         self.choices = choices_for(allow_auto)
         modes = [mode for mode, _label, _detail in self.choices]
         # Only ask or accept-edits can be the focused default: auto never is.
@@ -179,6 +182,8 @@ class ApproveModeScreen(KeyGrace, ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
             yield Static(Text("Approve and run this plan: how should it run?"), id="question")
+            if self.runner:
+                yield Static(Text(plain_line(self.runner, 100), "dim"), id="runner")
             if self.blast is not None:
                 yield Static(blast_card(self.blast, self.default), id="blast")
             yield OptionList(

@@ -54,6 +54,12 @@ class EngineEvent(Message):
 
 log = logging.getLogger(__name__)
 
+# The first screen of a session that starts in PLAN (ui.start_mode = "plan" or --plan).
+START_IN_PLAN_NOTE = (
+    "Plan mode is on: read-only until you approve a plan. "
+    "/plan off or F2 leaves it (ui.start_mode chooses how sessions start)."
+)
+
 
 class ChatScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -253,6 +259,8 @@ class ChatScreen(Screen[None]):
         if resumed is not None:
             await self._show_loaded(resumed.messages, resumed.summary, runtime)
             self.transcript.add_note(f"Resumed conversation {resumed.path.stem}.")
+        elif runtime.started_in_plan:
+            self.transcript.add_note(START_IN_PLAN_NOTE)
         for problem in [*runtime.read_notices, *runtime.problems]:
             self.notify(problem, severity="warning", timeout=8)
 
@@ -309,7 +317,9 @@ class ChatScreen(Screen[None]):
     def _show_label(self, runtime: Runtime) -> None:
         agent = runtime.agent
         provider = agent.provider
-        self.status.set_provider(provider.label, demo=getattr(provider, "name", "") == "demo")
+        self.status.set_provider(
+            runtime.model_label(), demo=getattr(provider, "name", "") == "demo"
+        )
         self.renderer.reset_context(agent.meter.window, agent.cost)
 
     async def _served_models(self, runtime: Runtime) -> None:
