@@ -93,6 +93,7 @@ OPENS_FILES_ITSELF: dict[str, str] = {
     "fsutil.py": "the safe reader itself, and atomic writes",
     "agent/session.py": "planshell's own session logs, in the user data dir",
     "agent/session_peek.py": "the newest session log's mode, in the user data dir",
+    "mcp/client.py": "os.devnull, for a stdio server's stderr",
     "ui/widgets/history.py": "planshell's own prompt history, in the user data dir",
     "ui/screens/review.py": "the temporary copy it wrote for $EDITOR; `.browser.open` is a browser",
     "ui/browser_review.py": "webbrowser.open: a URL, not a file",

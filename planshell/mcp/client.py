@@ -132,12 +132,17 @@ class McpServer:
     def _transport(self, stack: AsyncExitStack) -> Any:
         cfg = self.info.config
         if cfg.command is not None:
-            from mcp.client.stdio import StdioServerParameters, stdio_client
+            from mcp.client.stdio import (
+                StdioServerParameters,
+                get_default_environment,
+                stdio_client,
+            )
 
             params = StdioServerParameters(
                 command=cfg.command,
                 args=list(cfg.args),
-                env={**os.environ, **cfg.env},
+                # The SDK's safe subset (PATH, HOME, …), never planshell's API keys.
+                env={**get_default_environment(), **cfg.env},
                 cwd=self._root,
             )
             errlog = stack.enter_context(open(os.devnull, "w", encoding="utf-8"))  # noqa: SIM115

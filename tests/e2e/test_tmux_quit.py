@@ -50,7 +50,7 @@ def test_quit_while_the_review_is_open(project: Path, tmp_path: Path, how: str) 
             # Esc is "keep planning": the turn ends with the plan kept, so nothing runs
             # and /quit quits without asking (waiting for that end keeps it no race).
             pane.keys("Escape")
-            pane.wait_for("wants to keep planning")
+            pane.wait_for("kept planning")
             pane.wait_until(lambda s: "working" not in s, what="the turn to end")
             pane.type("/quit")
             pane.keys("Enter")
