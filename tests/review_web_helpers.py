@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 import http.client
 import json
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from planshell.plan.review_comments import ReviewComment
 from planshell.plan.store import PlanStore
 from planshell.review_web.server import BrowserReview, SeenSection
 from planshell.runtime import Runtime, build_runtime
-from tests.engine_helpers import ScriptedDecider
+from tests.engine_helpers import HANG_GUARD, ScriptedDecider
 
 PLAN = """# Plan: widget cache
 
@@ -48,6 +49,29 @@ class Served:
     ended: list[str] = field(default_factory=list)
     seen: list[tuple[SeenSection, ...]] = field(default_factory=list)  # on_seen reports
     pages: list[bool] = field(default_factory=list)  # on_page: a page connected, or gone
+    told: threading.Condition = field(default_factory=threading.Condition)
+
+    def page(self, connected: bool) -> None:
+        """``on_page`` (a server thread calls it): record it and wake whoever waits."""
+        with self.told:
+            self.pages.append(connected)
+            self.told.notify_all()
+
+    def saw(self, sections: tuple[SeenSection, ...]) -> None:
+        """``on_seen`` (a server thread calls it): record it and wake whoever waits."""
+        with self.told:
+            self.seen.append(sections)
+            self.told.notify_all()
+
+    def wait_for(self, done: Callable[[], bool], what: str) -> None:
+        """Until ``done`` holds, woken by each report (``HANG_GUARD``: only against a hang)."""
+        with self.told:
+            self.told.wait_for(done, timeout=HANG_GUARD)
+            assert done(), what
+
+    def wait_for_pages(self, expected: list[bool]) -> None:
+        """Until ``on_page`` has been told exactly ``expected``."""
+        self.wait_for(lambda: self.pages == expected, f"on_page was told {self.pages}")
 
     @property
     def host(self) -> str:
@@ -123,21 +147,19 @@ def serve(
     served: Served
     decisions: list[Review] = []
     ended: list[str] = []
-    seen: list[tuple[SeenSection, ...]] = []
-    pages: list[bool] = []
     review = BrowserReview(
         request,
         store,
         allow_approve=allow_approve,
         on_decision=decisions.append,
         on_closed=ended.append,
-        on_seen=seen.append,
-        on_page=pages.append,
+        on_seen=lambda sections: served.saw(sections),
+        on_page=lambda connected: served.page(connected),
         grace=grace,
         heartbeat=heartbeat,
     )
+    served = Served(review, store, path, decisions, ended)
     review.start()
-    served = Served(review, store, path, decisions, ended, seen, pages)
     return served
 
 

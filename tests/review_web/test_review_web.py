@@ -298,25 +298,17 @@ def open_stream(served: Served) -> socket.socket:
     return sock
 
 
-def wait_for_pages(served: Served, expected: list[bool]) -> None:
-    """Poll what ``on_page`` was told (a server thread tells it), with a hang guard only."""
-    deadline = time.monotonic() + WAIT
-    while served.pages != expected:
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.02)
-
-
 def test_a_closed_tab_is_not_the_end(tmp_path: Path) -> None:
     """Issue 26, item 9: a reload after a break finds the review still served."""
     for served in running(serve(tmp_path, grace=0.1, heartbeat=0.05)):
         open_stream(served).close()  # the tab goes away
-        wait_for_pages(served, [False])  # the grace is over: the terminal is told
+        served.wait_for_pages([False])  # the grace is over: the terminal is told
         time.sleep(0.2)  # well past the grace
         assert not served.review.closed and not served.ended
         status, _, _ = served.request("GET", served.base)  # the reload
         assert status == 200
         sock = open_stream(served)  # the reloaded page connects again
-        wait_for_pages(served, [False, True])
+        served.wait_for_pages([False, True])
         sock.close()
         assert not served.decisions
 

@@ -18,6 +18,7 @@ from planshell.ui.screens.results import push_answering
 from planshell.ui.screens.review import ReviewScreen
 from planshell.ui.toasts import ToastLog
 from tests.review_web_helpers import PLAN, Served
+from tests.ui_helpers import until
 
 WAIT = 30.0
 
@@ -205,7 +206,6 @@ def notices(app: Host) -> list[str]:
 
 async def test_the_browser_review_outlives_a_closed_tab(tmp_path: Path) -> None:
     import socket
-    import time
 
     app = Host(tmp_path)
     async with app.run_test(size=(110, 30)) as pilot:
@@ -221,10 +221,7 @@ async def test_the_browser_review_outlives_a_closed_tab(tmp_path: Path) -> None:
             sock.close()
 
         await asyncio.to_thread(tab_opened_and_closed)
-        deadline = time.monotonic() + WAIT
-        while "browser page closed" not in line_text(app):
-            assert time.monotonic() < deadline, line_text(app)
-            await pilot.pause(0.05)
+        await until(pilot, lambda: "browser page closed" in line_text(app))
         assert page.review.url in line_text(app)
         await pilot.pause(0.3)  # well past the grace
         assert app.review_screen.browser.active
