@@ -32,25 +32,7 @@ def shown_url(url: str) -> str:
 class FetchScreen(YesNoScreen):
     """True: fetch this URL; False (the focused, safe answer): do not."""
 
-    DEFAULT_CSS = """
-    FetchScreen {
-        align: center middle;
-    }
-    FetchScreen #fetch-ask {
-        width: 100%;
-        height: auto;
-        max-height: 90%;
-        padding: 0 1;
-        border-top: thick $warning;
-        background: $surface;
-    }
-    FetchScreen #fetch-title { text-style: bold; }
-    FetchScreen #fetch-url-box {
-        height: auto;
-        max-height: 1fr;
-        margin: 1 0;
-    }
-    """
+    CSS_PATH = "dialogs.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("y", "answer(True)", "Fetch"),
         Binding("n,escape,enter", "answer(False)", "Do not fetch"),
@@ -62,9 +44,9 @@ class FetchScreen(YesNoScreen):
 
     def compose(self) -> ComposeResult:
         request = self.request
-        with Vertical(id="fetch-ask"):
+        with Vertical(id="fetch-ask", classes="ask-panel"):
             title = f"Plan mode: fetch from {shown_url(request.domain)}?"
-            yield Static(Text(title), id="fetch-title")
+            yield Static(Text(title), id="fetch-title", classes="ask-title")
             why = "A URL can carry what the model read out of the project. " + (
                 "It has a query string: asked every time."
                 if request.has_query
@@ -73,7 +55,7 @@ class FetchScreen(YesNoScreen):
             if request.redirect_from:
                 why = f"Redirected from {shown_url(request.redirect_from)}. " + why
             yield Static(Text(why), id="fetch-why")
-            with VerticalScroll(id="fetch-url-box"):
+            with VerticalScroll(id="fetch-url-box", classes="ask-body"):
                 yield Static(Text(shown_url(request.url)), id="fetch-url")
             keys = Text()
             keys.append("y", style="bold")

@@ -31,26 +31,7 @@ class PlanDiffScreen(YesNoScreen):
     Enter waits for the key grace: a key typed for the chat must not skip the diff.
     """
 
-    DEFAULT_CSS = """
-    PlanDiffScreen {
-        align: center middle;
-    }
-    PlanDiffScreen #plan-diff {
-        width: 100%;
-        height: auto;
-        max-height: 90%;
-        padding: 0 1;
-        border-top: thick $warning;
-        background: $surface;
-    }
-    PlanDiffScreen #plan-diff-title { text-style: bold; }
-    PlanDiffScreen #plan-diff-body {
-        height: auto;
-        max-height: 1fr;
-        margin: 1 0;
-        scrollbar-size-vertical: 1;
-    }
-    """
+    CSS_PATH = "dialogs.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter,r", "answer(True)", "Review the changed plan"),
         Binding("escape", "answer(False)", "Keep paused"),
@@ -61,9 +42,11 @@ class PlanDiffScreen(YesNoScreen):
         self.request = request
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="plan-diff"):
-            yield Static(Text(one_line(self.request.notice, 400)), id="plan-diff-title")
-            with VerticalScroll(id="plan-diff-body"):
+        with Vertical(id="plan-diff", classes="ask-panel"):
+            yield Static(
+                Text(one_line(self.request.notice, 400)), id="plan-diff-title", classes="ask-title"
+            )
+            with VerticalScroll(id="plan-diff-body", classes="ask-body"):
                 yield Static(diff_text(self.request.diff), id="plan-diff-content")
             keys = Text()
             keys.append("Enter", style="bold")
