@@ -13,9 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from planshell.agent.session_peek import project_key
-from planshell.config import data_dir
 from planshell.llm.types import Message
+from planshell.locations import data_dir, project_key
 
 __all__ = ["data_dir", "project_key"]  # re-exported: callers find the data dir beside the sessions
 

@@ -3,7 +3,7 @@
 ``--continue`` loads settings and the session after the first frame (pydantic and
 the engine take a second or more to import); until then the status bar would say
 ``OFF starting…`` for a session that resumes in PLAN. This peek uses only the
-standard library and platformdirs, finds the same file as
+standard library and platformdirs (``planshell.locations``), finds the same file as
 ``planshell.agent.session.find_session`` and reads its last ``mode`` entry. It is
 a hint for the first frames only: the loaded session and the controller decide the
 real mode (a hostile session file can at most mislabel the chip until they do).
@@ -11,44 +11,17 @@ real mode (a hostile session file can at most mislabel the chip until they do).
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 from pathlib import Path
+
+from planshell.locations import data_dir, find_project_root, project_key
 
 MODE_MARK = b'{"type": "mode"'  # how SessionLog.append writes a mode entry (json.dumps)
 MODES = frozenset({"off", "plan", "execute"})
 
 
-def project_key(root: Path) -> str:
-    """A readable, collision-safe folder name for a project root."""
-    resolved = str(root.resolve())
-    digest = hashlib.sha256(resolved.encode()).hexdigest()[:10]
-    name = "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in Path(resolved).name)
-    return f"{name or 'root'}-{digest}"
-
-
-def _data_dir() -> Path:
-    """As ``planshell.config.data_dir`` (which imports pydantic with its package)."""
-    override = os.environ.get("PLANSHELL_DATA_DIR")
-    if override:
-        return Path(override)
-    from platformdirs import user_data_dir
-
-    return Path(user_data_dir("planshell"))
-
-
-def _project_root(start: Path) -> Path:
-    """As ``planshell.plan.store.find_project_root``."""
-    start = Path(start).resolve()
-    for candidate in (start, *start.parents):
-        if (candidate / ".git").exists():
-            return candidate
-    return start
-
-
 def _session_file(root: Path, session_id: str | None) -> Path | None:
-    folder = _data_dir() / "projects" / project_key(root) / "sessions"
+    folder = data_dir() / "projects" / project_key(root) / "sessions"
     try:
         files = [p for p in folder.glob("*.jsonl") if p.is_file()]
         files.sort(key=lambda p: (p.stat().st_mtime, p.name), reverse=True)
@@ -63,7 +36,7 @@ def peek_resumed_mode(start: Path, session_id: str | None) -> str | None:
     """``off``, ``plan`` or ``execute`` from the session ``--continue`` (``session_id`` None)
     or ``--resume ID`` would load; None when there is none or it cannot be read."""
     try:
-        path = _session_file(_project_root(start), session_id)
+        path = _session_file(find_project_root(start), session_id)
         if path is None:
             return None
         data = path.read_bytes()

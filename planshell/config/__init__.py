@@ -28,11 +28,9 @@ from planshell.config.errors import ConfigError
 from planshell.config.files import (
     CONFIG_MAX_BYTES,
     ConfigFile,
-    data_dir,
     project_config_path,
     read_config_file,
     user_config_path,
-    user_data_dir,
 )
 from planshell.config.schema import (
     BUILTIN_PROFILES,
@@ -71,6 +69,7 @@ from planshell.config.untrusted import (
     split_project_data,
 )
 from planshell.config.writeback import remember_user_setting, toml_with_value
+from planshell.locations import data_dir, user_data_dir
 
 __all__ = [
     "BUILTIN_PROFILES",

@@ -17,18 +17,6 @@ def user_config_path() -> Path:
     return Path(user_config_dir("planshell")) / "config.toml"
 
 
-def user_data_dir() -> Path:
-    from platformdirs import user_data_dir as _data
-
-    return Path(_data("planshell"))
-
-
-def data_dir() -> Path:
-    """Sessions, logs and history: ``PLANSHELL_DATA_DIR`` or the platform's user data dir."""
-    override = os.environ.get("PLANSHELL_DATA_DIR")
-    return Path(override) if override else user_data_dir()
-
-
 def project_config_path(root: Path) -> Path:
     """Where the project file is looked up; the root is resolved, the last two parts are not.
 

@@ -26,6 +26,7 @@ from planshell.fsutil import (
     is_binary,
     read_project_file,
 )
+from planshell.locations import find_project_root
 from planshell.plan.document import parse_plan
 
 __all__ = [
@@ -67,15 +68,6 @@ class PlanInfo:
     done: int
     total: int
     problem: str | None
-
-
-def find_project_root(start: Path) -> Path:
-    """The enclosing git work tree (a ``.git`` dir, or file for worktrees), else ``start``."""
-    start = Path(start).resolve()
-    for candidate in (start, *start.parents):
-        if (candidate / ".git").exists():
-            return candidate
-    return start
 
 
 def slugify(text: str) -> str:
