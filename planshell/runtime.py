@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from planshell.agent import events as ev
-from planshell.agent.loop import Agent
+from planshell.agent.loop import Agent, PriceFn
 from planshell.agent.prompt import base_prompt
 from planshell.agent.session import LoadedSession, SessionLog
 from planshell.agents.subagents import TaskTool, profile_problems
@@ -252,7 +252,6 @@ def configure_context(agent: Agent, settings: Settings) -> None:
     from planshell.agent.compaction import CompactionPolicy
     from planshell.llm.factory import DEFAULT_URLS
     from planshell.llm.models import find_window
-    from planshell.llm.types import Usage
 
     compaction = settings.compaction
     agent.compaction = CompactionPolicy(
@@ -263,14 +262,21 @@ def configure_context(agent: Agent, settings: Settings) -> None:
         return await find_window(agent.provider, settings.context_window, default_urls=DEFAULT_URLS)
 
     agent.window_source = window
-    price = settings.prices.get(getattr(agent.provider, "model", ""))
+    agent.price = price_of(settings, agent.provider)
+
+
+def price_of(settings: Settings, provider: Provider) -> PriceFn | None:
+    """What a reply of ``provider``'s model costs, from ``settings.prices``; None: no price."""
+    from planshell.llm.types import Usage
+
+    price = settings.prices.get(getattr(provider, "model", ""))
+    if price is None:
+        return None
 
     def cost(usage: Usage) -> float | None:
-        if price is None:
-            return None
         return (usage.input_tokens * price.input + usage.output_tokens * price.output) / 1e6
 
-    agent.price = cost if price is not None else None
+    return cost
 
 
 HANDOFF_ASK_FRACTION = 0.25  # ask only when keeping would fill this much of the window
@@ -477,6 +483,10 @@ def build_runtime(
     phases = PhaseModels(agent, settings, provider, configure_context)
     agent.subscribe(phases)
     runtime.phases = phases
+    # The card estimates execution: priced with the model that will run the plan.
+    controller.reviews.execution_price = lambda: price_of(
+        phases.session_settings, phases.session_provider
+    )
     runtime.plan_turns = PlanTurnWatch(agent.emit, lambda: controller.mode)
     agent.subscribe(runtime.plan_turns)
     if resume is not None:

@@ -31,7 +31,7 @@ from planshell.shell.guard import BashGuard
 from planshell.tools.base import ToolError
 
 if TYPE_CHECKING:
-    from planshell.agent.loop import Agent
+    from planshell.agent.loop import Agent, PriceFn
     from planshell.config import PlanSettings
     from planshell.plan.critic import Critic, CriticReport
     from planshell.plan.staleness import Staleness
@@ -94,6 +94,9 @@ class ReviewRounds:
         )
         # Set by the runtime: what the permission engine would do with a bash command in a mode.
         self.command_check: CommandCheck | None = None
+        # Set by the runtime: the price of the model that executes (with a planning model
+        # of its own, not the one answering now); unset, the agent's current price.
+        self.execution_price: Callable[[], PriceFn | None] | None = None
 
     async def run(
         self, path: Path, *, diff: str = "", notice: str = ""
@@ -236,7 +239,7 @@ class ReviewRounds:
     def _blast(self, path: Path, text: str) -> BlastRadius:
         """The approve dialog's card: scope sizes, commands per mode, an estimate."""
         check = self.command_check or self._guard_check
-        price = self.agent.price
+        price = self.execution_price() if self.execution_price is not None else self.agent.price
         return blast_radius(
             text,
             self.store.root,

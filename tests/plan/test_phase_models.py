@@ -249,3 +249,21 @@ def test_an_untrusted_project_cannot_choose_the_planning_model(
     )
     assert "Ignoring security settings" in settings.untrusted_project.warning()
     assert plan_phase_settings(settings, {}) is None
+
+
+async def test_the_blast_card_prices_execution_with_the_execution_model(project: Path) -> None:
+    """While the (free) planning model answers, the card's cost is the execution model's."""
+    prices = {"exec": {"input": 10, "output": 30}, "planner": {"input": 0, "output": 0}}
+    settings = Settings(provider="openai", model="exec", plan={"model": "planner"}, prices=prices)
+    decider = ScriptedDecider([Review(Decision.KEEP)])
+    runtime = build_runtime(settings, project, decider, persist=False)
+    runtime.plan.enter_plan()
+    assert getattr(runtime.agent.provider, "model", "") == "planner"
+    store = PlanStore(project)
+    store.ensure_dir()
+    path = store.write(store.plans_dir / "limits.md", RATE_LIMIT_PLAN)
+    await finishes(runtime.plan.review(str(path)), "the review")
+    blast = decider.requests[0].blast
+    assert blast is not None and blast.estimate.cost_low is not None
+    assert blast.estimate.cost_low > 0  # the planner's price would make it 0.0
+    runtime.close()
