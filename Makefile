@@ -59,7 +59,7 @@ corpus: $(STAMP)
 	$(BIN)/python ../shared/bash-corpus/score.py planshell.shell.guard:is_read_only ../shared/bash-corpus/public.jsonl
 
 bench: $(STAMP)
-	@for script in bench/*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
+	$(BIN)/python bench/run.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache

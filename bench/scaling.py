@@ -32,6 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.figures import Figure, report  # noqa: E402
 from planshell.plan.document import parse_plan  # noqa: E402
 from planshell.sanitize import strip_terminal_controls  # noqa: E402
 from planshell.ui.widgets.plan_view import render_markdown  # noqa: E402
@@ -105,7 +106,10 @@ def seconds_per_call(func: Callable[[str], object], inputs: list[str], runs: int
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=7, help="repeats per size (best is kept)")
+    parser.add_argument("--json", type=Path, help="append the figures here (bench/run.py)")
+    parser.add_argument("--baseline", help="ignored: these are ratios within one tree")
     args = parser.parse_args()
+    figures: list[Figure] = []
     print(f"scaling of the text paths: cost per unit, large/small (target <= {TARGET_RATIO}x)")
     status = 0
     for case in CASES:
@@ -119,6 +123,17 @@ def main() -> int:
             f"   {case.large:>9,} {case.unit}: {t_large * 1000:8.2f} ms"
             f"   ratio {ratio:5.2f}x  {verdict}"
         )
+        figures.append(
+            Figure(
+                "scaling",
+                f"{case.name}: per-{case.unit[:-1]} cost {case.large:,} vs {case.small:,}",
+                ratio,
+                "x",
+                TARGET_RATIO,
+                method="best of --runs timeit repeats (>= 0.2 s each), sizes interleaved",
+            )
+        )
+    report(figures, args.json)
     return status
 
 
