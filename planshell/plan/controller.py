@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
@@ -27,7 +28,7 @@ from planshell.plan.amend import AmendedPlan, add_to_scope, amend_step
 from planshell.plan.approval_record import ApprovalRecord, PlanChange, less_permissive
 from planshell.plan.authoring import keep_title, plan_target, title_line, with_title
 from planshell.plan.capabilities import capabilities_report
-from planshell.plan.decider import AmendmentRequest, Decider, Decision, Review
+from planshell.plan.decider import AmendmentRequest, Decider, Decision, Review, mcp_ran_line
 from planshell.plan.document import parse_plan, validate_plan
 from planshell.plan.fetch_gate import FetchPlanGate
 from planshell.plan.mode_log import RecordedMode, mode_entry
@@ -173,6 +174,7 @@ class PlanController:
         # planning (the receipt cannot see what a server changed; the review says it).
         self.plan_mcp: frozenset[str] = frozenset()
         self.mcp_ran: list[str] = []
+        self.reviews.mcp_ran = self.mcp_calls
 
     # --- hooks ----------------------------------------------------------------
 
@@ -760,15 +762,19 @@ class PlanController:
             return
         self.registry.set_active([*self.registry.active, *names])
 
+    def mcp_calls(self) -> tuple[tuple[str, int], ...]:
+        """The MCP tools that ran while planning, with how often, first-run order.
+
+        Only in PLAN: the list starts empty at each entry, and a review outside
+        plan mode (``/plan review``) is not about this planning session.
+        """
+        if self.mode is not Mode.PLAN:
+            return ()
+        return tuple(Counter(self.mcp_ran).items())
+
     def mcp_notice(self) -> str | None:
-        """The review's line on MCP tools that ran while planning, or None."""
-        if not self.mcp_ran:
-            return None
-        ran = ", ".join(dict.fromkeys(self.mcp_ran))
-        return (
-            f"MCP tools ran during planning: {ran}. The receipt cannot see what an MCP "
-            "server changed outside the project."
-        )
+        """The transcript's notice at review time (the review shows the same line)."""
+        return mcp_ran_line(self.mcp_calls()) or None
 
     def verification_ready(self, command: str) -> str | None:
         """The approved Verification command ``command`` is, if it may run unasked now.

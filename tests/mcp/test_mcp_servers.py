@@ -268,3 +268,43 @@ async def test_sub_agents_never_get_mcp_tools(tmp_path: Path) -> None:
             assert not [n for n in child.registry.names() if n.startswith("mcp")]
     finally:
         await runtime.mcp.stop()
+
+
+async def test_the_review_request_counts_the_mcp_tools_that_ran(tmp_path: Path) -> None:
+    """Through the loop: two lookups ran, the refused write did not; the review gets the counts."""
+    from planshell.llm.scripted import Reply
+    from tests.plan_samples import generated_plan
+
+    log = tmp_path / "server.log"
+    plan = generated_plan(10, title="Fix J-1", intro="i", last_line="end")
+    replies = [
+        Reply(calls=[("mcp__demo__lookup", {"key": "J-1"})]),
+        Reply(calls=[("mcp__demo__update_ticket", {"key": "J-1", "status": "done"})]),
+        Reply(calls=[("mcp__demo__lookup", {"key": "J-2"})]),
+        Reply(calls=[("write_plan", {"title": "Fix J-1", "content": plan, "plan_path": "j.md"})]),
+        Reply(calls=[("exit_plan_mode", {"plan_path": "j.md"})]),
+        Reply(text="kept"),
+    ]
+    runtime, _, decider, recorder = make_runtime(
+        tmp_path, replies, settings=_settings(log), persist=False
+    )
+    assert runtime.mcp is not None
+    try:
+        runtime.start_mcp()
+        await finishes(runtime.mcp.servers["demo"].wait_started(), "start")
+        runtime.plan.enter_plan()
+        await finishes(runtime.agent.submit("plan the ticket"), "the turn")
+        (request,) = decider.requests
+        assert request.mcp_ran == (("mcp__demo__lookup", 2),)
+        line = request.mcp_line()
+        assert line.startswith("MCP tools ran while planning: mcp__demo__lookup (2×)")
+        assert "update_ticket" not in line and "not in the receipt" in line
+        notices = [getattr(e, "message", "") for e in recorder.events]
+        assert any(n.startswith("MCP tools ran while planning") for n in notices)
+        # A new planning session starts with none; outside plan mode there is none.
+        runtime.plan.leave()
+        assert runtime.plan.mcp_calls() == ()
+        runtime.plan.enter_plan()
+        assert runtime.plan.mcp_calls() == ()
+    finally:
+        await runtime.mcp.stop()
