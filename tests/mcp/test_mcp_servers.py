@@ -249,7 +249,7 @@ async def test_a_model_in_plan_mode_cannot_call_the_writing_tool(tmp_path: Path)
         assert not runtime.registry.is_active("mcp__demo__update_ticket")
         search = runtime.mcp.search
         found = await search.run(McpSearchArgs(query="ticket"), runtime.agent.ctx)
-        assert "not available in this mode" in found.content
+        assert "update_ticket" not in found.content  # plan mode lists only what it allows
         assert runtime.plan.mcp_ran == ["mcp__demo__lookup"]
     finally:
         await runtime.mcp.stop()
@@ -308,3 +308,56 @@ async def test_the_review_request_counts_the_mcp_tools_that_ran(tmp_path: Path) 
         assert runtime.plan.mcp_calls() == ()
     finally:
         await runtime.mcp.stop()
+
+
+async def test_mcp_search_in_plan_mode_cannot_unlock_a_write_or_a_late_tool(tmp_path: Path) -> None:
+    """Over the budget, plan mode's tools wait behind mcp_search; a hostile model using it
+    to reach the writing tool or a tool that appeared after entry gets neither."""
+    from planshell.llm.scripted import Reply
+
+    log = tmp_path / "server.log"
+    settings = _settings(log)
+    settings.mcp.max_schema_chars = 100  # nothing fits: everything goes behind mcp_search
+    replies = [
+        Reply(calls=[("mcp_search", {"query": "ticket status change update"})]),
+        Reply(calls=[("mcp__demo__update_ticket", {"key": "J-1", "status": "done"})]),
+        Reply(calls=[("mcp__demo__lookup", {"key": "J-1"})]),  # the server adds late_tool
+        Reply(text="looked"),
+        Reply(calls=[("mcp_search", {"query": "late"})]),
+        Reply(calls=[("mcp__demo__late_tool", {"text": "x"})]),
+        Reply(calls=[("mcp__demo__update_ticket", {"key": "J-2", "status": "done"})]),
+        Reply(text="done"),
+    ]
+    runtime, provider, _, _ = make_runtime(tmp_path, replies, settings=settings, persist=False)
+    mcp = runtime.mcp
+    assert mcp is not None
+    try:
+        runtime.start_mcp()
+        await finishes(mcp.servers["demo"].wait_started(), "start")
+        runtime.plan.enter_plan()
+        offered = runtime.registry.active
+        assert "mcp_search" in offered and not [n for n in offered if n.startswith("mcp__")]
+        await finishes(runtime.agent.submit("plan the ticket"), "the first turn")
+        results = [m.content for m in runtime.agent.messages if m.role == "tool"]
+        # "ticket" matches lookup's description: activated; the write is not even listed.
+        assert "mcp__demo__lookup" in results[0] and "update_ticket" not in results[0]
+        assert "not available" in results[1]  # called by name anyway: refused
+        assert results[2].startswith("ticket J-1: open")
+        await wait_for(lambda: runtime.registry.get("mcp__demo__late_tool") is not None)
+
+        await finishes(runtime.agent.submit("go on"), "the second turn")
+        results = [m.content for m in runtime.agent.messages if m.role == "tool"][3:]
+        assert "late_tool" not in results[0]
+        assert "not available" in results[1] and "not available" in results[2]
+        # Asking the manager directly changes nothing either.
+        assert mcp._activate(["mcp__demo__update_ticket", "mcp__demo__late_tool"]) == []
+        assert not runtime.registry.is_active("mcp__demo__update_ticket")
+        assert _lines(log) == ["lookup J-1"]
+        first = provider.requests[0].tools
+        assert "mcp_search" in first and not [n for n in first if n.startswith("mcp__")]
+        assert all(
+            "update_ticket" not in request.tools and "late_tool" not in request.tools
+            for request in provider.requests
+        )
+    finally:
+        await mcp.stop()
