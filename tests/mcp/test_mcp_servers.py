@@ -24,13 +24,15 @@ from tests.engine_helpers import finishes, make_runtime, wait_for
 SERVER = Path(__file__).parent / "servers" / "demo_server.py"
 
 
-def _settings(log: Path, plan: str = "read-only-tools", **extra: object) -> Settings:
+def _settings(
+    log: Path, plan: str = "read-only-tools", call_timeout: float = 20.0, **extra: object
+) -> Settings:
     server = {
         "command": sys.executable,
         "args": [str(SERVER)],
         "env": {"DEMO_LOG": str(log)},
         "plan": plan,
-        "call_timeout": 20.0,
+        "call_timeout": call_timeout,
     }
     return Settings(mcp={"servers": {"demo": server}}, **extra)
 
@@ -361,3 +363,56 @@ async def test_mcp_search_in_plan_mode_cannot_unlock_a_write_or_a_late_tool(tmp_
         )
     finally:
         await mcp.stop()
+
+
+def _gone(pid: int) -> bool:
+    import os
+
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+async def test_a_stdio_server_whose_call_timed_out_is_restarted_once(tmp_path: Path) -> None:
+    """A timed-out call leaves the session likely wedged: the model gets a tool error, the
+    person a notice, and the server is closed and started again (once; then it stays failed)."""
+    from mcp.types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+
+    from planshell.mcp import client
+
+    assert (client.REQUEST_TIMEOUT, client.CONNECTION_CLOSED) == (
+        REQUEST_TIMEOUT,
+        CONNECTION_CLOSED,
+    )
+    runtime, _, log = await _started(tmp_path, call_timeout=0.3)
+    assert runtime.mcp is not None
+    notices: list[str] = []
+    runtime.agent.subscribe(lambda e: notices.append(getattr(e, "message", "")))
+    server = runtime.mcp.servers["demo"]
+    try:
+        slow = runtime.registry.get("mcp__demo__slow")
+        assert slow is not None
+        with pytest.raises(ToolError, match=r"did not answer within 0\.3s; restarting it"):
+            await finishes(slow.run(McpArgs(), runtime.agent.ctx), "the timed-out call")
+        assert any("MCP server demo: no answer from slow" in n for n in notices)
+        (first,) = [int(line.split()[1]) for line in _lines(log) if line.startswith("slow ")]
+        await wait_for(lambda: _gone(first))  # the wedged process was closed
+        await wait_for(lambda: server.info.state == "running")  # and started again
+        lookup = runtime.registry.get("mcp__demo__lookup")
+        assert lookup is not None
+        result = await finishes(
+            lookup.run(McpArgs.model_validate({"key": "R"}), runtime.agent.ctx), "after restart"
+        )
+        assert result.content.startswith("ticket R: open")
+
+        # The one restart is spent: a second timeout leaves the server failed, not looping.
+        with pytest.raises(ToolError, match="did not answer"):
+            await finishes(slow.run(McpArgs(), runtime.agent.ctx), "the second timeout")
+        await wait_for(lambda: server.info.state == "failed")
+        assert any("MCP server demo stopped" in n for n in notices)
+        with pytest.raises(ToolError, match="not running"):
+            await finishes(lookup.run(McpArgs.model_validate({"key": "S"}), runtime.agent.ctx), "x")
+    finally:
+        await runtime.mcp.stop()
