@@ -345,9 +345,12 @@ def _mcp_manager(
         on_added=lambda names, offer: controller.mcp_tools_added(names, offer=offer),
         in_plan=lambda: controller.mode is Mode.PLAN,
         plan_names=lambda: controller.plan_mcp,
+        on_over_budget=controller.mcp_over_budget,
         untrusted=untrusted,
         root=str(root),
     )
+
+    controller.mcp_offer = manager.plan_offer
 
     def on_event(event: ev.Event) -> None:
         if isinstance(event, ev.TurnDone):

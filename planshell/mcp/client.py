@@ -26,6 +26,9 @@ from planshell.mcp.tools import (
 )
 
 RESTART_BACKOFF = 1.0  # seconds before the one restart
+# JSON-RPC codes of the SDK's MCPError (mcp.types; literals: no SDK import at start-up).
+REQUEST_TIMEOUT = -32001
+CONNECTION_CLOSED = -32000
 
 
 @dataclass
@@ -34,7 +37,8 @@ class ServerState:
 
     name: str
     config: McpServerConfig
-    state: str = "not started"  # not started, untrusted, disabled, starting, running, failed
+    # not started, untrusted, disabled, starting, running, closing, failed
+    state: str = "not started"
     last_error: str = ""
     tools: list[McpTool] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # tools refused (schema too big)
@@ -76,7 +80,7 @@ class McpServer:
         """For tests and doctor: until the server is running or failed."""
         limit = timeout if timeout is not None else self.info.config.startup_timeout + 5
         async with asyncio.timeout(limit):
-            while self.info.state in ("starting", "not started"):
+            while self.info.state in ("starting", "not started", "closing"):
                 await asyncio.sleep(0.02)
 
     async def stop(self) -> None:
@@ -216,13 +220,23 @@ class McpServer:
         try:
             async with asyncio.timeout(timeout + 1):
                 result = await session.call_tool(remote, arguments, read_timeout_seconds=timeout)
-        except TimeoutError:
-            self._failed(f"no answer from {remote} within {timeout:g}s")
-            raise ToolError(f"MCP server {self.name} did not answer within {timeout:g}s.") from None
         except Exception as exc:
-            reason = clean_text(_describe(exc), 300)
-            self._failed(reason)
-            raise ToolError(f"MCP server {self.name} failed during the call: {reason}") from None
+            if not (isinstance(exc, TimeoutError) or _error_code(exc) == REQUEST_TIMEOUT):
+                reason = clean_text(_describe(exc), 300)
+                self._failed(reason, close=_error_code(exc) == CONNECTION_CLOSED)
+                raise ToolError(
+                    f"MCP server {self.name} failed during the call: {reason}"
+                ) from None
+            # A stdio server that let a call time out is likely wedged (one process,
+            # one session): close it and restart it, the same way as a closed connection.
+            restart = self.info.config.command is not None
+            then = "; restarting it" if restart else ""
+            self._failed(
+                f"no answer from {clean_text(remote, 64)} within {timeout:g}s{then}", close=restart
+            )
+            raise ToolError(
+                f"MCP server {self.name} did not answer within {timeout:g}s{then}."
+            ) from None
         texts = [getattr(block, "text", "") for block in result.content]
         other = sum(1 for block in result.content if getattr(block, "type", "") != "text")
         text = "\n".join(t for t in texts if t)
@@ -230,13 +244,23 @@ class McpServer:
             text += f"\n[{other} non-text content block(s) not shown]"
         return text, bool(result.is_error)
 
-    def _failed(self, reason: str) -> None:
+    def _failed(self, reason: str, *, close: bool = False) -> None:
+        """A call failed: the person is told; ``close`` ends the session (one restart)."""
         self.info.last_error = reason
         self._notice(f"MCP server {self.name}: {reason}")
         closed = getattr(self, "_closed", None)
-        if closed is not None and "Connection closed" in reason:
+        if closed is not None and (close or "Connection closed" in reason):
             self._closed_reason = reason
+            self._session = None  # no further call reaches the wedged session
+            self.info.state = "closing"  # then starting again (once) or failed: see _run
             closed.set()
+
+
+def _error_code(exc: BaseException) -> int | None:
+    """The JSON-RPC error code of the SDK's MCPError (timeout, connection closed), else None."""
+    error = getattr(exc, "error", None)
+    code = getattr(error, "code", None)
+    return code if isinstance(code, int) else None
 
 
 def _describe(exc: BaseException) -> str:

@@ -30,6 +30,7 @@ class McpManager:
         plan_names: Callable[[], frozenset[str]],
         untrusted: list[str] = (),  # type: ignore[assignment]
         root: str | None = None,
+        on_over_budget: Callable[[], None] | None = None,
     ) -> None:
         self.settings = settings
         self.registry = registry
@@ -37,6 +38,8 @@ class McpManager:
         self._on_added = on_added
         self._in_plan = in_plan
         self._plan_names = plan_names
+        # The controller's mcp_over_budget (it knows plan mode's fixed set); None: demote here.
+        self._on_over = on_over_budget
         self.servers: dict[str, McpServer] = {}
         self.listed: list[ServerState] = []  # not started: untrusted project, disabled
         self.turn_tools: set[str] = set()  # activated by mcp_search for this turn
@@ -97,18 +100,45 @@ class McpManager:
             else:
                 server.info.skipped.append(name)  # never shadows a built-in
         over = self.over_budget()
-        if over and self.registry.get(self.search.name) is None:
-            self.registry.register(self.search, active=False)
+        if over and not self.registry.is_active(self.search.name):
+            # Registered already by a plan-mode entry (plan_offer) it may still be inactive:
+            # offer it now (in PLAN, the controller keeps it for when plan mode is left).
+            self._register_search()
             self._on_added([self.search.name], True)
         if added:
             self._on_added(added, not over)
             if over:  # the ones offered before the budget ran out go back behind mcp_search
-                self.registry.set_active(
-                    [n for n in self.registry.active if not n.startswith("mcp__")]
-                )
+                if self._on_over is not None:
+                    self._on_over()
+                else:
+                    self.registry.set_active(
+                        [n for n in self.registry.active if not n.startswith("mcp__")]
+                    )
+
+    def plan_offer(self, allowed: list[str]) -> list[str]:
+        """What plan mode offers up front of its MCP tools ``allowed`` (fixed at entry).
+
+        The same budget as outside plan mode, over the tools plan mode allows: all
+        of them when their schemas fit ``max_schema_chars``, else ``mcp_search``
+        alone (it lists and activates only ``allowed``: see ``_hidden``/``_activate``).
+        """
+        tools = [t for t in self.tools() if t.name in set(allowed)]
+        if schema_chars(tools) <= self.settings.max_schema_chars:
+            return [t.name for t in tools]
+        self._register_search()
+        return [self.search.name]
+
+    def _register_search(self) -> None:
+        if self.registry.get(self.search.name) is None:
+            self.registry.register(self.search, active=False)
 
     def _hidden(self) -> list[McpTool]:
-        return [t for t in self.tools() if not self.registry.is_active(t.name)]
+        """mcp_search's candidates: in plan mode only the tools plan mode allows."""
+        hidden = [t for t in self.tools() if not self.registry.is_active(t.name)]
+        if self._in_plan():
+            allowed = self._plan_names()
+            hidden = [t for t in hidden if t.name in allowed]
+        return hidden
 
     def _activate(self, names: list[str]) -> list[str]:
         """Activate ``names`` for the turn; in plan mode only the tools plan mode allows."""

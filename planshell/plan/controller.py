@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
@@ -22,12 +23,13 @@ from typing import TYPE_CHECKING, Any
 
 from planshell.agent import events as ev
 from planshell.agent.events import Mode
+from planshell.mcp.tools import McpSearchTool
 from planshell.plan import prompts
 from planshell.plan.amend import AmendedPlan, add_to_scope, amend_step
 from planshell.plan.approval_record import ApprovalRecord, PlanChange, less_permissive
 from planshell.plan.authoring import keep_title, plan_target, title_line, with_title
 from planshell.plan.capabilities import capabilities_report
-from planshell.plan.decider import AmendmentRequest, Decider, Decision, Review
+from planshell.plan.decider import AmendmentRequest, Decider, Decision, Review, mcp_ran_line
 from planshell.plan.document import parse_plan, validate_plan
 from planshell.plan.fetch_gate import FetchPlanGate
 from planshell.plan.mode_log import RecordedMode, mode_entry
@@ -173,6 +175,10 @@ class PlanController:
         # planning (the receipt cannot see what a server changed; the review says it).
         self.plan_mcp: frozenset[str] = frozenset()
         self.mcp_ran: list[str] = []
+        self.reviews.mcp_ran = self.mcp_calls
+        # Set by the runtime (McpManager.plan_offer): which of plan mode's MCP tools are
+        # offered up front, within the schema budget; None without MCP servers.
+        self.mcp_offer: Callable[[list[str]], list[str]] | None = None
 
     # --- hooks ----------------------------------------------------------------
 
@@ -268,12 +274,15 @@ class PlanController:
         if self.mode is Mode.EXECUTE:
             self._restore_tools()
             self._end_plan_permissions("Plan mode on")
-        self.saved_tools = self.registry.set_active(self.policy.offered(self.registry))
-        self.plan_mcp = frozenset(
-            t.name
-            for t in self.registry.all()
-            if getattr(t, "is_mcp", False) and self.registry.is_active(t.name)
-        )
+        offered = self.policy.offered(self.registry)
+        mcp = [n for n in offered if getattr(self.registry.get(n), "is_mcp", False)]
+        if self.mcp_offer is not None:
+            # The schema budget holds in plan mode too: the MCP tools that fit, or
+            # mcp_search, which finds only these (fixed now) for a turn.
+            kept = [n for n in offered if n not in mcp and n != McpSearchTool.name]
+            offered = [*kept, *self.mcp_offer(mcp)]
+        self.saved_tools = self.registry.set_active(offered)
+        self.plan_mcp = frozenset(mcp)
         self.mcp_ran = []
         self.plan_path = plan_path
         self.pending_name = name
@@ -760,15 +769,35 @@ class PlanController:
             return
         self.registry.set_active([*self.registry.active, *names])
 
+    def mcp_over_budget(self) -> None:
+        """MCP schemas outgrew the budget: MCP tools go behind mcp_search.
+
+        In PLAN the plan's set stays as it was fixed at entry (within the budget
+        then, and no later tool joins it); the tools restored on leaving lose
+        their MCP tools. Elsewhere the active set loses them now.
+        """
+
+        def lean(names: tuple[str, ...]) -> tuple[str, ...]:
+            return tuple(n for n in names if not n.startswith("mcp__"))
+
+        if self.saved_tools is not None:
+            self.saved_tools = lean(self.saved_tools)
+        if self.mode is not Mode.PLAN:
+            self.registry.set_active(lean(self.registry.active))
+
+    def mcp_calls(self) -> tuple[tuple[str, int], ...]:
+        """The MCP tools that ran while planning, with how often, first-run order.
+
+        Only in PLAN: the list starts empty at each entry, and a review outside
+        plan mode (``/plan review``) is not about this planning session.
+        """
+        if self.mode is not Mode.PLAN:
+            return ()
+        return tuple(Counter(self.mcp_ran).items())
+
     def mcp_notice(self) -> str | None:
-        """The review's line on MCP tools that ran while planning, or None."""
-        if not self.mcp_ran:
-            return None
-        ran = ", ".join(dict.fromkeys(self.mcp_ran))
-        return (
-            f"MCP tools ran during planning: {ran}. The receipt cannot see what an MCP "
-            "server changed outside the project."
-        )
+        """The transcript's notice at review time (the review shows the same line)."""
+        return mcp_ran_line(self.mcp_calls()) or None
 
     def verification_ready(self, command: str) -> str | None:
         """The approved Verification command ``command`` is, if it may run unasked now.

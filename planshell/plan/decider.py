@@ -7,6 +7,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from planshell.sanitize import plain_line
+
 if TYPE_CHECKING:
     from collections.abc import Callable
 
@@ -77,6 +79,29 @@ class ReviewRequest:
     # the person's comments; they become comments only when the person says so.
     critic: tuple[str, ...] = ()
     critic_label: str = ""  # who made them: "critic (openai · …)", "demo critic"
+    # MCP tools that ran while planning and how often, in the order they first ran
+    # (the controller's ``mcp_calls``). Names come from servers: untrusted, see ``mcp_line``.
+    mcp_ran: tuple[tuple[str, int], ...] = ()
+
+    def mcp_line(self) -> str:
+        """The review's line on ``mcp_ran``, sanitised for display; "" when none ran."""
+        return mcp_ran_line(self.mcp_ran)
+
+
+def mcp_ran_line(ran: tuple[tuple[str, int], ...]) -> str:
+    """ "MCP tools ran while planning: mcp__jira__get_issue (2×) — …", or "" when none ran.
+
+    The receipt sees only the project's files; what a server changed elsewhere is
+    not in it, so the review says which tools could have changed something.
+    Names are server-supplied: each is made one printable line and capped.
+    """
+    if not ran:
+        return ""
+    shown = [plain_line(name, 80) + (f" ({count}×)" if count > 1 else "") for name, count in ran]
+    return (
+        f"MCP tools ran while planning: {', '.join(shown)} — their effects outside the "
+        "project are not in the receipt"
+    )
 
 
 class ApprovalChoice(StrEnum):

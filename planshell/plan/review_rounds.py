@@ -97,6 +97,9 @@ class ReviewRounds:
         # Set by the runtime: the price of the model that executes (with a planning model
         # of its own, not the one answering now); unset, the agent's current price.
         self.execution_price: Callable[[], PriceFn | None] | None = None
+        # Set by the controller: the MCP tools that ran while planning, with counts
+        # (the receipt cannot see what a server changed outside the project).
+        self.mcp_ran: Callable[[], tuple[tuple[str, int], ...]] = lambda: ()
 
     async def run(
         self, path: Path, *, diff: str = "", notice: str = ""
@@ -228,6 +231,7 @@ class ReviewRounds:
             lint=lint_plan(text, root),
             relint=lambda edited: lint_plan(edited, root),
             blast=self._blast(path, text),
+            mcp_ran=self.mcp_ran(),
         )
 
     async def _cited(self, path: Path) -> tuple[Staleness, str] | None:

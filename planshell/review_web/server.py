@@ -473,6 +473,8 @@ class BrowserReview:
         if request.unrequested:
             names = ", ".join(html.escape(strip_terminal_controls(t)) for t in request.unrequested)
             parts.append(f'<p class="unrequested">\u26a0 Changed without request: {names}</p>')
+        if request.mcp_ran:
+            parts.append(f'<p class="mcp-ran">\u26a0 {html.escape(request.mcp_line())}</p>')
         if request.staleness is not None and request.staleness.stale:
             summary = html.escape(strip_terminal_controls(request.staleness.summary))
             parts.append(f'<p class="stale">\u26a0 Plan {summary}</p>')

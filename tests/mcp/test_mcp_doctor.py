@@ -18,7 +18,7 @@ def test_doctor_rows_say_which_servers_started(tmp_path: Path) -> None:
         "off": {"command": "x", "enabled": False},
     }
     rows = dict(_mcp(Settings(mcp={"servers": servers}), tmp_path))
-    assert rows["demo"] == "started: 3 tools, 2 allowed in plan mode"
+    assert rows["demo"] == "started: 4 tools, 2 allowed in plan mode"
     assert rows["gone"].startswith("NOT started (failed)")
     assert rows["off"] == "not started: enabled = false"
 

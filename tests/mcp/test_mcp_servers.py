@@ -24,13 +24,15 @@ from tests.engine_helpers import finishes, make_runtime, wait_for
 SERVER = Path(__file__).parent / "servers" / "demo_server.py"
 
 
-def _settings(log: Path, plan: str = "read-only-tools", **extra: object) -> Settings:
+def _settings(
+    log: Path, plan: str = "read-only-tools", call_timeout: float = 20.0, **extra: object
+) -> Settings:
     server = {
         "command": sys.executable,
         "args": [str(SERVER)],
         "env": {"DEMO_LOG": str(log)},
         "plan": plan,
-        "call_timeout": 20.0,
+        "call_timeout": call_timeout,
     }
     return Settings(mcp={"servers": {"demo": server}}, **extra)
 
@@ -249,7 +251,7 @@ async def test_a_model_in_plan_mode_cannot_call_the_writing_tool(tmp_path: Path)
         assert not runtime.registry.is_active("mcp__demo__update_ticket")
         search = runtime.mcp.search
         found = await search.run(McpSearchArgs(query="ticket"), runtime.agent.ctx)
-        assert "not available in this mode" in found.content
+        assert "update_ticket" not in found.content  # plan mode lists only what it allows
         assert runtime.plan.mcp_ran == ["mcp__demo__lookup"]
     finally:
         await runtime.mcp.stop()
@@ -266,5 +268,151 @@ async def test_sub_agents_never_get_mcp_tools(tmp_path: Path) -> None:
         for profile in task.profiles.values():
             child, _ = task.build(profile)
             assert not [n for n in child.registry.names() if n.startswith("mcp")]
+    finally:
+        await runtime.mcp.stop()
+
+
+async def test_the_review_request_counts_the_mcp_tools_that_ran(tmp_path: Path) -> None:
+    """Through the loop: two lookups ran, the refused write did not; the review gets the counts."""
+    from planshell.llm.scripted import Reply
+    from tests.plan_samples import generated_plan
+
+    log = tmp_path / "server.log"
+    plan = generated_plan(10, title="Fix J-1", intro="i", last_line="end")
+    replies = [
+        Reply(calls=[("mcp__demo__lookup", {"key": "J-1"})]),
+        Reply(calls=[("mcp__demo__update_ticket", {"key": "J-1", "status": "done"})]),
+        Reply(calls=[("mcp__demo__lookup", {"key": "J-2"})]),
+        Reply(calls=[("write_plan", {"title": "Fix J-1", "content": plan, "plan_path": "j.md"})]),
+        Reply(calls=[("exit_plan_mode", {"plan_path": "j.md"})]),
+        Reply(text="kept"),
+    ]
+    runtime, _, decider, recorder = make_runtime(
+        tmp_path, replies, settings=_settings(log), persist=False
+    )
+    assert runtime.mcp is not None
+    try:
+        runtime.start_mcp()
+        await finishes(runtime.mcp.servers["demo"].wait_started(), "start")
+        runtime.plan.enter_plan()
+        await finishes(runtime.agent.submit("plan the ticket"), "the turn")
+        (request,) = decider.requests
+        assert request.mcp_ran == (("mcp__demo__lookup", 2),)
+        line = request.mcp_line()
+        assert line.startswith("MCP tools ran while planning: mcp__demo__lookup (2×)")
+        assert "update_ticket" not in line and "not in the receipt" in line
+        notices = [getattr(e, "message", "") for e in recorder.events]
+        assert any(n.startswith("MCP tools ran while planning") for n in notices)
+        # A new planning session starts with none; outside plan mode there is none.
+        runtime.plan.leave()
+        assert runtime.plan.mcp_calls() == ()
+        runtime.plan.enter_plan()
+        assert runtime.plan.mcp_calls() == ()
+    finally:
+        await runtime.mcp.stop()
+
+
+async def test_mcp_search_in_plan_mode_cannot_unlock_a_write_or_a_late_tool(tmp_path: Path) -> None:
+    """Over the budget, plan mode's tools wait behind mcp_search; a hostile model using it
+    to reach the writing tool or a tool that appeared after entry gets neither."""
+    from planshell.llm.scripted import Reply
+
+    log = tmp_path / "server.log"
+    settings = _settings(log)
+    settings.mcp.max_schema_chars = 100  # nothing fits: everything goes behind mcp_search
+    replies = [
+        Reply(calls=[("mcp_search", {"query": "ticket status change update"})]),
+        Reply(calls=[("mcp__demo__update_ticket", {"key": "J-1", "status": "done"})]),
+        Reply(calls=[("mcp__demo__lookup", {"key": "J-1"})]),  # the server adds late_tool
+        Reply(text="looked"),
+        Reply(calls=[("mcp_search", {"query": "late"})]),
+        Reply(calls=[("mcp__demo__late_tool", {"text": "x"})]),
+        Reply(calls=[("mcp__demo__update_ticket", {"key": "J-2", "status": "done"})]),
+        Reply(text="done"),
+    ]
+    runtime, provider, _, _ = make_runtime(tmp_path, replies, settings=settings, persist=False)
+    mcp = runtime.mcp
+    assert mcp is not None
+    try:
+        runtime.start_mcp()
+        await finishes(mcp.servers["demo"].wait_started(), "start")
+        runtime.plan.enter_plan()
+        offered = runtime.registry.active
+        assert "mcp_search" in offered and not [n for n in offered if n.startswith("mcp__")]
+        await finishes(runtime.agent.submit("plan the ticket"), "the first turn")
+        results = [m.content for m in runtime.agent.messages if m.role == "tool"]
+        # "ticket" matches lookup's description: activated; the write is not even listed.
+        assert "mcp__demo__lookup" in results[0] and "update_ticket" not in results[0]
+        assert "not available" in results[1]  # called by name anyway: refused
+        assert results[2].startswith("ticket J-1: open")
+        await wait_for(lambda: runtime.registry.get("mcp__demo__late_tool") is not None)
+
+        await finishes(runtime.agent.submit("go on"), "the second turn")
+        results = [m.content for m in runtime.agent.messages if m.role == "tool"][3:]
+        assert "late_tool" not in results[0]
+        assert "not available" in results[1] and "not available" in results[2]
+        # Asking the manager directly changes nothing either.
+        assert mcp._activate(["mcp__demo__update_ticket", "mcp__demo__late_tool"]) == []
+        assert not runtime.registry.is_active("mcp__demo__update_ticket")
+        assert _lines(log) == ["lookup J-1"]
+        first = provider.requests[0].tools
+        assert "mcp_search" in first and not [n for n in first if n.startswith("mcp__")]
+        assert all(
+            "update_ticket" not in request.tools and "late_tool" not in request.tools
+            for request in provider.requests
+        )
+    finally:
+        await mcp.stop()
+
+
+def _gone(pid: int) -> bool:
+    import os
+
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+async def test_a_stdio_server_whose_call_timed_out_is_restarted_once(tmp_path: Path) -> None:
+    """A timed-out call leaves the session likely wedged: the model gets a tool error, the
+    person a notice, and the server is closed and started again (once; then it stays failed)."""
+    from mcp.types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+
+    from planshell.mcp import client
+
+    assert (client.REQUEST_TIMEOUT, client.CONNECTION_CLOSED) == (
+        REQUEST_TIMEOUT,
+        CONNECTION_CLOSED,
+    )
+    runtime, _, log = await _started(tmp_path, call_timeout=0.3)
+    assert runtime.mcp is not None
+    notices: list[str] = []
+    runtime.agent.subscribe(lambda e: notices.append(getattr(e, "message", "")))
+    server = runtime.mcp.servers["demo"]
+    try:
+        slow = runtime.registry.get("mcp__demo__slow")
+        assert slow is not None
+        with pytest.raises(ToolError, match=r"did not answer within 0\.3s; restarting it"):
+            await finishes(slow.run(McpArgs(), runtime.agent.ctx), "the timed-out call")
+        assert any("MCP server demo: no answer from slow" in n for n in notices)
+        (first,) = [int(line.split()[1]) for line in _lines(log) if line.startswith("slow ")]
+        await wait_for(lambda: _gone(first))  # the wedged process was closed
+        await wait_for(lambda: server.info.state == "running")  # and started again
+        lookup = runtime.registry.get("mcp__demo__lookup")
+        assert lookup is not None
+        result = await finishes(
+            lookup.run(McpArgs.model_validate({"key": "R"}), runtime.agent.ctx), "after restart"
+        )
+        assert result.content.startswith("ticket R: open")
+
+        # The one restart is spent: a second timeout leaves the server failed, not looping.
+        with pytest.raises(ToolError, match="did not answer"):
+            await finishes(slow.run(McpArgs(), runtime.agent.ctx), "the second timeout")
+        await wait_for(lambda: server.info.state == "failed")
+        assert any("MCP server demo stopped" in n for n in notices)
+        with pytest.raises(ToolError, match="not running"):
+            await finishes(lookup.run(McpArgs.model_validate({"key": "S"}), runtime.agent.ctx), "x")
     finally:
         await runtime.mcp.stop()

@@ -587,3 +587,15 @@ def test_the_page_says_changed_without_request_and_stale(served: Served) -> None
     page = body.decode()
     assert "Changed without request: Risks &lt;i&gt;" in page
     assert "Plan written at abc1234; 1 cited file changed since: src/a.py" in page
+
+
+def test_the_page_says_which_mcp_tools_ran_while_planning(served: Served) -> None:
+    from dataclasses import replace
+
+    served.review.request = replace(
+        served.review.request, mcp_ran=(("mcp__jira__get_issue<b>\x1b[31m", 2),)
+    )
+    _, _, body = served.request("GET", served.base)
+    page = body.decode()
+    assert "MCP tools ran while planning: mcp__jira__get_issue&lt;b&gt; (2×)" in page
+    assert "\x1b" not in page and "<b>" not in page

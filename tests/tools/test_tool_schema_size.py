@@ -127,3 +127,77 @@ async def test_mcp_tools_over_the_budget_wait_behind_mcp_search(tmp_path: Path) 
         assert not runtime.registry.is_active("mcp__demo__lookup")
     finally:
         await runtime.mcp.stop()
+
+
+def _many_tools_runtime(tmp_path: Path, extra: int, plan: str = "read-only-tools"):  # type: ignore[no-untyped-def]
+    """A runtime with the demo server bringing ``extra`` more read-only tools, opted in."""
+    import sys
+
+    from planshell.config import Settings
+
+    server = {
+        "command": sys.executable,
+        "args": [str(MCP_SERVER)],
+        "env": {"DEMO_EXTRA": str(extra), "DEMO_LOG": str(tmp_path / "server.log")},
+        "plan": plan,
+    }
+    settings = Settings(mcp={"servers": {"demo": server}})  # the default budget
+    return build_runtime(
+        settings, tmp_path, HeadlessDecider(), provider=DemoProvider(), persist=False
+    )
+
+
+@pytest.mark.parametrize("wire", [to_openai_tool, to_anthropic_tool])
+async def test_plan_mode_keeps_many_mcp_tools_within_the_budget(tmp_path: Path, wire) -> None:  # type: ignore[no-untyped-def]
+    """Issue 27: plan mode's opted-in MCP tools obey mcp.max_schema_chars as well."""
+    from planshell.mcp.tools import McpSearchArgs, schema_chars
+
+    runtime = _many_tools_runtime(tmp_path, 40)
+    mcp = runtime.mcp
+    assert mcp is not None
+    try:
+        runtime.start_mcp()
+        await asyncio.wait_for(mcp.servers["demo"].wait_started(), 30)
+        allowed = [t for t in mcp.tools() if t.plan_permitted]
+        assert len(allowed) > 40
+        assert schema_chars(allowed) > mcp.settings.max_schema_chars  # they do not all fit
+        runtime.plan.enter_plan()
+        specs = runtime.registry.specs()
+        names = [s.name for s in specs]
+        assert "mcp_search" in names and "write_plan" in names
+        assert not [n for n in names if n.startswith("mcp__")], names
+        tokens = len(json.dumps([wire(s) for s in specs], ensure_ascii=False)) // CHARS_PER_TOKEN
+        assert tokens < PLAN_GOAL_TOKENS + 100, f"{tokens} tokens for {names}"
+        # Everything plan mode allows is still reachable, for a turn, through mcp_search.
+        assert runtime.plan.plan_mcp == {t.name for t in allowed}
+        search = runtime.registry.get("mcp_search")
+        assert search is not None
+        found = await search.run(McpSearchArgs(query="docs_7 "), runtime.agent.ctx)
+        assert "mcp__demo__docs_7" in found.content
+        assert runtime.registry.is_active("mcp__demo__docs_7")
+        mcp.end_turn()
+        assert not runtime.registry.is_active("mcp__demo__docs_7")
+        # Leaving restores the normal list: still within the budget (mcp_search, no MCP tool).
+        runtime.plan.leave()
+        normal = runtime.registry.active
+        assert "mcp_search" in normal and not [n for n in normal if n.startswith("mcp__")]
+    finally:
+        await mcp.stop()
+        runtime.close()
+
+
+async def test_plan_mode_offers_its_mcp_tools_up_front_when_they_fit(tmp_path: Path) -> None:
+    """Few tools: plan mode offers its read-only ones directly and no mcp_search."""
+    runtime = _many_tools_runtime(tmp_path, 0)
+    mcp = runtime.mcp
+    assert mcp is not None
+    try:
+        runtime.start_mcp()
+        await asyncio.wait_for(mcp.servers["demo"].wait_started(), 30)
+        runtime.plan.enter_plan()
+        names = runtime.registry.active
+        assert "mcp__demo__lookup" in names and "mcp__demo__crash" in names
+        assert "mcp__demo__update_ticket" not in names and "mcp_search" not in names
+    finally:
+        await mcp.stop()
+        runtime.close()

@@ -327,6 +327,7 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
                 yield from self._lint_chips()
             yield Static("", id="review-changes")
             yield Static("", id="review-unrequested")
+            yield Static("", id="review-mcp")  # MCP tools that ran while planning
             yield Static("", id="review-notice")
             yield Static("", id="review-unshown")  # lines the plan holds but the view does not show
         with Horizontal(id="review-body"):
@@ -362,6 +363,7 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
         self._show_notice(_with_hidden(self.request.notice, self.request.hidden))
         self._show_receipt(self.request.receipt)
         self._show_unrequested(self.request.unrequested)
+        self._show_mcp()
         self._show_stale()
         self.plan_view.set_diff(revision_diff(self.request.previous_text, self.request.text))
         self._show_unshown()
@@ -442,6 +444,17 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
         names = ", ".join(strip_terminal_controls(title) for title in titles)
         widget.update(Text(f"⚠ changed without request: {names}") if titles else "")
         widget.display = bool(titles)
+
+    def _show_mcp(self) -> None:
+        """ "MCP tools ran while planning: mcp__jira__get_issue (2×) — …" (the engine's line).
+
+        The receipt sees only the project's files; this says which server tools could
+        have changed something elsewhere. The names are sanitised by ``mcp_line``.
+        """
+        widget = self.query_one("#review-mcp", Static)
+        line = self.request.mcp_line()
+        widget.update(Text(f"⚠ {line}") if line else "")
+        widget.display = bool(line)
 
     def _show_stale(self) -> None:
         """The staleness chip: "written at abc1234; 2 cited files changed since · s"."""
