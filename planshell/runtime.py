@@ -320,11 +320,14 @@ def _approved_text(controller: PlanController) -> str | None:
     return approval.text
 
 
-async def _fetch_redirect(controller: PlanController, url: str) -> str | None:
-    """A redirect hop in PLAN meets the same per-domain question as the first URL."""
-    if controller.mode is not Mode.PLAN:
-        return None
-    return await controller.fetch_gate.check(url)
+async def _fetch_redirect(
+    controller: PlanController, permissions: PermissionController, url: str, first: str
+) -> str | None:
+    """A redirect to another host is asked about again: in PLAN by the per-domain
+    question, elsewhere by the permission rules (a host they do not cover is refused)."""
+    if controller.mode is Mode.PLAN:
+        return await controller.fetch_gate.check(url, redirect_from=first)
+    return permissions.fetch_redirect(url, first)
 
 
 def _mcp_manager(
@@ -436,7 +439,6 @@ def build_runtime(
         plan_exec_policy=lambda: plan_exec_policy(settings.plan, root),
     )
     controller.fetch_gate = FetchPlanGate(settings.fetch.allow_domains, decider)
-    fetch.redirect_check = lambda url: _fetch_redirect(controller, url)
     # The optional critic (plan.critic, or the demo's own) reads each plan before its review.
     controller.reviews.critic = critic_factory(settings, root, lambda: agent.provider)
     for tool in plan_tools(controller):
@@ -460,6 +462,7 @@ def build_runtime(
         add_to_plan=lambda rel: controller.add_to_plan(rel),
     )
     controller.on_approve_mode = permissions.set_mode
+    fetch.redirect_check = lambda url, first: _fetch_redirect(controller, permissions, url, first)
     controller.permission_mode_now = lambda: permissions.mode.value
     controller.reviews.command_check = permissions.command_verdict  # the blast-radius card
     registry.register(TaskTool(agent, controller, settings.agents))

@@ -51,7 +51,14 @@ from typing import TYPE_CHECKING, Any, Literal
 from planshell.agent import events as ev
 from planshell.permissions.args import Arg, describe
 from planshell.permissions.resolve import Command, Resolution, resolve
-from planshell.permissions.rules import Rule, parse_rule, parse_rules, prefix_rule_words
+from planshell.permissions.rules import (
+    RULE_TOOLS,
+    Rule,
+    RuleError,
+    parse_rule,
+    parse_rules,
+    prefix_rule_words,
+)
 from planshell.permissions.visible_diff import visible_diff
 from planshell.plan.decider import (
     ApprovalChoice,
@@ -73,6 +80,7 @@ from planshell.tools.edit import (
     plan_change,
     read_current,
 )
+from planshell.tools.net_guard import url_host
 from planshell.workspace.gitwatch import ALL, PERSON, ProjectWatch
 from planshell.workspace.protected import REPO_WARNING, creates_repository, protection
 
@@ -222,6 +230,8 @@ class PermissionController:
             return self._file(tool.name, self._target(args))
         if getattr(tool, "is_mcp", False):
             return self._mcp(tool)
+        if tool.name == "fetch":
+            return self._fetch(url_host(str(getattr(args, "url", ""))))
         if self.mode is PermissionMode.AUTO:
             return Verdict("allow", "auto mode", "mode")
         if tool.name in self.session_tools:
@@ -405,6 +415,40 @@ class PermissionController:
             f"MCP server {server}: {tool.name} {claim}; the server runs it outside planshell",
             "ask",
             warning=f"MCP: {'; '.join(warn)}" if warn else "",
+        )
+
+    def _fetch(self, host: str) -> Verdict:
+        """A fetch, by the host its URL names: deny rules, allow rules, the mode; else ask."""
+        for rule in self.deny:
+            if rule.matches_fetch(host, deny=True):
+                return Verdict("deny", "deny rule", "deny-rule", rule.text)
+        for rule in self._allow_rules():
+            if rule.matches_fetch(host, deny=False):
+                return Verdict("allow", "allow rule", "rule", rule.text)
+        if self.mode is PermissionMode.AUTO:
+            return Verdict("allow", "auto mode", "mode")
+        where = plain_line(host, 100) if host else "the URL's server"
+        return Verdict("ask", f"fetch sends a request to {where}", "ask")
+
+    def fetch_redirect(self, url: str, first_url: str) -> str | None:
+        """Outside PLAN: may a fetch allowed for ``first_url`` follow a redirect to ``url``?
+
+        The same host: yes (that call was allowed). Another host: only when the
+        rules or the mode allow it unasked; a deny rule refuses; otherwise the
+        model is told to fetch that URL itself, which asks the person.
+        """
+        host, first = url_host(url), url_host(first_url)
+        if host == first:
+            return None
+        verdict = self._fetch(host)
+        shown = plain_line(url, 300)
+        if verdict.action == "allow":
+            return None
+        if verdict.action == "deny":
+            return f"Not followed: the redirect to {shown} is denied by the rule {verdict.rule}."
+        return (
+            f"Not followed: {plain_line(first, 100)} redirected to {shown}, another domain that "
+            "no permission covers. If you need it, fetch that URL yourself (the user is asked)."
         )
 
     def _allow_rules(self) -> list[Rule]:
@@ -602,13 +646,18 @@ class PermissionController:
             )
             fingerprint = planned.before_digest if isinstance(planned, FileChange) else ""
             return request, fingerprint
+        offered: tuple[str, ...] = (tool.name,)
+        if tool.name == "fetch":  # "s"/"always" cover the domain, not every URL there is
+            offered = _domain_rule(url_host(str(getattr(args, "url", ""))))
         request = ApprovalRequest(
             tool.name,
             headline,
             "other",
             verdict.why,
             command=_describe_args(args),
-            session_rules=(tool.name,),
+            session_rules=offered,
+            project_rules=offered if tool.name == "fetch" else (),
+            project_file=project_file if tool.name == "fetch" and offered else "",
             warning=verdict.warning,
         )
         return request, ""
@@ -635,7 +684,7 @@ class PermissionController:
             return f"unreadable: {exc}"
 
     def _allow_for_session(self, tool: Tool, request: ApprovalRequest) -> None:
-        if request.kind == "other":
+        if request.kind == "other" and tool.name not in RULE_TOOLS:
             self.session_tools.add(tool.name)
             return
         self.session_allow += parse_rules(list(request.session_rules), self.warnings, "session")
@@ -699,6 +748,16 @@ class PermissionController:
     def _log(self, entry: dict[str, Any]) -> None:
         if self.agent.session is not None:
             self.agent.session.append(entry)
+
+
+def _domain_rule(host: str) -> tuple[str, ...]:
+    """The rule "s"/"always" saves for a fetch of ``host`` (none for a host a rule cannot name)."""
+    rule = f"fetch(domain:{host})"
+    try:
+        parse_rule(rule)
+    except RuleError:
+        return ()
+    return (rule,)
 
 
 def _own_file(rel: str) -> bool:

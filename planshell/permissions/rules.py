@@ -1,4 +1,5 @@
-"""Permission rules: ``bash(pytest *)``, ``edit(src/**)``, ``write(docs/**)``.
+"""Permission rules: ``bash(pytest *)``, ``edit(src/**)``, ``write(docs/**)``,
+``fetch(domain:docs.python.org)``, ``mcp__jira__*``.
 
 A rule names a tool and, in parentheses, what it covers. Without parentheses
 it covers every call of that tool. Bash rules are matched on the *parsed*
@@ -37,9 +38,10 @@ from typing import Literal
 
 from planshell.permissions.args import Arg, Hole, basename
 from planshell.shell.segments import Segment
+from planshell.tools.net_guard import domain_matches
 from planshell.tools.walk import glob_to_regex
 
-RULE_TOOLS = frozenset({"bash", "edit", "write"})
+RULE_TOOLS = frozenset({"bash", "edit", "write", "fetch"})
 # Commands whose second word picks what they do: "s" allows the pair (git commit).
 SUBCOMMAND_PROGRAMS = frozenset(
     {
@@ -52,6 +54,7 @@ SUBCOMMAND_PROGRAMS = frozenset(
 
 Match = Literal["yes", "maybe", "no"]
 _MCP_RULE = re.compile(r"^mcp__[A-Za-z0-9_*?-]+$")
+_DOMAIN = re.compile(r"^(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$")
 _MATCH: tuple[Match, Match, Match] = ("no", "maybe", "yes")
 
 
@@ -66,10 +69,17 @@ class Rule:
     words: tuple[str, ...] | None = None  # bash pattern words; None: any command
     glob: Pattern[str] | None = None  # edit/write path pattern; None: any path
     name_glob: str | None = None  # an MCP tool rule: fnmatch over the tool's name
+    domain: str | None = None  # a fetch rule's host (``*.example.org``); None: any host
 
     def matches_tool(self, name: str) -> bool:
         """As an MCP rule (``mcp__jira__*``): does it name this tool? (case-sensitive)"""
         return self.name_glob is not None and fnmatch.fnmatchcase(name, self.name_glob)
+
+    def matches_fetch(self, host: str, *, deny: bool) -> bool:
+        """As a fetch rule, on the host a URL names. A deny's ``*.x.org`` covers ``x.org`` too."""
+        if self.tool != "fetch":
+            return False
+        return self.domain is None or domain_matches(host, self.domain, apex=deny)
 
     def matches_segment(self, segment: Segment) -> bool:
         """As an allow rule, on a segment's words as typed (tests, prompts)."""
@@ -107,7 +117,10 @@ def parse_rule(text: str) -> Rule:
             raise RuleError(f"{raw!r}: an MCP rule is mcp__SERVER__TOOL (with * and ?)")
         return Rule(raw, "mcp", name_glob=name)
     if name not in RULE_TOOLS:
-        raise RuleError(f"{raw!r}: rules name bash, edit or write (e.g. 'bash(pytest *)')")
+        raise RuleError(
+            f"{raw!r}: rules name bash, edit, write, fetch or mcp__SERVER__TOOL "
+            "(e.g. 'bash(pytest *)', 'fetch(domain:docs.python.org)')"
+        )
     if not paren:
         return Rule(raw, name)
     if not rest.endswith(")"):
@@ -115,6 +128,8 @@ def parse_rule(text: str) -> Rule:
     body = rest[:-1].strip()
     if not body:
         raise RuleError(f"{raw!r}: the pattern is empty (write {name} alone to cover every call)")
+    if name == "fetch":
+        return Rule(raw, name, domain=_fetch_domain(raw, body))
     if name == "bash":
         try:
             words = tuple(shlex.split(body))
@@ -131,6 +146,19 @@ def parse_rule(text: str) -> Rule:
         return Rule(raw, name, glob=glob_to_regex(body.removeprefix("./")))
     except Exception as exc:
         raise RuleError(f"{raw!r}: {exc}") from None
+
+
+def _fetch_domain(raw: str, body: str) -> str | None:
+    """``domain:HOST`` or ``domain:*.HOST`` (a host name, lower-cased); ``*`` is any host."""
+    if body == "*":
+        return None
+    kind, _, host = body.partition(":")
+    host = host.strip().rstrip(".").lower()
+    if kind.strip() != "domain" or not _DOMAIN.match(host):
+        raise RuleError(
+            f"{raw!r}: a fetch rule is fetch(domain:docs.python.org) or fetch(domain:*.python.org)"
+        )
+    return host
 
 
 def parse_rules(texts: list[str], warnings: list[str], label: str) -> list[Rule]:

@@ -22,25 +22,13 @@ from urllib.parse import urlsplit
 
 from planshell.plan.decider import Decider, FetchRequest
 from planshell.sanitize import plain_line
+from planshell.tools.net_guard import domain_listed
 
 HOW_TO_ALLOW = (
     "To fetch a domain in plan mode without being asked, the user adds it to "
     "fetch.allow_domains in their own config (~/.config/planshell/config.toml), "
     'e.g. [fetch] allow_domains = ["docs.python.org"].'
 )
-
-
-def domain_listed(host: str, allow: Iterable[str]) -> bool:
-    """``host`` is an entry of ``allow``, or a subdomain of a ``*.example.org`` entry."""
-    host = host.rstrip(".").lower()
-    for entry in allow:
-        entry = entry.rstrip(".").lower()
-        if entry.startswith("*."):
-            if host.endswith(entry[1:]):
-                return True
-        elif host == entry:
-            return True
-    return False
 
 
 class FetchPlanGate:

@@ -41,8 +41,9 @@ HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 TEXT_TYPES = frozenset({"text/plain", "text/markdown", "application/json"})
 _DROPPED_TAGS = ("script", "style", "noscript", "template", "iframe", "svg", "canvas", "head")
 
-#: Asked before following a redirect to ``url``: a refusal message, or None to go on.
-RedirectCheck = Callable[[str], Awaitable[str | None]]
+#: Asked before following a redirect: ``(url, first_url)`` -> a refusal message, or None
+#: to go on. ``first_url`` is the URL the call asked for (the one a person or rule allowed).
+RedirectCheck = Callable[[str, str], Awaitable[str | None]]
 
 
 MAX_CHARS = (500, 100_000)  # the range max_chars is held to (a validator: a lean schema)
@@ -98,7 +99,7 @@ class FetchTool(Tool[FetchArgs]):
             raise ToolError(f"fetch {args.url} failed: {type(exc).__name__}: {exc}") from None
 
     async def _fetch(self, args: FetchArgs) -> ToolResult:
-        url = normalise(args.url)
+        url = first = normalise(args.url)
         async with httpx.AsyncClient(
             trust_env=False,  # no proxy: the connection must go to the checked address
             follow_redirects=False,
@@ -114,7 +115,7 @@ class FetchTool(Tool[FetchArgs]):
                     where = f" (redirected to {url})" if hop else ""
                     raise ToolError(f"fetch refused{where}: {exc}") from None
                 if hop and self.redirect_check is not None:
-                    refusal = await self.redirect_check(url)
+                    refusal = await self.redirect_check(url, first)
                     if refusal:
                         raise ToolError(refusal)
                 parsed = httpx.URL(url)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ipaddress
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -137,3 +137,29 @@ def check_url(
                 f"{via}{why}; fetch only reaches public addresses (no local network)"
             )
     return Target(url, scheme, host, port, str(addresses[0]))
+
+
+def url_host(url: str) -> str:
+    """The host a URL names, lower case without a trailing dot ("" when there is none)."""
+    try:
+        return (urlsplit(url).hostname or "").rstrip(".").lower()
+    except ValueError:
+        return ""
+
+
+def domain_matches(host: str, entry: str, *, apex: bool = False) -> bool:
+    """``host`` is ``entry``, or a subdomain of a ``*.example.org`` entry.
+
+    ``apex`` lets ``*.example.org`` cover ``example.org`` itself too: a deny rule
+    reads its pattern wide, an allow entry narrow.
+    """
+    host = host.rstrip(".").lower()
+    entry = entry.rstrip(".").lower()
+    if entry.startswith("*."):
+        return host.endswith(entry[1:]) or (apex and host == entry[2:])
+    return host == entry
+
+
+def domain_listed(host: str, entries: Iterable[str]) -> bool:
+    """``host`` matches one of ``entries`` (``fetch.allow_domains``; see ``domain_matches``)."""
+    return any(domain_matches(host, entry) for entry in entries)

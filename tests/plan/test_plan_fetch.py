@@ -189,3 +189,103 @@ def test_sub_agents_never_get_fetch(tmp_path: Path) -> None:
 
     problems = profile_problems({"web": AgentProfile(tools=["fetch", "read"])})
     assert any("'fetch'" in p for p in problems)
+
+
+# ---- outside plan mode: domain rules (fetch(domain:…)) and redirects --------------------
+
+
+def executing(tmp_path: Path, urls: list[str], **permissions: Any):  # type: ignore[no-untyped-def]
+    """An ordinary-mode runtime whose model fetches ``urls``, one call per reply."""
+    replies = [Reply(calls=[("fetch", {"url": u})]) for u in urls] + [Reply(text="done")]
+    settings = Settings(permissions=permissions)
+    runtime, provider, decider, _ = make_runtime(tmp_path, replies, settings=settings)
+    _use_test_resolver(runtime)
+    return runtime, provider, decider
+
+
+async def test_a_domain_rule_allows_that_domain_only(tmp_path: Path, server: FetchServer) -> None:
+    urls = [server.url("/json"), server.url("/json", host="other.test")]
+    runtime, provider, decider = executing(tmp_path, urls, allow=["fetch(domain:docs.test)"])
+    try:
+        await runtime.agent.submit("look it up")
+        assert [r.headline for r in decider.approval_requests] == [f"fetch {urls[1]}"]
+        assert all('{"ok": true}' in r for r in tool_results(provider))
+    finally:
+        runtime.close()
+
+
+async def test_a_deny_rule_wins_and_its_wildcard_covers_the_apex(
+    tmp_path: Path, server: FetchServer
+) -> None:
+    urls = [server.url("/json"), server.url("/json", host="other.test")]
+    runtime, provider, decider = executing(
+        tmp_path, urls, allow=["fetch"], deny=["fetch(domain:*.docs.test)"]
+    )
+    try:
+        await runtime.agent.submit("look it up")
+        denied, fetched = tool_results(provider)
+        assert "Denied by the rule fetch(domain:*.docs.test)" in denied
+        assert '{"ok": true}' in fetched and decider.approval_requests == []
+        assert server.paths == ["/json"]  # only other.test's request reached the server
+    finally:
+        runtime.close()
+
+
+async def test_s_allows_the_domain_for_the_session_not_every_fetch(
+    tmp_path: Path, server: FetchServer
+) -> None:
+    from planshell.plan.decider import ApprovalChoice, ApprovalDecision
+
+    urls = [server.url("/json"), server.url("/page"), server.url("/json", host="other.test")]
+    runtime, _, decider = executing(tmp_path, urls)
+    decider.approvals = [ApprovalDecision(ApprovalChoice.SESSION)]
+    try:
+        await runtime.agent.submit("look it up")
+        asked = decider.approval_requests
+        assert [r.headline for r in asked] == [f"fetch {urls[0]}", f"fetch {urls[2]}"]
+        assert asked[0].session_rules == ("fetch(domain:docs.test)",)
+        assert asked[0].project_rules == ("fetch(domain:docs.test)",)
+    finally:
+        runtime.close()
+
+
+async def test_a_redirect_to_a_host_no_rule_covers_is_not_followed(
+    tmp_path: Path, server: FetchServer
+) -> None:
+    target = server.url("/json?leak=1", host="other.test")
+    url = server.url("/redirect?to=" + target)
+    runtime, provider, decider = executing(tmp_path, [url], allow=["fetch(domain:docs.test)"])
+    try:
+        await runtime.agent.submit("look it up")
+        (result,) = tool_results(provider)
+        assert "Not followed" in result and "fetch that URL yourself" in result
+        assert decider.approval_requests == [] and len(server.paths) == 1
+    finally:
+        runtime.close()
+
+
+async def test_a_redirect_within_the_domain_or_to_a_covered_one_is_followed(
+    tmp_path: Path, server: FetchServer
+) -> None:
+    inside = server.url("/redirect?to=" + server.url("/json"))
+    across = server.url("/redirect?to=" + server.url("/json", host="other.test"))
+    runtime, provider, _ = executing(
+        tmp_path, [inside, across], allow=["fetch(domain:docs.test)", "fetch(domain:*.test)"]
+    )
+    try:
+        await runtime.agent.submit("look it up")
+        assert all('{"ok": true}' in r for r in tool_results(provider))
+        assert len(server.paths) == 4
+    finally:
+        runtime.close()
+
+
+@pytest.mark.parametrize(
+    "rule",
+    ["fetch(docs.test)", "fetch(domain:)", "fetch(domain:a b)", "fetch(domain:*)", "fetch(domain:http://x)"],
+)  # fmt: skip
+def test_a_malformed_fetch_rule_is_refused_with_the_shape_to_use(rule: str) -> None:
+    from planshell.permissions.rules import RuleError, parse_rule
+
+    with pytest.raises(RuleError, match=r"fetch\(domain:docs.python.org\)"):
+        parse_rule(rule)

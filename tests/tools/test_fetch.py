@@ -143,7 +143,7 @@ async def test_a_redirect_check_can_refuse_a_hop(server: FetchServer, ctx: ToolC
     tool = make_fetch_tool()
     seen: list[str] = []
 
-    async def refuse(url: str) -> str | None:
+    async def refuse(url: str, first: str) -> str | None:
         seen.append(url)
         return "not this hop"
 
