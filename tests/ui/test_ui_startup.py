@@ -7,6 +7,8 @@ exactly as long as the test wants, with no timing involved.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -87,3 +89,21 @@ async def test_a_key_typed_before_the_engine_exists_approves_nothing(project: Pa
         await until(pilot, lambda: app.screen is screen)
         await idle(pilot, screen)
     assert not (project / "made").exists()
+
+
+def test_what_runs_before_the_first_frame_imports_no_engine() -> None:
+    """The app module and the command modules its ``on_mount`` imports stay clear of the
+    engine and pydantic: those load in the thread that builds the runtime (issue 28)."""
+    code = (
+        "import importlib, sys\n"
+        "import planshell.cli, planshell.ui.app\n"
+        "for name in planshell.ui.app.PlanshellApp.COMMAND_MODULES:\n"
+        "    importlib.import_module(name)\n"
+        "heavy = ('pydantic', 'httpx', 'planshell.runtime', 'planshell.agent.events',\n"
+        "         'planshell.agent.loop', 'planshell.tools.base', 'planshell.llm.http',\n"
+        "         'planshell.plan.controller', 'planshell.config')\n"
+        "print(sorted(m for m in heavy if m in sys.modules))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"
