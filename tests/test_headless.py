@@ -232,3 +232,14 @@ async def test_redirected_output_is_the_markdown_source_as_the_readme_says(proje
     readme = " ".join(REPO.joinpath("README.md").read_text().split())
     assert "the markdown source when piped or redirected" in readme
     assert "plain text when piped" not in readme
+
+
+def test_print_mode_does_not_pace_the_demo_model(isolated_env):
+    """The demo streams slowly for the TUI's sake; -p shows no stream, so it is not paced."""
+    from planshell.cli import headless_provider
+    from planshell.config import Settings
+    from planshell.llm.demo import DemoProvider
+
+    provider = headless_provider(Settings())
+    assert isinstance(provider, DemoProvider) and provider.chunk_delay == 0
+    assert DemoProvider().chunk_delay > 0  # the TUI's demo still streams visibly
