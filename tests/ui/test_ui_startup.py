@@ -91,12 +91,20 @@ async def test_a_key_typed_before_the_engine_exists_approves_nothing(project: Pa
     assert not (project / "made").exists()
 
 
-def test_what_runs_before_the_first_frame_imports_no_engine() -> None:
-    """The app module and the command modules its ``on_mount`` imports stay clear of the
-    engine and pydantic: those load in the thread that builds the runtime (issue 28)."""
+def test_what_runs_before_the_first_frame_imports_no_engine(project: Path) -> None:
+    """The app (its module, its ``__init__``: themes and the peek at the configured theme)
+    and the command modules its ``on_mount`` imports stay clear of the engine and pydantic:
+    those load in the threads that load the settings and build the runtime (issue 28)."""
+    (project / ".planshell").mkdir()
+    (project / ".planshell" / "config.toml").write_text('[ui]\ntheme = "nord"\n')
     code = (
         "import importlib, sys\n"
+        "from pathlib import Path\n"
         "import planshell.cli, planshell.ui.app\n"
+        "def load():\n"
+        "    raise AssertionError('the loader runs after the first frame')\n"
+        f"app = planshell.ui.app.PlanshellApp(None, Path({str(project)!r}), loader=load)\n"
+        "assert app.theme == 'nord', app.theme\n"
         "for name in planshell.ui.app.PlanshellApp.COMMAND_MODULES:\n"
         "    importlib.import_module(name)\n"
         "heavy = ('pydantic', 'httpx', 'planshell.runtime', 'planshell.agent.events',\n"
