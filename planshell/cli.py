@@ -236,13 +236,31 @@ def _run_headless(settings: Any, root: Path, args: argparse.Namespace, resume: A
 
     decider = HeadlessDecider()
     try:
-        runtime = build_runtime(settings, root, decider, resume=resume, plan=args.plan)
+        provider = headless_provider(settings)
+        runtime = build_runtime(
+            settings, root, decider, provider=provider, resume=resume, plan=args.plan
+        )
     except ConfigError as exc:
         return _fail(str(exc))
     try:
         return asyncio.run(run_print(runtime, decider, args.prompt, verbose=args.verbose))
     except KeyboardInterrupt:
         return 130
+
+
+def headless_provider(settings: Any) -> Any:
+    """The provider for ``--print``: the configured one, with the demo model unpaced.
+
+    The demo model sleeps between chunks so its answer streams visibly in the TUI;
+    ``-p`` prints only the final answer, so those pauses (~0.1 s) would only be waited.
+    """
+    from planshell.llm.demo import DemoProvider
+    from planshell.llm.factory import make_provider
+
+    provider = make_provider(settings)
+    if isinstance(provider, DemoProvider):
+        provider.chunk_delay = 0.0
+    return provider
 
 
 def _check_command(argv: list[str]) -> int:

@@ -24,6 +24,9 @@ __all__ = [
 ]
 
 BINARY_SNIFF_BYTES = 8192
+# The largest config file read (user or project). Here, not in planshell.config: the
+# TUI's first frame peeks at the theme without importing pydantic (ui/themes.py).
+CONFIG_MAX_BYTES = 1024 * 1024
 
 
 def _current_umask() -> int:

@@ -62,6 +62,26 @@ def test_engine_imports_no_textual():
     assert proc.stdout.strip() == "[]"
 
 
+def test_a_whole_print_run_imports_neither_textual_nor_rich(project, isolated_env):
+    """`planshell -p` (a turn with tool calls, piped output) never loads the UI toolkits.
+
+    Rich is for a terminal's rendered answer only; Textual never. Both cost start-up
+    time the headless path must not pay (issue 28).
+    """
+    code = (
+        "import contextlib, io, sys\n"
+        "from planshell.cli import main\n"
+        "out = io.StringIO()\n"
+        "with contextlib.redirect_stdout(out):\n"
+        f"    code = main(['-C', {str(project)!r}, '-p', 'what is in this repo?'])\n"
+        "assert code == 0 and 'Offline demo model' in out.getvalue(), (code, out.getvalue())\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich')))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == "[]"
+
+
 # --- issue 12, item 13: what -p prints -------------------------------------------------
 
 
@@ -212,3 +232,14 @@ async def test_redirected_output_is_the_markdown_source_as_the_readme_says(proje
     readme = " ".join(REPO.joinpath("README.md").read_text().split())
     assert "the markdown source when piped or redirected" in readme
     assert "plain text when piped" not in readme
+
+
+def test_print_mode_does_not_pace_the_demo_model(isolated_env):
+    """The demo streams slowly for the TUI's sake; -p shows no stream, so it is not paced."""
+    from planshell.cli import headless_provider
+    from planshell.config import Settings
+    from planshell.llm.demo import DemoProvider
+
+    provider = headless_provider(Settings())
+    assert isinstance(provider, DemoProvider) and provider.chunk_delay == 0
+    assert DemoProvider().chunk_delay > 0  # the TUI's demo still streams visibly

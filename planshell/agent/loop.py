@@ -21,7 +21,6 @@ from pydantic import ValidationError
 from planshell.agent import compaction as cp
 from planshell.agent import events as ev
 from planshell.agent.session import SessionLog
-from planshell.llm.http import is_context_length_error
 from planshell.llm.types import (
     Message,
     Provider,
@@ -527,6 +526,10 @@ class Agent:
         return used >= window * 0.97
 
     def _is_overflow(self, exc: ProviderError) -> bool:
+        # Here, not at the top: llm.http imports httpx (~45 ms), which the demo model and
+        # the first frame never need.
+        from planshell.llm.http import is_context_length_error
+
         if is_context_length_error(exc.message):
             return True
         window = self.meter.window

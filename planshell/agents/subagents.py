@@ -47,8 +47,8 @@ from planshell.tools.base import (
     ToolData,
     ToolError,
     ToolResult,
+    args_schema,
     current_progress,
-    lean_schema,
 )
 from planshell.tools.builtin import builtin_tools
 from planshell.tools.registry import ToolRegistry
@@ -177,7 +177,7 @@ class TaskTool(Tool[TaskArgs]):
         return ToolSpec(
             self.name,
             f"{self.description} Calls in one reply run in parallel. agent: {names}.",
-            lean_schema(self.Args.model_json_schema()),
+            args_schema(self.Args),
         )
 
     def headline(self, args: TaskArgs) -> str:

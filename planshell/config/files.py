@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from planshell.config.errors import ConfigError
+from planshell.fsutil import CONFIG_MAX_BYTES
 
 
 def user_config_path() -> Path:
@@ -24,9 +25,6 @@ def project_config_path(root: Path) -> Path:
     project's own: a symlink to another project's trusted file is a new key.
     """
     return Path(root).resolve() / ".planshell" / "config.toml"
-
-
-CONFIG_MAX_BYTES = 1024 * 1024
 
 
 @dataclass(frozen=True)

@@ -14,9 +14,10 @@ from __future__ import annotations
 import json
 import logging
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
+if TYPE_CHECKING:
+    import httpx
 
 log = logging.getLogger(__name__)
 
@@ -130,6 +131,8 @@ async def _get_json(
     client: httpx.AsyncClient, method: str, url: str, body: Any = None
 ) -> Any | None:
     """One request; None for any failure (not found, not JSON, too big, timeout)."""
+    import httpx
+
     try:
         async with client.stream(method, url, json=body) as response:
             if response.status_code != 200:
@@ -146,6 +149,10 @@ async def _get_json(
 
 
 def _client(headers: dict[str, str], timeout: float) -> httpx.AsyncClient:
+    # httpx is imported here, on the first lookup: the demo model, ``planshell -p`` and
+    # the TUI's first frame never need its ~45 ms (and the Rich it brings along).
+    import httpx
+
     return httpx.AsyncClient(
         timeout=httpx.Timeout(timeout), headers={"user-agent": "planshell", **headers}
     )

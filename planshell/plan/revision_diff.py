@@ -24,8 +24,16 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from planshell.markdown import plain_inline
 from planshell.plan.document import PlanDocument, Section, parse_plan
+
+
+def _plain_inline(text: str) -> str:
+    """``markdown.plain_inline``, imported on first use: the renderer module pulls in
+    Rich, which the plan controller (and so ``planshell -p``) must not pay for at import."""
+    from planshell.markdown.render import plain_inline
+
+    return plain_inline(text)
+
 
 __all__ = [
     "DiffLine",
@@ -202,7 +210,7 @@ def _display_lines(fragments: list[Fragment], first_source: int) -> list[DiffLin
 
 
 def _key(section: Section) -> tuple[int, str]:
-    return (section.level, plain_inline(section.title).strip().casefold())
+    return (section.level, _plain_inline(section.title).strip().casefold())
 
 
 def _section_text(lines: list[str], section: Section) -> str:
@@ -274,7 +282,7 @@ def revision_diff(previous: str | None, text: str) -> RevisionDiff:
 
 
 def _named(title: str, feedback: str) -> bool:
-    name = plain_inline(title).strip()
+    name = _plain_inline(title).strip()
     if len(name) < 3:
         return False
     pattern = r"(?<!\w)" + re.escape(name.casefold()) + r"(?!\w)"
@@ -333,10 +341,10 @@ def unrequested_changes(previous: str | None, text: str, feedback: str) -> tuple
         return ()
     titles: list[str] = []
     for change in revision_diff(previous, text).changes:
-        key = (change.level, plain_inline(change.title).strip().casefold())
+        key = (change.level, _plain_inline(change.title).strip().casefold())
         if key in named:
             continue
-        title = plain_inline(change.title).strip() or "(before the first heading)"
+        title = _plain_inline(change.title).strip() or "(before the first heading)"
         if title not in titles:
             titles.append(title)
     return tuple(titles)

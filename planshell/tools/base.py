@@ -6,6 +6,7 @@ without knowing any tool by name (default-deny for anything not purely read).
 
 from __future__ import annotations
 
+import copy
 import os
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
@@ -205,7 +206,7 @@ class Tool(ABC, Generic[ArgsT]):
         return self.read_only
 
     def spec(self) -> ToolSpec:
-        return ToolSpec(self.name, self.description, lean_schema(self.Args.model_json_schema()))
+        return ToolSpec(self.name, self.description, args_schema(self.Args))
 
     def headline(self, args: ArgsT) -> str:
         """One line for the transcript, e.g. ``read planshell/config.py``."""
@@ -245,6 +246,23 @@ def progress_to(sink: Callable[[str], None]) -> Iterator[None]:
         yield
     finally:
         _progress.reset(token)
+
+
+_SCHEMAS: dict[type[BaseModel], dict[str, Any]] = {}
+
+
+def args_schema(args: type[BaseModel]) -> dict[str, Any]:
+    """The lean JSON schema of an argument model, generated once per class.
+
+    The agent asks for every tool's spec several times per model call (to send,
+    to count tokens, to compact); pydantic builds a schema in ~1-2 ms, so doing
+    it afresh cost ~0.1 s of a ``planshell -p`` run. Each caller gets its own
+    copy: a schema handed to a provider must not change the cached one.
+    """
+    cached = _SCHEMAS.get(args)
+    if cached is None:
+        cached = _SCHEMAS[args] = lean_schema(args.model_json_schema())
+    return copy.deepcopy(cached)
 
 
 def lean_schema(schema: Any) -> Any:

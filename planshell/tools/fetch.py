@@ -25,14 +25,16 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Awaitable, Callable
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
-import httpx
 from pydantic import field_validator
 
 from planshell.sanitize import strip_terminal_controls
 from planshell.tools.base import Effect, Tool, ToolArgs, ToolContext, ToolError, ToolResult
 from planshell.tools.net_guard import Resolver, TargetRefused, check_url, system_resolver
+
+if TYPE_CHECKING:
+    import httpx
 
 MAX_REDIRECTS = 5
 DEFAULT_TIMEOUT = 20.0
@@ -88,6 +90,8 @@ class FetchTool(Tool[FetchArgs]):
         return f"fetch {args.url}"
 
     async def run(self, args: FetchArgs, ctx: ToolContext) -> ToolResult:
+        import httpx  # here, not at the top: ~45 ms every start-up would pay for
+
         try:
             async with asyncio.timeout(self.timeout):
                 return await self._fetch(args)
@@ -99,6 +103,8 @@ class FetchTool(Tool[FetchArgs]):
             raise ToolError(f"fetch {args.url} failed: {type(exc).__name__}: {exc}") from None
 
     async def _fetch(self, args: FetchArgs) -> ToolResult:
+        import httpx
+
         url = first = normalise(args.url)
         async with httpx.AsyncClient(
             trust_env=False,  # no proxy: the connection must go to the checked address
@@ -140,6 +146,8 @@ class FetchTool(Tool[FetchArgs]):
 
 def normalise(url: str) -> str:
     """``url`` as httpx sends it (an international name in punycode), or a refusal."""
+    import httpx
+
     try:
         return str(httpx.URL(url.strip()))
     except (httpx.InvalidURL, TypeError, ValueError) as exc:

@@ -307,20 +307,27 @@ class PlanshellApp(ToastLog[int]):
         return self._decider
 
     async def start_runtime(self) -> Runtime:
-        """Import the engine off the event loop, then build it."""
-        await asyncio.to_thread(_preload)
-        from planshell.runtime import build_runtime
+        """Import and build the engine off the event loop, then publish it.
 
-        self.runtime = build_runtime(
+        The build (provider, tools, sub-agent profiles, the session file, the
+        plan controller) touches no widget and runs in a thread, so keys typed
+        meanwhile echo at once. ``self.runtime`` is set only here, on the event
+        loop, once the build is whole: until then the chat queues what is sent
+        (``ChatScreen.send``) and nothing can reach a half-built engine.
+        """
+        decider = self.decider  # created on the event loop: it belongs to this app
+        runtime = await asyncio.to_thread(
+            _build,
             self.settings,
             self.root,
-            self.decider,
+            decider,
             provider=self._provider_override,
             resume=self.resume,
             persist=self.persist,
             plan=self.start_plan,
         )
-        return self.runtime
+        self.runtime = runtime
+        return runtime
 
     async def restart_runtime(self, resume: LoadedSession) -> Runtime:
         """Resume another conversation: a fresh runtime that keeps the current provider."""
@@ -549,10 +556,12 @@ class PlanshellApp(ToastLog[int]):
             yield SystemCommand(entry.title, entry.help, partial(self.run_slash, entry))
 
 
-def _preload() -> None:
-    """Heavy imports, done in a thread after the first frame."""
-    importlib.import_module("planshell.runtime")
+def _build(*args: Any, **kwargs: Any) -> Runtime:
+    """The engine's imports and ``build_runtime``: run in a thread after the first frame."""
     importlib.import_module("planshell.ui.widgets.assistant")  # Textual's Markdown
+    from planshell.runtime import build_runtime
+
+    return build_runtime(*args, **kwargs)
 
 
 Loader = Callable[[], "tuple[Settings, Path, LoadedSession | None]"]

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
-from planshell.plan.undo_keeper import UndoRefused
 from planshell.sanitize import plain_line
 from planshell.text import plural
 from planshell.ui.commands import command, idle_runtime
@@ -35,6 +34,9 @@ def _undo(ctx: CommandContext, arg: str) -> None:
 
 async def undo_last_plan(ctx: CommandContext, plan: PlanController) -> None:
     """Preview, confirm, ask about hand edits, apply: each step can stop with nothing written."""
+    # Here, not at the top: this module is imported before the first frame, and the
+    # undo keeper pulls in the engine (events, tools, pydantic: ~0.1 s).
+    from planshell.plan.undo_keeper import UndoRefused
     from planshell.ui.screens.confirm import ConfirmScreen
     from planshell.ui.screens.results import wait_for_answer
     from planshell.ui.screens.undo import UndoScreen

@@ -278,8 +278,8 @@ def peek_configured_theme(start: Path) -> str | None:
             root = candidate
             break
     candidates.append(root / ".planshell" / "config.toml")
-    from planshell.config import CONFIG_MAX_BYTES
-    from planshell.fsutil import ReadRefused, read_project_file, read_user_file
+    # Not planshell.config: its package imports pydantic (~0.1 s), the first frame must not.
+    from planshell.fsutil import CONFIG_MAX_BYTES, ReadRefused, read_project_file, read_user_file
 
     for path in candidates:
         try:

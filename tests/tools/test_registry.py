@@ -113,3 +113,19 @@ def test_tools_never_import_textual() -> None:
     """The engine is headless: importing every built-in tool must not pull in Textual."""
     code = "import sys, planshell.tools.builtin; sys.exit('textual' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
+
+
+def test_a_spec_is_the_schema_pydantic_gives_and_callers_cannot_change_it(
+    tools: list[Tool[Any]],
+) -> None:
+    from planshell.tools.base import lean_schema
+
+    for tool in tools:
+        assert tool.spec().parameters == lean_schema(tool.Args.model_json_schema())
+    read = next(t for t in tools if t.name == "read")
+    first = read.spec().parameters
+    first["properties"].clear()  # a provider that edits what it was given
+    first["injected"] = True
+    again = read.spec().parameters
+    assert again == lean_schema(read.Args.model_json_schema())
+    assert "injected" not in again and again["properties"]
