@@ -47,10 +47,12 @@ plan-mode ``bash`` from writing them.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import os
 import stat
 import subprocess
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -73,6 +75,9 @@ MAX_META = 20_000  # git-directory entries recorded per check
 MAX_REPOS = 32  # submodules and nested repositories checked
 MAX_DEPTH = 3  # how deep submodules of submodules are followed
 GIT_TIMEOUT = 15.0
+# How long the barrier holds tool calls for a snapshot still running in the background;
+# past it the snapshot counts as failed (the receipt says so) and calls go on.
+BARRIER_TIMEOUT = 120.0
 SKIP_DIRS = frozenset({".git", "node_modules", ".venv"})  # walk mode only
 PLANS_DIR = Path(".planshell") / "plans"
 SHOWN_PATHS = 5
@@ -136,15 +141,16 @@ def take_snapshot(
     ignore: Iterable[Path] = (),
     time_budget: float = TIME_BUDGET,
     max_files: int = MAX_FILES,
+    stop: threading.Event | None = None,
 ) -> Snapshot:
-    """Record the project under ``root`` now."""
+    """Record the project under ``root`` now (``stop`` set: give up with an error snapshot)."""
     root = Path(root).resolve()
     ignored = _ignored(root, ignore)
     deadline = time.monotonic() + time_budget
     try:
         top = _git_top(root)
         if top is not None:
-            scan = _Scan(top, ignored, None, time_budget)
+            scan = _Scan(top, ignored, None, time_budget, stop)
             head = scan.repo(top, "", 0)
             return Snapshot(
                 root,
@@ -155,7 +161,7 @@ def take_snapshot(
                 not_covered=scan.not_covered(),
                 skipped=dict(scan.skipped),
             )
-        entries, last, capped, skipped = _walk(root, ignored, deadline, max_files)
+        entries, last, capped, skipped = _walk(root, ignored, deadline, max_files, stop=stop)
         return Snapshot(
             root,
             "walk",
@@ -168,6 +174,110 @@ def take_snapshot(
         return Snapshot(root, "error", error=str(exc) or type(exc).__name__)
 
 
+class Stopped(ValueError):
+    """The snapshot was no longer wanted (plan mode was left while it ran)."""
+
+
+class PendingSnapshot:
+    """A snapshot taken in a background thread; :meth:`wait` and :meth:`result` are the barrier.
+
+    Entering PLAN must not block the UI for as long as a big repository takes to
+    scan, yet the receipt must see every change the agent makes: so the scan
+    runs in a thread and every tool call waits for it first (the controller's
+    barrier gate). Whatever happens it ends with a :class:`Snapshot`: one that
+    raised, took longer than ``timeout`` or was cancelled becomes an ``error``
+    snapshot, whose receipt says it could not check, and the waiters go on.
+    """
+
+    def __init__(
+        self,
+        take: Callable[[threading.Event], Snapshot],
+        root: Path,
+        *,
+        timeout: float = BARRIER_TIMEOUT,
+        start: bool = True,
+    ) -> None:
+        self.root = Path(root)
+        self.timeout = timeout
+        self._take = take
+        self._stop = threading.Event()
+        self._done = threading.Event()
+        self._lock = threading.Lock()
+        self._result: Snapshot | None = None
+        self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
+        self._deadline = time.monotonic() + timeout
+        # A daemon: a scan still running when the program ends must not keep it alive.
+        self._thread = threading.Thread(target=self._run, name="planshell-snapshot", daemon=True)
+        if start:
+            self._thread.start()
+
+    @property
+    def done(self) -> bool:
+        return self._done.is_set()
+
+    def cancel(self, why: str = "plan mode was left before the snapshot finished") -> None:
+        """Not wanted any more: the scan stops at its next file, waiters are released."""
+        self._stop.set()
+        self._finish(Snapshot(self.root, "error", error=why))
+
+    def result(self) -> Snapshot:
+        """The snapshot, waiting for it (in a thread, never on the event loop) up to the timeout."""
+        if not self._done.wait(max(0.0, self._deadline - time.monotonic())):
+            self._expire()
+        assert self._result is not None
+        return self._result
+
+    async def wait(self) -> Snapshot:
+        """The snapshot, awaited without blocking the event loop (the barrier for tool calls)."""
+        if not self._done.is_set():
+            loop = asyncio.get_running_loop()
+            future: asyncio.Future[None] = loop.create_future()
+            with self._lock:
+                registered = not self._done.is_set()
+                if registered:
+                    self._waiters.append((loop, future))
+            if registered:
+                left = max(0.0, self._deadline - time.monotonic())
+                try:
+                    await asyncio.wait_for(future, left)
+                except TimeoutError:
+                    self._expire()
+        assert self._result is not None
+        return self._result
+
+    def _run(self) -> None:
+        try:
+            snapshot = self._take(self._stop)
+        except Exception as exc:  # a bug or an unexpected error: said in the receipt, not raised
+            snapshot = Snapshot(self.root, "error", error=f"{type(exc).__name__}: {exc}")
+        self._finish(snapshot)
+
+    def _expire(self) -> None:
+        self._stop.set()
+        self._finish(
+            Snapshot(self.root, "error", error=f"the snapshot took longer than {self.timeout:g} s")
+        )
+
+    def _finish(self, snapshot: Snapshot) -> None:
+        """The first outcome wins (a late scan after a timeout or a cancel is dropped)."""
+        with self._lock:
+            if self._done.is_set():
+                return
+            self._result = snapshot
+            self._done.set()
+            waiters, self._waiters = self._waiters, []
+        for loop, future in waiters:
+            try:
+                loop.call_soon_threadsafe(_wake, future)
+            except RuntimeError:  # that loop is closed: nobody waits there any more
+                pass
+
+
+def _wake(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
 def compare(
     before: Snapshot,
     *,
@@ -177,7 +287,14 @@ def compare(
 ) -> Receipt:
     """Compare the project now with ``before``."""
     if before.kind == "error":
-        return Receipt(False, [], f"could not check the work tree: {before.error}", before.taken_at)
+        return Receipt(
+            False,
+            [],
+            f"could not check the work tree: {before.error}",
+            before.taken_at,
+            capped=True,
+            not_covered=(f"the whole project (no snapshot: {before.error})",),
+        )
     ignored = _ignored(before.root, ignore)
     deadline = time.monotonic() + time_budget
     try:
@@ -349,9 +466,15 @@ class _Scan:
     """
 
     def __init__(
-        self, top: Path, ignored: list[str], before: Snapshot | None, time_budget: float
+        self,
+        top: Path,
+        ignored: list[str],
+        before: Snapshot | None,
+        time_budget: float,
+        stop: threading.Event | None = None,
     ) -> None:
         self.top = top
+        self.stop = stop
         self.ignored = ignored
         self.like = before.entries if before is not None else {}
         self.was_skipped = before.skipped if before is not None else {}
@@ -383,6 +506,8 @@ class _Scan:
         ``meta`` files (the git directory) are hashed up to :data:`META_HASH_MAX` each,
         from their own budget, so they never take the work tree's.
         """
+        if self.stop is not None and self.stop.is_set():
+            raise Stopped("the snapshot was stopped")
         budget = "meta" if meta else "work"
         old = self.like.get(key)
         if old is not None:
@@ -482,6 +607,8 @@ class _Scan:
         """Record every file under ``path`` (keys ``key + rel``); None, recording nothing, past ``limit``."""
         found: list[tuple[str, str]] = []
         for parts, child, entry in _visit(path, (), self.ignored, frozenset()):
+            if self.stop is not None and self.stop.is_set():
+                raise Stopped("the snapshot was stopped")
             if skip(parts):
                 continue
             try:
@@ -616,6 +743,7 @@ def _walk(
     deadline: float,
     max_files: int,
     stop_after: tuple[str, ...] | None = None,
+    stop: threading.Event | None = None,
 ) -> tuple[dict[str, str], tuple[str, ...] | None, bool, list[str]]:
     """Entries in sorted depth-first order; (entries, last parts, capped, skipped dirs)."""
     entries: dict[str, str] = {}
@@ -624,6 +752,8 @@ def _walk(
     for parts, path, entry in _visit(root, (), ignored, SKIP_DIRS):
         if stop_after is not None and parts > stop_after:
             return entries, last, False, skipped
+        if stop is not None and stop.is_set():
+            raise Stopped("the snapshot was stopped")
         if len(entries) >= max_files or time.monotonic() > deadline:
             return entries, last, True, skipped
         fingerprint = _entry_fingerprint(path, entry, deadline)

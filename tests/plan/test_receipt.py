@@ -188,6 +188,8 @@ async def test_changes_before_review_are_shown_then_approval_proceeds(project):
         [lambda r: Review(Decision.APPROVE, reviewed_text=r.text)],
     )
     runtime.plan.enter_plan()
+    # Another program's change counts once the snapshot (taken in the background) is complete.
+    await runtime.plan.wait_for_snapshot()
     (project / "src" / "app" / "server.py").write_text("edited by someone\n")
     await runtime.agent.submit("plan")
     assert len(decider.requests) == 1
