@@ -194,11 +194,10 @@ class PendingSnapshot:
         take: Callable[[threading.Event], Snapshot],
         root: Path,
         *,
-        timeout: float = BARRIER_TIMEOUT,
-        start: bool = True,
+        timeout: float | None = None,
     ) -> None:
         self.root = Path(root)
-        self.timeout = timeout
+        self.timeout = timeout = BARRIER_TIMEOUT if timeout is None else timeout
         self._take = take
         self._stop = threading.Event()
         self._done = threading.Event()
@@ -208,12 +207,17 @@ class PendingSnapshot:
         self._deadline = time.monotonic() + timeout
         # A daemon: a scan still running when the program ends must not keep it alive.
         self._thread = threading.Thread(target=self._run, name="planshell-snapshot", daemon=True)
-        if start:
-            self._thread.start()
+        self._thread.start()
 
     @property
     def done(self) -> bool:
         return self._done.is_set()
+
+    @property
+    def waiting(self) -> int:
+        """How many awaiting callers (tool calls at the barrier) the snapshot holds now."""
+        with self._lock:
+            return len(self._waiters)
 
     def cancel(self, why: str = "plan mode was left before the snapshot finished") -> None:
         """Not wanted any more: the scan stops at its next file, waiters are released."""
