@@ -55,6 +55,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -75,6 +76,7 @@ MAX_META = 20_000  # git-directory entries recorded per check
 MAX_REPOS = 32  # submodules and nested repositories checked
 MAX_DEPTH = 3  # how deep submodules of submodules are followed
 GIT_TIMEOUT = 15.0
+READ_CHUNK = 1 << 20  # bytes of a long git listing held at once
 # How long the barrier holds tool calls for a snapshot still running in the background;
 # past it the snapshot counts as failed (the receipt says so) and calls go on.
 BARRIER_TIMEOUT = 120.0
@@ -442,12 +444,56 @@ def _status(top: Path) -> dict[str, str]:
     return listed
 
 
+def _git_records(args: list[str], cwd: Path) -> Iterator[bytes]:
+    """The NUL-separated records of a git command, read a chunk at a time.
+
+    For listings as long as the repository (``ls-files`` of 100k files is ~7 MB):
+    memory stays at one chunk however big the index is.
+    """
+    git = git_command()
+    if git is None:
+        raise FileNotFoundError("git is not installed")
+    with subprocess.Popen(
+        [git, *args],
+        cwd=cwd,
+        env={**os.environ, **git_safe_env(), "LC_ALL": "C"},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    ) as proc:
+        assert proc.stdout is not None and proc.stderr is not None
+        timer = threading.Timer(GIT_TIMEOUT, proc.kill)
+        timer.start()
+        try:
+            tail = b""
+            while chunk := proc.stdout.read(READ_CHUNK):
+                records = (tail + chunk).split(b"\0")
+                tail = records.pop()
+                yield from records
+            if tail:
+                yield tail
+            error = proc.stderr.read()
+            code = proc.wait()
+        finally:
+            timer.cancel()
+            if proc.poll() is None:  # the caller stopped early
+                proc.kill()
+    if code != 0:
+        detail = error.decode(errors="replace").strip().splitlines()
+        raise ValueError(f"git {args[0]} failed: {detail[0] if detail else code}")
+
+
 def _index(top: Path) -> tuple[dict[str, str], list[str]]:
-    """Index entries git status does not look at (path -> flag), and the gitlinks (submodules)."""
+    """Index entries git status does not look at (path -> flag), and the gitlinks (submodules).
+
+    One pass over the whole index, streamed; only the rare entries are kept.
+    """
     flagged: dict[str, str] = {}
     gitlinks: list[str] = []
-    for record in _git_ok(["ls-files", "-z", "--stage", "-v"], top).split(b"\0"):
+    for record in _git_records(["ls-files", "-z", "--stage", "-v"], top):
         # "<tag> <mode> <object> <stage>\t<path>"; tag S = skip-worktree, lowercase = assume-unchanged
+        if record[:2] == b"H " and record[2:8] != b"160000":
+            continue  # a plain cached entry (nearly all of them): nothing to keep
         meta, tab, raw = record.partition(b"\t")
         if not tab or len(meta) < 9:
             continue
@@ -542,8 +588,14 @@ class _Scan:
 
     def repo(self, top: Path, prefix: str, depth: int) -> str | None:
         """Scan one work tree (the project, a submodule, a nested repository); its HEAD."""
-        head = _head(top)
-        listed = _status(top)
+        # The four git commands at once: on a big repository each is a pass over the index.
+        with ThreadPoolExecutor(max_workers=4, thread_name_prefix="planshell-git") as pool:
+            head_run = pool.submit(_head, top)
+            status_run = pool.submit(_status, top)
+            index_run = pool.submit(_index, top)
+            dirs_run = pool.submit(_git_dirs, top)
+            head, listed = head_run.result(), status_run.result()
+            (flagged, gitlinks), (gitdir, common) = index_run.result(), dirs_run.result()
         nested: set[str] = set()
         for path, xy in listed.items():
             full = top / path.rstrip("/")
@@ -559,12 +611,10 @@ class _Scan:
             if path.endswith("/") or (full.is_dir() and not full.is_symlink()):
                 nested.add(path.rstrip("/"))  # a submodule or a repository inside this one
             self.record(full, key, xy, content=True)
-        flagged, gitlinks = _index(top)
         for path, flag in flagged.items():
             full = top / path
             if not _is_ignored(full, self.ignored):
                 self.record(full, f"{prefix}{path} ({flag})", "i", content=True)
-        gitdir, common = _git_dirs(top)
         dotgit = top / ".git"
         if not dotgit.is_dir() or dotgit.is_symlink():  # a "gitdir: ..." file, or a link
             self.record(dotgit, self.key(dotgit), "g", content=True, meta=True)

@@ -432,6 +432,20 @@ def test_assume_unchanged_file_is_still_checked(repo):
 
 
 @needs_git
+def test_flagged_entries_and_gitlinks_survive_a_listing_read_in_tiny_chunks(repo, monkeypatch):
+    """The index listing is streamed: a record split across reads is still whole."""
+    add_submodule(repo)
+    git(repo, "update-index", "--assume-unchanged", "README.md")
+    git(repo, "update-index", "--skip-worktree", "src/a.py")
+    whole = rc._index(repo)
+    monkeypatch.setattr(rc, "READ_CHUNK", 3)
+    assert rc._index(repo) == whole
+    assert whole == ({"README.md": "assume-unchanged", "src/a.py": "skip-worktree"}, ["sub"])
+    changed = changed_after(repo, lambda: (repo / "src" / "a.py").write_text("hidden\n"))
+    assert changed == ["src/a.py (skip-worktree)"]
+
+
+@needs_git
 def test_linked_worktree_covers_the_shared_refs(repo):
     other = repo.parent / "wt"
     git(repo, "worktree", "add", "-q", str(other))
