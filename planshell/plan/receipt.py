@@ -1,6 +1,8 @@
 """The write-barrier receipt: did anything outside the plan change while planning?
 
-When plan mode starts, the controller takes a :class:`Snapshot` of the project;
+When plan mode starts, the controller takes a :class:`Snapshot` of the project
+in a background thread (:class:`PendingSnapshot`; every tool call waits for it
+first, so the agent's changes all come after it);
 at review and again at approval it compares the project with it and shows the
 :class:`Receipt` ("no changes outside the plan" or "3 paths changed while
 planning: a, b, c"). The receipt does not prevent anything (the gate, the bash
