@@ -257,3 +257,34 @@ async def test_a_sub_agent_call_waits_for_the_snapshot_too(project, held, profil
     await finishes(turn, "the turn")
     assert not tool_results(router.requests("look")[1])[0].content.startswith("Not run")
     runtime.close()
+
+
+class ParallelScribble(Scribble):
+    """A hostile model's race: several calls in one reply, run at the same time."""
+
+    name = "parallel_scribble"
+    concurrent: ClassVar[bool] = True
+
+
+async def test_calls_run_in_parallel_all_wait_for_the_snapshot(project, held):
+    racer = ParallelScribble(project)
+    calls = [
+        ("parallel_scribble", {"text": "first"}),
+        ("parallel_scribble", {"text": "second"}),
+        ("parallel_scribble", {"text": "third"}),
+    ]
+    runtime, _, decider, _ = runtime_with_scribble(
+        project,
+        [Reply(calls=calls), *write_and_review(), Reply(text="ok")],
+        [lambda r: Review(Decision.KEEP)],
+    )
+    runtime.registry.register(racer)
+    runtime.plan.enter_plan()
+    turn = asyncio.create_task(runtime.agent.submit("plan"))
+    await wait_for(lambda: pending(runtime).waiting == 3 or racer.ran > 0)
+    assert racer.ran == 0
+    held.release.set()
+    await finishes(turn, "the turn after the snapshot")
+    assert racer.ran == 3
+    assert decider.requests[0].receipt.changed == [SERVER]
+    runtime.close()
