@@ -57,16 +57,16 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from planshell.fsutil import sorted_entries
 from planshell.sandbox.gitsafe import git_command, git_safe_env
 from planshell.text import plural
 
+_T = TypeVar("_T")
 TIME_BUDGET = 2.0  # seconds for a walk (or for hashing, in a git work tree)
 MAX_FILES = 20_000
 WALK_HASH_MAX = 1 << 20
@@ -509,6 +509,29 @@ def _index(top: Path) -> tuple[dict[str, str], list[str]]:
     return flagged, gitlinks
 
 
+class _Background(Generic[_T]):
+    """``func(top)`` in a daemon thread (not an executor's: those hold up the program's exit)."""
+
+    def __init__(self, func: Callable[[Path], _T], top: Path) -> None:
+        self._func, self._top = func, top
+        self._value: _T | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="planshell-git", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._value = self._func(self._top)
+        except BaseException as exc:  # handed to the caller by result()
+            self._error = exc
+
+    def result(self) -> _T:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._value  # type: ignore[return-value]  # set when no error
+
+
 class _Scan:
     """One check of a git work tree: the entries to compare, and what the caps left out.
 
@@ -591,13 +614,10 @@ class _Scan:
     def repo(self, top: Path, prefix: str, depth: int) -> str | None:
         """Scan one work tree (the project, a submodule, a nested repository); its HEAD."""
         # The four git commands at once: on a big repository each is a pass over the index.
-        with ThreadPoolExecutor(max_workers=4, thread_name_prefix="planshell-git") as pool:
-            head_run = pool.submit(_head, top)
-            status_run = pool.submit(_status, top)
-            index_run = pool.submit(_index, top)
-            dirs_run = pool.submit(_git_dirs, top)
-            head, listed = head_run.result(), status_run.result()
-            (flagged, gitlinks), (gitdir, common) = index_run.result(), dirs_run.result()
+        head_run, status_run = _Background(_head, top), _Background(_status, top)
+        index_run, dirs_run = _Background(_index, top), _Background(_git_dirs, top)
+        head, listed = head_run.result(), status_run.result()
+        (flagged, gitlinks), (gitdir, common) = index_run.result(), dirs_run.result()
         nested: set[str] = set()
         for path, xy in listed.items():
             full = top / path.rstrip("/")
