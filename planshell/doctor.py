@@ -19,10 +19,10 @@ import platform
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from importlib import metadata
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, TextIO, TypeVar
 
 from planshell.sanitize import plain_line
 from planshell.text import plural
@@ -30,9 +30,11 @@ from planshell.text import plural
 if TYPE_CHECKING:
     from planshell.config import Settings
     from planshell.llm.types import ToolSpec
+    from planshell.plan.controller import PlanController
     from planshell.sandbox.bwrap import WorkspaceExecPolicy
 
 Rows = list[tuple[str, str]]
+T = TypeVar("T")
 
 PACKAGES = ("planshell", "textual", "httpx", "pydantic", "bashlex")
 EXTERNAL_TOOLS = (("bwrap", "bubblewrap"), ("rg", "ripgrep"), ("git", "git"))
@@ -262,7 +264,7 @@ def _sandbox_and_schema(settings: Settings, root: Path) -> tuple[Rows, Rows]:
             sandbox.append(("self-test", "skipped: no bash tool"))
         else:
             args = BashArgs(command=SELF_TEST, timeout=SELF_TEST_TIMEOUT)
-            result = asyncio.run(bash.run(args, runtime.agent.ctx))
+            result = asyncio.run(_after_snapshot(runtime.plan, bash.run(args, runtime.agent.ctx)))
             sandbox.append(("self-test", _self_test_verdict(policy.label, result.content)))
     finally:
         runtime.close()
@@ -333,6 +335,12 @@ def _workspace_rows(workspace: WorkspaceExecPolicy | None, network: bool) -> Row
     else:
         state = workspace.notice or "no sandbox"
     return [("workspace", state)]
+
+
+async def _after_snapshot(plan: PlanController, run: Awaitable[T]) -> T:
+    """Plan mode's barrier for the self-test: the receipt's snapshot completes first."""
+    await plan.wait_for_snapshot()
+    return await run
 
 
 def _self_test_verdict(label: str, output: str) -> str:

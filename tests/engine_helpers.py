@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Awaitable
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
@@ -219,3 +220,24 @@ def make_runtime(project: Path, replies=(), reviews=(), settings: Settings | Non
     recorder = Recorder()
     runtime.agent.subscribe(recorder)
     return runtime, provider, decider, recorder
+
+
+class HeldSnapshot:
+    """The real ``take_snapshot``, held back until the test sets ``release`` (calls counted).
+
+    Patched in as ``planshell.plan.controller.take_snapshot``: it stands in for the
+    slow scan of a big repository, with no clock involved.
+    """
+
+    def __init__(self) -> None:
+        self.entered = threading.Event()
+        self.release = threading.Event()
+        self.calls = 0
+
+    def __call__(self, root: Path, **options: Any) -> Any:
+        from planshell.plan.receipt import take_snapshot
+
+        self.calls += 1
+        self.entered.set()
+        self.release.wait(HANG_GUARD)  # only a guard against a hang: the test releases it
+        return take_snapshot(root, **options)

@@ -217,11 +217,14 @@ class TaskTool(Tool[TaskArgs]):
             max_steps=self.parent.max_steps,
             max_concurrent=1,
         )
+        # The receipt's barrier first: no call of a sub-agent runs before the snapshot either.
+        child.gates.append(controller.barrier)
         child.gates.append(_plan_gate(policy, registry, None if read_only else controller))
         if not read_only:
             # The parent's other gates (the permission prompt outside plan mode) judge the
             # child's calls too: a sub-agent never writes or runs what its parent would ask about.
-            child.gates.extend(g for g in self.parent.gates if g != controller.gate)
+            mine = (controller.gate, controller.barrier)
+            child.gates.extend(g for g in self.parent.gates if g not in mine)
         return child, read_only
 
     # --- running it -----------------------------------------------------------

@@ -35,7 +35,7 @@ from planshell.plan.fetch_gate import FetchPlanGate
 from planshell.plan.mode_log import RecordedMode, mode_entry
 from planshell.plan.mode_tools import mode_tool_names
 from planshell.plan.policy import PlanPolicy
-from planshell.plan.receipt import Receipt, Snapshot, compare, take_snapshot
+from planshell.plan.receipt import PendingSnapshot, Receipt, compare, take_snapshot
 from planshell.plan.report import build_report, render_markdown
 from planshell.plan.review_rounds import KEPT_CHANGING, ReviewRounds
 from planshell.plan.run_log import RunLog
@@ -133,7 +133,9 @@ class PlanController:
         self.pending_name: str | None = None
         self.saved_tools: tuple[str, ...] | None = None
         self._normal_exec = agent.ctx.exec_policy
-        self._snapshot: Snapshot | None = None
+        # The receipt's snapshot, taken in a thread on entering PLAN; every tool call
+        # waits for it first (``barrier``), so the receipt sees all the agent changes.
+        self._pending: PendingSnapshot | None = None
         self.sandbox_warning: str | None = None  # the guard-only notice, once it was emitted
         # An open review question freezes the mode (``review_pending``).
         self.reviews = ReviewRounds(
@@ -160,6 +162,7 @@ class PlanController:
         # A file the checkpoint skipped (over its size cap) is copied before a file tool
         # first replaces it during the plan: the tools call this, knowing nothing of plans.
         agent.ctx.before_write = self._before_write
+        agent.gates.insert(0, self.barrier)  # before every other gate: nothing runs first
         agent.gates.append(self.gate)
         agent.prompt_parts.append(self.prompt_part)
         agent.call_checks.append(self.check_before_call)
@@ -193,6 +196,28 @@ class PlanController:
             source = self._plan_exec_source
             self._plan_exec = source() if callable(source) else ExecPolicy()
         return self._plan_exec
+
+    async def barrier(self, tool: Tool, args: ToolArgs) -> str | None:
+        """No tool call runs before the snapshot is complete (awaited: the UI keeps painting).
+
+        A call that waited while the mode changed (PLAN left, or left and entered
+        again) is refused: it was judged for a mode that is over.
+        """
+        pending, mode, waited = self._pending, self.mode, False
+        while pending is not None and not pending.done:
+            waited = True
+            await pending.wait()
+            if self._pending is pending:
+                break
+            pending = self._pending  # left and entered again meanwhile: the new snapshot
+        if waited and (self.mode is not mode or self._pending is not pending):
+            return prompts.BARRIER_MODE_CHANGED
+        return None
+
+    async def wait_for_snapshot(self) -> None:
+        """The barrier for callers outside the agent's tool calls (``planshell doctor``)."""
+        if self._pending is not None:
+            await self._pending.wait()
 
     async def gate(self, tool: Tool, args: ToolArgs) -> str | None:
         if self.mode is Mode.EXECUTE:
@@ -288,7 +313,7 @@ class PlanController:
         self.pending_name = name
         self.agent.ctx.exec_policy = self.plan_exec_policy
         self._warn_unsandboxed()
-        self._snapshot = take_snapshot(self.agent.ctx.root, ignore=self._receipt_ignores())
+        self._start_snapshot()
         self.mode = Mode.PLAN
         self._changed(previous)
 
@@ -312,7 +337,7 @@ class PlanController:
         if previous is Mode.EXECUTE:
             self.todos.replace([])
             self.undo_keeper.end()
-        self._snapshot = None
+        self._drop_snapshot()
         self.mode = Mode.OFF
         self.plan_path = None
         self.pending_name = None
@@ -393,7 +418,7 @@ class PlanController:
         """
         previous = self.mode
         self._restore_tools()
-        self._snapshot = None
+        self._drop_snapshot()
         self.plan_path = path
         self.changed_plan = None
         if record is None:  # a new approval, not a resumed one: record the project first
@@ -721,9 +746,10 @@ class PlanController:
 
     def receipt(self) -> Receipt | None:
         """Changes to the work tree since PLAN was entered; None outside PLAN."""
-        if self.mode is not Mode.PLAN or self._snapshot is None:
+        pending = self._pending
+        if self.mode is not Mode.PLAN or pending is None:
             return None
-        return compare(self._snapshot, ignore=self._receipt_ignores())
+        return compare(pending.result(), ignore=self._receipt_ignores())
 
     def capabilities(self) -> str:
         """What plan mode allows and why, as markdown (``/plan why``).
@@ -737,7 +763,7 @@ class PlanController:
             policy=self.policy,
             bash=self.settings.bash,
             exec_policy=self.plan_exec_policy,
-            snapshot=self._snapshot,
+            snapshot=self._pending.result() if self._pending is not None else None,
             receipt=self.receipt,
         )
 
@@ -1066,6 +1092,22 @@ class PlanController:
             case _:
                 pass
         return change.headline(shown)
+
+    def _start_snapshot(self) -> None:
+        """The receipt's snapshot, in a background thread (a big repository takes seconds)."""
+        self._drop_snapshot()
+        root, ignore = self.agent.ctx.root, self._receipt_ignores()
+        self._pending = PendingSnapshot(
+            # Looked up at call time: tests hold the real scan back with a wrapper.
+            lambda stop: take_snapshot(root, ignore=ignore, stop=stop),
+            root,
+        )
+
+    def _drop_snapshot(self) -> None:
+        """Plan mode is over: a scan still running stops, and its waiters go on."""
+        if self._pending is not None:
+            self._pending.cancel()
+            self._pending = None
 
     def _receipt_ignores(self) -> list[Path]:
         """Only the plan files: the rest of ``.planshell/`` (config.toml) is a change."""

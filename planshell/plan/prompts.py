@@ -98,6 +98,11 @@ LEAVE_REFUSED_RESULT = (
     "question in text."
 )
 
+BARRIER_MODE_CHANGED = (
+    "Not run: the plan mode changed while this call waited for the plan-mode snapshot. "
+    "Check the current mode and call the tool again if it is still wanted."
+)
+
 
 # Requests the front end sends on the person's behalf after a decision.
 EXECUTE_REQUEST = "Execute the approved plan {path}."

@@ -1,6 +1,8 @@
 """The write-barrier receipt: did anything outside the plan change while planning?
 
-When plan mode starts, the controller takes a :class:`Snapshot` of the project;
+When plan mode starts, the controller takes a :class:`Snapshot` of the project
+in a background thread (:class:`PendingSnapshot`; every tool call waits for it
+first, so the agent's changes all come after it);
 at review and again at approval it compares the project with it and shows the
 :class:`Receipt` ("no changes outside the plan" or "3 paths changed while
 planning: a, b, c"). The receipt does not prevent anything (the gate, the bash
@@ -47,21 +49,24 @@ plan-mode ``bash`` from writing them.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import os
 import stat
 import subprocess
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from planshell.fsutil import sorted_entries
 from planshell.sandbox.gitsafe import git_command, git_safe_env
 from planshell.text import plural
 
+_T = TypeVar("_T")
 TIME_BUDGET = 2.0  # seconds for a walk (or for hashing, in a git work tree)
 MAX_FILES = 20_000
 WALK_HASH_MAX = 1 << 20
@@ -73,6 +78,10 @@ MAX_META = 20_000  # git-directory entries recorded per check
 MAX_REPOS = 32  # submodules and nested repositories checked
 MAX_DEPTH = 3  # how deep submodules of submodules are followed
 GIT_TIMEOUT = 15.0
+READ_CHUNK = 1 << 20  # bytes of a long git listing held at once
+# How long the barrier holds tool calls for a snapshot still running in the background;
+# past it the snapshot counts as failed (the receipt says so) and calls go on.
+BARRIER_TIMEOUT = 120.0
 SKIP_DIRS = frozenset({".git", "node_modules", ".venv"})  # walk mode only
 PLANS_DIR = Path(".planshell") / "plans"
 SHOWN_PATHS = 5
@@ -136,15 +145,16 @@ def take_snapshot(
     ignore: Iterable[Path] = (),
     time_budget: float = TIME_BUDGET,
     max_files: int = MAX_FILES,
+    stop: threading.Event | None = None,
 ) -> Snapshot:
-    """Record the project under ``root`` now."""
+    """Record the project under ``root`` now (``stop`` set: give up with an error snapshot)."""
     root = Path(root).resolve()
     ignored = _ignored(root, ignore)
     deadline = time.monotonic() + time_budget
     try:
         top = _git_top(root)
         if top is not None:
-            scan = _Scan(top, ignored, None, time_budget)
+            scan = _Scan(top, ignored, None, time_budget, stop)
             head = scan.repo(top, "", 0)
             return Snapshot(
                 root,
@@ -155,7 +165,7 @@ def take_snapshot(
                 not_covered=scan.not_covered(),
                 skipped=dict(scan.skipped),
             )
-        entries, last, capped, skipped = _walk(root, ignored, deadline, max_files)
+        entries, last, capped, skipped = _walk(root, ignored, deadline, max_files, stop=stop)
         return Snapshot(
             root,
             "walk",
@@ -168,6 +178,114 @@ def take_snapshot(
         return Snapshot(root, "error", error=str(exc) or type(exc).__name__)
 
 
+class Stopped(ValueError):
+    """The snapshot was no longer wanted (plan mode was left while it ran)."""
+
+
+class PendingSnapshot:
+    """A snapshot taken in a background thread; :meth:`wait` and :meth:`result` are the barrier.
+
+    Entering PLAN must not block the UI for as long as a big repository takes to
+    scan, yet the receipt must see every change the agent makes: so the scan
+    runs in a thread and every tool call waits for it first (the controller's
+    barrier gate). Whatever happens it ends with a :class:`Snapshot`: one that
+    raised, took longer than ``timeout`` or was cancelled becomes an ``error``
+    snapshot, whose receipt says it could not check, and the waiters go on.
+    """
+
+    def __init__(
+        self,
+        take: Callable[[threading.Event], Snapshot],
+        root: Path,
+        *,
+        timeout: float | None = None,
+    ) -> None:
+        self.root = Path(root)
+        self.timeout = timeout = BARRIER_TIMEOUT if timeout is None else timeout
+        self._take = take
+        self._stop = threading.Event()
+        self._done = threading.Event()
+        self._lock = threading.Lock()
+        self._result: Snapshot | None = None
+        self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
+        self._deadline = time.monotonic() + timeout
+        # A daemon: a scan still running when the program ends must not keep it alive.
+        self._thread = threading.Thread(target=self._run, name="planshell-snapshot", daemon=True)
+        self._thread.start()
+
+    @property
+    def done(self) -> bool:
+        return self._done.is_set()
+
+    @property
+    def waiting(self) -> int:
+        """How many awaiting callers (tool calls at the barrier) the snapshot holds now."""
+        with self._lock:
+            return len(self._waiters)
+
+    def cancel(self, why: str = "plan mode was left before the snapshot finished") -> None:
+        """Not wanted any more: the scan stops at its next file, waiters are released."""
+        self._stop.set()
+        self._finish(Snapshot(self.root, "error", error=why))
+
+    def result(self) -> Snapshot:
+        """The snapshot, waiting for it (in a thread, never on the event loop) up to the timeout."""
+        if not self._done.wait(max(0.0, self._deadline - time.monotonic())):
+            self._expire()
+        assert self._result is not None
+        return self._result
+
+    async def wait(self) -> Snapshot:
+        """The snapshot, awaited without blocking the event loop (the barrier for tool calls)."""
+        if not self._done.is_set():
+            loop = asyncio.get_running_loop()
+            future: asyncio.Future[None] = loop.create_future()
+            with self._lock:
+                registered = not self._done.is_set()
+                if registered:
+                    self._waiters.append((loop, future))
+            if registered:
+                left = max(0.0, self._deadline - time.monotonic())
+                try:
+                    await asyncio.wait_for(future, left)
+                except TimeoutError:
+                    self._expire()
+        assert self._result is not None
+        return self._result
+
+    def _run(self) -> None:
+        try:
+            snapshot = self._take(self._stop)
+        except Exception as exc:  # a bug or an unexpected error: said in the receipt, not raised
+            snapshot = Snapshot(self.root, "error", error=f"{type(exc).__name__}: {exc}")
+        self._finish(snapshot)
+
+    def _expire(self) -> None:
+        self._stop.set()
+        self._finish(
+            Snapshot(self.root, "error", error=f"the snapshot took longer than {self.timeout:g} s")
+        )
+
+    def _finish(self, snapshot: Snapshot) -> None:
+        """The first outcome wins (a late scan after a timeout or a cancel is dropped)."""
+        with self._lock:
+            if self._done.is_set():
+                return
+            self._result = snapshot
+            self._done.set()
+            waiters, self._waiters = self._waiters, []
+        for loop, future in waiters:
+            try:
+                loop.call_soon_threadsafe(_wake, future)
+            except RuntimeError:  # that loop is closed: nobody waits there any more
+                pass
+
+
+def _wake(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
 def compare(
     before: Snapshot,
     *,
@@ -177,7 +295,14 @@ def compare(
 ) -> Receipt:
     """Compare the project now with ``before``."""
     if before.kind == "error":
-        return Receipt(False, [], f"could not check the work tree: {before.error}", before.taken_at)
+        return Receipt(
+            False,
+            [],
+            f"could not check the work tree: {before.error}",
+            before.taken_at,
+            capped=True,
+            not_covered=(f"the whole project (no snapshot: {before.error})",),
+        )
     ignored = _ignored(before.root, ignore)
     deadline = time.monotonic() + time_budget
     try:
@@ -321,12 +446,56 @@ def _status(top: Path) -> dict[str, str]:
     return listed
 
 
+def _git_records(args: list[str], cwd: Path) -> Iterator[bytes]:
+    """The NUL-separated records of a git command, read a chunk at a time.
+
+    For listings as long as the repository (``ls-files`` of 100k files is ~7 MB):
+    memory stays at one chunk however big the index is.
+    """
+    git = git_command()
+    if git is None:
+        raise FileNotFoundError("git is not installed")
+    with subprocess.Popen(
+        [git, *args],
+        cwd=cwd,
+        env={**os.environ, **git_safe_env(), "LC_ALL": "C"},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    ) as proc:
+        assert proc.stdout is not None and proc.stderr is not None
+        timer = threading.Timer(GIT_TIMEOUT, proc.kill)
+        timer.start()
+        try:
+            tail = b""
+            while chunk := proc.stdout.read(READ_CHUNK):
+                records = (tail + chunk).split(b"\0")
+                tail = records.pop()
+                yield from records
+            if tail:
+                yield tail
+            error = proc.stderr.read()
+            code = proc.wait()
+        finally:
+            timer.cancel()
+            if proc.poll() is None:  # the caller stopped early
+                proc.kill()
+    if code != 0:
+        detail = error.decode(errors="replace").strip().splitlines()
+        raise ValueError(f"git {args[0]} failed: {detail[0] if detail else code}")
+
+
 def _index(top: Path) -> tuple[dict[str, str], list[str]]:
-    """Index entries git status does not look at (path -> flag), and the gitlinks (submodules)."""
+    """Index entries git status does not look at (path -> flag), and the gitlinks (submodules).
+
+    One pass over the whole index, streamed; only the rare entries are kept.
+    """
     flagged: dict[str, str] = {}
     gitlinks: list[str] = []
-    for record in _git_ok(["ls-files", "-z", "--stage", "-v"], top).split(b"\0"):
+    for record in _git_records(["ls-files", "-z", "--stage", "-v"], top):
         # "<tag> <mode> <object> <stage>\t<path>"; tag S = skip-worktree, lowercase = assume-unchanged
+        if record[:2] == b"H " and record[2:8] != b"160000":
+            continue  # a plain cached entry (nearly all of them): nothing to keep
         meta, tab, raw = record.partition(b"\t")
         if not tab or len(meta) < 9:
             continue
@@ -340,6 +509,29 @@ def _index(top: Path) -> tuple[dict[str, str], list[str]]:
     return flagged, gitlinks
 
 
+class _Background(Generic[_T]):
+    """``func(top)`` in a daemon thread (not an executor's: those hold up the program's exit)."""
+
+    def __init__(self, func: Callable[[Path], _T], top: Path) -> None:
+        self._func, self._top = func, top
+        self._value: _T | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="planshell-git", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._value = self._func(self._top)
+        except BaseException as exc:  # handed to the caller by result()
+            self._error = exc
+
+    def result(self) -> _T:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._value  # type: ignore[return-value]  # set when no error
+
+
 class _Scan:
     """One check of a git work tree: the entries to compare, and what the caps left out.
 
@@ -349,9 +541,15 @@ class _Scan:
     """
 
     def __init__(
-        self, top: Path, ignored: list[str], before: Snapshot | None, time_budget: float
+        self,
+        top: Path,
+        ignored: list[str],
+        before: Snapshot | None,
+        time_budget: float,
+        stop: threading.Event | None = None,
     ) -> None:
         self.top = top
+        self.stop = stop
         self.ignored = ignored
         self.like = before.entries if before is not None else {}
         self.was_skipped = before.skipped if before is not None else {}
@@ -383,6 +581,8 @@ class _Scan:
         ``meta`` files (the git directory) are hashed up to :data:`META_HASH_MAX` each,
         from their own budget, so they never take the work tree's.
         """
+        if self.stop is not None and self.stop.is_set():
+            raise Stopped("the snapshot was stopped")
         budget = "meta" if meta else "work"
         old = self.like.get(key)
         if old is not None:
@@ -413,8 +613,11 @@ class _Scan:
 
     def repo(self, top: Path, prefix: str, depth: int) -> str | None:
         """Scan one work tree (the project, a submodule, a nested repository); its HEAD."""
-        head = _head(top)
-        listed = _status(top)
+        # The four git commands at once: on a big repository each is a pass over the index.
+        head_run, status_run = _Background(_head, top), _Background(_status, top)
+        index_run, dirs_run = _Background(_index, top), _Background(_git_dirs, top)
+        head, listed = head_run.result(), status_run.result()
+        (flagged, gitlinks), (gitdir, common) = index_run.result(), dirs_run.result()
         nested: set[str] = set()
         for path, xy in listed.items():
             full = top / path.rstrip("/")
@@ -430,12 +633,10 @@ class _Scan:
             if path.endswith("/") or (full.is_dir() and not full.is_symlink()):
                 nested.add(path.rstrip("/"))  # a submodule or a repository inside this one
             self.record(full, key, xy, content=True)
-        flagged, gitlinks = _index(top)
         for path, flag in flagged.items():
             full = top / path
             if not _is_ignored(full, self.ignored):
                 self.record(full, f"{prefix}{path} ({flag})", "i", content=True)
-        gitdir, common = _git_dirs(top)
         dotgit = top / ".git"
         if not dotgit.is_dir() or dotgit.is_symlink():  # a "gitdir: ..." file, or a link
             self.record(dotgit, self.key(dotgit), "g", content=True, meta=True)
@@ -482,6 +683,8 @@ class _Scan:
         """Record every file under ``path`` (keys ``key + rel``); None, recording nothing, past ``limit``."""
         found: list[tuple[str, str]] = []
         for parts, child, entry in _visit(path, (), self.ignored, frozenset()):
+            if self.stop is not None and self.stop.is_set():
+                raise Stopped("the snapshot was stopped")
             if skip(parts):
                 continue
             try:
@@ -616,6 +819,7 @@ def _walk(
     deadline: float,
     max_files: int,
     stop_after: tuple[str, ...] | None = None,
+    stop: threading.Event | None = None,
 ) -> tuple[dict[str, str], tuple[str, ...] | None, bool, list[str]]:
     """Entries in sorted depth-first order; (entries, last parts, capped, skipped dirs)."""
     entries: dict[str, str] = {}
@@ -624,6 +828,8 @@ def _walk(
     for parts, path, entry in _visit(root, (), ignored, SKIP_DIRS):
         if stop_after is not None and parts > stop_after:
             return entries, last, False, skipped
+        if stop is not None and stop.is_set():
+            raise Stopped("the snapshot was stopped")
         if len(entries) >= max_files or time.monotonic() > deadline:
             return entries, last, True, skipped
         fingerprint = _entry_fingerprint(path, entry, deadline)

@@ -188,6 +188,8 @@ async def test_changes_before_review_are_shown_then_approval_proceeds(project):
         [lambda r: Review(Decision.APPROVE, reviewed_text=r.text)],
     )
     runtime.plan.enter_plan()
+    # Another program's change counts once the snapshot (taken in the background) is complete.
+    await runtime.plan.wait_for_snapshot()
     (project / "src" / "app" / "server.py").write_text("edited by someone\n")
     await runtime.agent.submit("plan")
     assert len(decider.requests) == 1
@@ -427,6 +429,20 @@ def test_assume_unchanged_file_is_still_checked(repo):
     git(repo, "update-index", "--assume-unchanged", "README.md")
     changed = changed_after(repo, lambda: (repo / "README.md").write_text("hidden from status\n"))
     assert changed == ["README.md (assume-unchanged)"]
+
+
+@needs_git
+def test_flagged_entries_and_gitlinks_survive_a_listing_read_in_tiny_chunks(repo, monkeypatch):
+    """The index listing is streamed: a record split across reads is still whole."""
+    add_submodule(repo)
+    git(repo, "update-index", "--assume-unchanged", "README.md")
+    git(repo, "update-index", "--skip-worktree", "src/a.py")
+    whole = rc._index(repo)
+    monkeypatch.setattr(rc, "READ_CHUNK", 3)
+    assert rc._index(repo) == whole
+    assert whole == ({"README.md": "assume-unchanged", "src/a.py": "skip-worktree"}, ["sub"])
+    changed = changed_after(repo, lambda: (repo / "src" / "a.py").write_text("hidden\n"))
+    assert changed == ["src/a.py (skip-worktree)"]
 
 
 @needs_git
