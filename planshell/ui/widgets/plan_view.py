@@ -869,7 +869,9 @@ class PlanView(ScrollView, can_focus=True):
         super().on_mount()
         if self._content_width() and not self._width:
             self._relayout(anchor=None)
-        self._check_coverage()
+        # A large plan's check runs in a thread that competes for the GIL: start it once
+        # the first frame is out, so the plan is on screen before it.
+        self.call_after_refresh(self._check_coverage)
 
     def on_resize(self, event: events.Resize) -> None:
         width = self._content_width()
