@@ -436,7 +436,8 @@
     if (unshown.open) unshown.scrollIntoView({ block: "nearest" });
   });
 
-  loadExtras().then(loadRest);
+  loadRest(); // the rest of the plan and its notices, side by side
+  loadExtras();
 
   window.addEventListener("beforeunload", (event) => {
     if (!finished && (unsavedBox() || pendingComments())) event.preventDefault();
