@@ -12,7 +12,7 @@ heading and its body, as split by ``parse_plan``) at a time, from a Line-API
   the *frontier* has an estimated height (its source line count);
 * the viewport is always exact: before a jump or scroll reaches past the
   frontier, the sections up to it are laid out synchronously;
-* the rest is laid out in ~8 ms background chunks, so the virtual height
+* the rest is laid out in ~3 ms background chunks, so the virtual height
   converges without moving anything on screen (only rows below it change);
 * rows are cached per (section, width); heights are kept per width (a
   :class:`~planshell.ui.virtual_rows.VirtualRows` each, the offsets and
@@ -68,13 +68,14 @@ GUTTER = 2  # "▎ " on changed sections, blank otherwise: text never shifts
 RIGHT_MARGIN = 1
 MIN_WIDTH = 12
 CHANGED_TAG = "· changed"
-_CHUNK_SECONDS = 0.008  # one background layout batch
+_CHUNK_SECONDS = 0.003  # one background layout batch (a key waits behind at most one per hop)
+_RESIZE_EVERY = 0.25  # the background layout updates the virtual height this often
 _CACHED_SECTIONS = 96  # sections whose strips stay built (a few screens' worth)
 _REVIEW_ACTIONS = frozenset({"next_unseen", "search"})  # keys only the review screen uses
 # Plans up to this size are checked for unshown lines at once (~10 ms); larger
 # ones in slices after the first frame (100,000 lines: ~1.3 s in all).
 _SYNC_COVERAGE_CHARS = 32 * 1024
-_COVERAGE_SLICE = 0.005
+_COVERAGE_SLICE = 0.002
 PLACE_CONTEXT = 2  # rows kept above a changed place a jump lands on
 
 
@@ -288,6 +289,7 @@ class PlanView(ScrollView, can_focus=True):
         # n/p's section and the top row they left: a section the view cannot bring to the
         # top (a short plan, the last ones) is still the current one until a scroll.
         self._jumped: tuple[int, int] = (-1, -1)
+        self._sized_at = 0.0  # when the background layout last updated the virtual height
         self._frame_style: Style | None = None  # rich_style while a frame's rows are drawn
         self.load(text, changed)
 
@@ -1206,12 +1208,18 @@ class PlanView(ScrollView, can_focus=True):
         layout = self._layouts.get(self._width)
         if layout is None:
             return
-        deadline = perf_counter() + _CHUNK_SECONDS
+        now = perf_counter()
+        deadline = now + _CHUNK_SECONDS
         sections = len(self._doc.sections)
         while layout.exact_prefix < sections and perf_counter() < deadline:
             self._advance(layout)
-        self._update_virtual_size()
-        self._report()
+        # A new virtual height redraws the scrollbar and the gauge: a whole frame (~10-30 ms)
+        # a key would wait behind. A few times a second is enough for the thumb.
+        finished = layout.exact_prefix >= sections
+        if finished or now - self._sized_at >= _RESIZE_EVERY:
+            self._sized_at = now
+            self._update_virtual_size()
+            self._report()
         if layout.exact_prefix < sections:
             self._timer = self.set_timer(0.002, lambda: self._background(generation))
 
