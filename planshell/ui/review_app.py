@@ -16,7 +16,7 @@ from textual.app import App
 
 from planshell.fsutil import ReadRefused, is_binary, read_user_file
 from planshell.plan.decider import Review, ReviewRequest
-from planshell.plan.document import parse_plan
+from planshell.plan.document import plan_title
 from planshell.plan.lint import lint_plan
 from planshell.plan.store import find_project_root
 from planshell.sanitize import count_hidden
@@ -143,7 +143,7 @@ def run_review(path: Path, theme: str | None = None) -> int:
     request = ReviewRequest(
         path=path,
         text=text,
-        title=parse_plan(text).title,
+        title=plan_title(text),
         hidden=count_hidden(text),
         # The same chips as the live review: paths are checked in the plan's project.
         lint=lint_plan(text, project) if not lint_later else (),
