@@ -10,15 +10,16 @@ file's). The browser page renders these blocks to HTML.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from markdown_it.token import Token
 
 from planshell.markdown.parse import parse_blocks
-from planshell.plan.document import parse_plan
+from planshell.plan.document import Section, parse_plan
 from planshell.sanitize import strip_terminal_controls
 
-__all__ = ["PlanBlock", "plan_blocks"]
+__all__ = ["PlanBlock", "block_lines", "plan_blocks", "section_blocks"]
 
 
 @dataclass(frozen=True)
@@ -37,10 +38,26 @@ class PlanBlock:
 def plan_blocks(text: str) -> list[PlanBlock]:
     """The plan's top-level blocks, section by section."""
     text = strip_terminal_controls(text)
-    # markdown-it also breaks lines at "\r": keep its line numbers the file's.
-    lines = text.replace("\r", " ").split("\n")
+    sections = parse_plan(text).sections
+    return section_blocks(block_lines(text), sections)
+
+
+def block_lines(text: str) -> list[str]:
+    """``text`` (sanitised) split into the lines :func:`section_blocks` reads.
+
+    markdown-it also breaks lines at "\r": keep its line numbers the file's.
+    """
+    return text.replace("\r", " ").split("\n")
+
+
+def section_blocks(lines: list[str], sections: Sequence[Section]) -> list[PlanBlock]:
+    """The top-level blocks of ``sections`` only (of the sanitised text's :func:`block_lines`).
+
+    Each section is parsed on its own, so a range of sections costs what it
+    holds, not what the plan holds: the browser page serves a long plan in chunks.
+    """
     out: list[PlanBlock] = []
-    for section in parse_plan(text).sections:
+    for section in sections:
         for block in parse_blocks("\n".join(lines[section.start : section.end]), section.start):
             if block.tokens[0].map is None:  # pragma: no cover - top-level blocks have maps
                 continue

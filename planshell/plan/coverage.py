@@ -29,14 +29,15 @@ import importlib
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from time import perf_counter
 
 from markdown_it.token import Token
 
 from planshell.markdown.parse import parse_blocks
-from planshell.plan.document import parse_plan
+from planshell.plan.document import Section, parse_plan
 from planshell.sanitize import strip_terminal_controls
 
-__all__ = ["UnshownLine", "unshown_lines", "unshown_summary"]
+__all__ = ["UnshownCheck", "UnshownLine", "unshown_lines", "unshown_summary"]
 
 # Tokens whose ``map`` lines are drawn in full (their text, or only markup).
 _LEAVES = frozenset(
@@ -141,42 +142,89 @@ def unshown_lines(text: str) -> tuple[UnshownLine, ...]:
     reference to an invisible character. Blank lines and lines of container
     markup only (``>``, an empty ``-``) are not reported.
     """
-    raw_lines = text.split("\n")
-    lines = strip_terminal_controls(text).replace("\r", " ").split("\n")
-    if len(lines) != len(raw_lines):  # pragma: no cover - the sanitiser never removes "\n"
-        raise ValueError("the sanitiser changed the number of lines")
-    covered = bytearray(len(lines))
-    whys: dict[int, list[str]] = {}
-    for section in parse_plan("\n".join(lines)).sections:
-        part = lines[section.start : section.end]
-        body = "\n".join(part)
-        if "]:" not in body and not any("|" in line and "-" in line for line in part):
-            # Fast path, no parse: nothing here can be a definition or a table (a
-            # definition's label ends in "]:", a table needs a delimiter row "|---|").
-            covered[section.start : section.end] = b"\x01" * (section.end - section.start)
-            continue
-        for block in parse_blocks(body, section.start):
-            for token in block.tokens:
-                if token.type in _LEAVES and token.map is not None:
-                    start, end = max(0, token.map[0]), min(token.map[1], len(lines))
-                    covered[start:end] = b"\x01" * max(0, end - start)
-            for row in _extra_cells(block.tokens, lines):
-                whys.setdefault(row, []).append(EXTRA_CELLS)
-    found: list[UnshownLine] = []
-    for number, line in enumerate(lines):
-        reasons = whys.get(number, [])
-        if not covered[number] and not _MARKUP_ONLY.match(line):
-            reasons.insert(0, NOT_RENDERED)
-        raw = raw_lines[number].removesuffix("\r")  # CRLF files are not hiding anything
-        shown = line
-        if raw != line and (_CONTROL.search(raw) or strip_terminal_controls(raw) != raw):
-            reasons.append(CONTROLS)
-            shown = _escaped(raw)
-        if "&" in line and _invisible_reference(line):
-            reasons.append(INVISIBLE_REFERENCE)
-        if reasons:
-            found.append(UnshownLine(number, shown, "; ".join(reasons)))
-    return tuple(found)
+    check = UnshownCheck(text)
+    check.step(float("inf"))
+    return check.result()
+
+
+class UnshownCheck:
+    """:func:`unshown_lines` in slices, for a caller that must stay responsive.
+
+    A 100k-line plan takes over a second; the review screen runs it in ~5 ms
+    slices on its own thread (a worker thread held the GIL against ``n``/``p``).
+    ``clean`` and ``sections`` may be passed when the caller already has them
+    (``strip_terminal_controls(text)`` and its ``parse_plan`` sections); they are
+    used only for text without "\r", where they are exactly what this computes.
+    """
+
+    def __init__(
+        self, text: str, *, clean: str | None = None, sections: Sequence[Section] | None = None
+    ) -> None:
+        self._raw_lines = text.split("\n")
+        if clean is None or "\r" in text:
+            clean, sections = strip_terminal_controls(text), None
+        self._lines = clean.replace("\r", " ").split("\n")
+        if len(self._lines) != len(self._raw_lines):  # pragma: no cover - keeps line breaks
+            raise ValueError("the sanitiser changed the number of lines")
+        self._covered = bytearray(len(self._lines))
+        self._whys: dict[int, list[str]] = {}
+        self._sections = (
+            tuple(sections) if sections is not None else parse_plan("\n".join(self._lines)).sections
+        )
+        self._section = 0  # the next section to parse
+        self._line = 0  # the next line to judge, once every section is parsed
+        self._found: list[UnshownLine] = []
+
+    @property
+    def done(self) -> bool:
+        return self._line >= len(self._lines)
+
+    def step(self, deadline: float) -> bool:
+        """Work until ``deadline`` (``time.perf_counter``); True when the check is complete."""
+        lines, covered = self._lines, self._covered
+        while self._section < len(self._sections):
+            section = self._sections[self._section]
+            self._section += 1
+            part = lines[section.start : section.end]
+            body = "\n".join(part)
+            if "]:" not in body and not any("|" in line and "-" in line for line in part):
+                # Fast path, no parse: nothing here can be a definition or a table (a
+                # definition's label ends in "]:", a table needs a delimiter row "|---|").
+                covered[section.start : section.end] = b"\x01" * (section.end - section.start)
+            else:
+                for block in parse_blocks(body, section.start):
+                    for token in block.tokens:
+                        if token.type in _LEAVES and token.map is not None:
+                            start, end = max(0, token.map[0]), min(token.map[1], len(lines))
+                            covered[start:end] = b"\x01" * max(0, end - start)
+                    for row in _extra_cells(block.tokens, lines):
+                        self._whys.setdefault(row, []).append(EXTRA_CELLS)
+            if perf_counter() >= deadline:
+                return False
+        while self._line < len(lines):
+            number = self._line
+            self._line += 1
+            line = lines[number]
+            reasons = self._whys.get(number, [])
+            if not covered[number] and not _MARKUP_ONLY.match(line):
+                reasons.insert(0, NOT_RENDERED)
+            raw = self._raw_lines[number].removesuffix("\r")  # CRLF files hide nothing
+            shown = line
+            if raw != line and (_CONTROL.search(raw) or strip_terminal_controls(raw) != raw):
+                reasons.append(CONTROLS)
+                shown = _escaped(raw)
+            if "&" in line and _invisible_reference(line):
+                reasons.append(INVISIBLE_REFERENCE)
+            if reasons:
+                self._found.append(UnshownLine(number, shown, "; ".join(reasons)))
+            if number % 2048 == 0 and perf_counter() >= deadline:
+                return self.done
+        return True
+
+    def result(self) -> tuple[UnshownLine, ...]:
+        """The unshown lines, in order (call once :meth:`step` returned True)."""
+        assert self.done, "step() until it returns True"
+        return tuple(self._found)
 
 
 def unshown_summary(count: int) -> str:

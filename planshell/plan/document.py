@@ -31,6 +31,7 @@ __all__ = [
     "Step",
     "changed_sections",
     "parse_plan",
+    "plan_title",
     "replace_step_text",
     "set_step_checked",
     "validate_plan",
@@ -492,6 +493,14 @@ def parse_plan(text: str) -> PlanDocument:
         sections=_sections(lines, headings),
         steps=_steps(lines, marks, headings),
     )
+
+
+def plan_title(text: str) -> str:
+    """``parse_plan(text).title`` without the sections and steps (a third of the cost):
+    ``planshell review`` needs only the title before its first frame."""
+    lines = _split_lines(text)
+    headings, marks = _scan(lines)
+    return _title(lines, marks, headings)
 
 
 def validate_plan(text: str) -> str | None:

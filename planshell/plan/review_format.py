@@ -153,6 +153,10 @@ def split_reviews(text: str, authored: Authored) -> tuple[str, list[Comment]]:
     shown as such and approved as such. Nothing is ever dropped.
     """
     lines = text.split("\n")
+    # Every candidate run holds an authored review line: without one, skip the full
+    # markdown parse below (seconds on a 100k-line plan; most plans have no comments).
+    if not any(_is_review(line) and _body(line) and authored(line.rstrip("\r")) for line in lines):
+        return text, []
     code = code_lines(text)
     candidates = [
         (start, end)

@@ -37,10 +37,10 @@ from rich.style import Style
 
 from planshell.markdown.parse import task_state
 from planshell.markdown.render import DEFAULT_PALETTE, inline_spans, link_suffix
-from planshell.plan.blocks import plan_blocks
+from planshell.plan.blocks import PlanBlock, plan_blocks
 from planshell.sanitize import strip_terminal_controls
 
-__all__ = ["Block", "highlight_css", "render_plan_html"]
+__all__ = ["Block", "highlight_css", "render_blocks_html", "render_plan_html"]
 
 _SAFE_LINK = re.compile(r"^(?:https?://|mailto:|#)", re.IGNORECASE)
 _ALIGN = re.compile(r"^text-align:(left|right|center)$")
@@ -221,10 +221,15 @@ def render_plan_html(text: str) -> list[Block]:
     The blocks are :func:`planshell.plan.blocks.plan_blocks`: the ones the TUI
     shows and comments are anchored to, with the same line ranges.
     """
+    return render_blocks_html(plan_blocks(text))
+
+
+def render_blocks_html(plan_blocks: Sequence[PlanBlock]) -> list[Block]:
+    """Some of a plan's blocks (:func:`planshell.plan.blocks.section_blocks`) as HTML blocks."""
     md = _html()
     env: dict[str, Any] = {}
     blocks: list[Block] = []
-    for block in plan_blocks(text):
+    for block in plan_blocks:
         group = list(block.tokens)
         first = group[0]
         _harden(group)

@@ -45,6 +45,7 @@ import hmac
 import html
 import json
 import logging
+import re
 import secrets
 import threading
 import weakref
@@ -54,12 +55,15 @@ from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
 from typing import Any
+from urllib.parse import parse_qs
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError
 
+from planshell.markdown import plain_inline
+from planshell.plan.blocks import block_lines, section_blocks
 from planshell.plan.coverage import UnshownLine, unshown_lines, unshown_summary
 from planshell.plan.decider import Decision, Review, ReviewRequest
-from planshell.plan.document import PlanDocument, changed_sections, parse_plan
+from planshell.plan.document import PlanDocument, Section, changed_sections, parse_plan
 from planshell.plan.review_comments import ReviewComment, comments_from_blocks, comments_message
 from planshell.plan.review_format import (
     LEDGER,
@@ -73,13 +77,16 @@ from planshell.plan.review_format import (
 )
 from planshell.plan.revision_diff import RevisionDiff, revision_diff
 from planshell.plan.store import PlanStore, PlanStoreError
-from planshell.review_web.render import highlight_css, render_plan_html
+from planshell.review_web.render import highlight_css, render_blocks_html
 from planshell.sanitize import count_hidden, strip_terminal_controls
 
 __all__ = ["MAX_BODY_BYTES", "BrowserReview", "SeenSection", "close_all"]
 
 MAX_BODY_BYTES = 256 * 1024
 MAX_COMMENTS = 500
+FIRST_LINES = 300  # source lines of the plan the page itself carries (its first screen)
+CHUNK_LINES = 1000  # source lines per chunk the page fetches after it (``sections``)
+INLINE_EXTRAS_CHARS = 128 * 1024  # longer plans' notices come after the page (``extras``)
 MAX_SEEN = 10_000  # section indices in one "seen" report (more is a malformed request)
 HOST = "127.0.0.1"
 CSP = (
@@ -157,11 +164,6 @@ class SeenSection:
     title: str
 
 
-def _page_doc(base: str) -> PlanDocument:
-    """The sections as the page (and the TUI's PlanView) split them: of the sanitised text."""
-    return parse_plan(strip_terminal_controls(base))
-
-
 class BrowserReview:
     """One plan review served to a browser; decisions go to ``on_decision``.
 
@@ -209,6 +211,8 @@ class BrowserReview:
         self.token = secrets.token_urlsafe(32)
         self.csrf = secrets.token_urlsafe(32)
         self._lock = threading.Lock()
+        self._view_lock = threading.Lock()
+        self._cached_view: _View | None = None
         self._closed = threading.Event()  # closing: event streams say goodbye
         self._stopped = threading.Event()  # the listening socket is closed
         self._decided = False
@@ -364,50 +368,94 @@ class BrowserReview:
     def _authored(self) -> Callable[[str], bool]:
         return self.ledger.authored(self.request.path)
 
+    def _view(self, text: str) -> _View:
+        """What the page shows of ``text`` (cached per text: chunks and reports reuse it)."""
+        with self._view_lock:
+            cached = self._cached_view
+            if cached is not None and cached.text == text:
+                return cached
+            base, comments = split_reviews(text, self._authored())
+            doc = parse_plan(base)
+            changed: set[int] = set()
+            if self.request.previous_text is not None:
+                changed = changed_sections(parse_plan(self.request.previous_text), doc)
+            clean = strip_terminal_controls(base)
+            page_doc = parse_plan(clean)
+            view = _View(
+                text=text,
+                version=_version(text),
+                base=base,
+                base_lines=base.split("\n"),
+                comments={(c.start, c.end): c.text for c in comments},
+                doc=doc,
+                sections=page_doc.sections,
+                starts=[section.start for section in page_doc.sections],
+                lines=block_lines(clean),
+                changed_starts=frozenset(
+                    doc.sections[i].start for i in changed if i < len(doc.sections)
+                ),
+            )
+            self._cached_view = view
+            return view
+
+    def chunk(self, first: int, version: str) -> tuple[HTTPStatus, dict[str, Any]]:
+        """Sections from ``first`` on (about :data:`CHUNK_LINES` source lines) as page HTML.
+
+        A long plan's page carries its first screen and fetches the rest with
+        this, in order, so the page is up before the whole plan is rendered.
+        ``next`` is the section after the chunk (the count of sections at the end).
+        """
+        view = self._view(self.current_text())
+        if not hmac.compare_digest(version, view.version):
+            return HTTPStatus.CONFLICT, {"error": "The plan file changed since this page loaded."}
+        if not 0 <= first < len(view.sections):
+            return HTTPStatus.BAD_REQUEST, {"error": "no such section"}
+        stop = _chunk_end(view, first, CHUNK_LINES)
+        return HTTPStatus.OK, {"next": stop, "html": _blocks_html(view, first, stop)}
+
+    def extras(self, version: str) -> tuple[HTTPStatus, dict[str, Any]]:
+        """A long plan's notices (unshown lines, hidden characters, the revision diff): each is
+        O(plan), seconds at 100k lines, so the page fetches them after its first screen."""
+        view = self._view(self.current_text())
+        if not hmac.compare_digest(version, view.version):
+            return HTTPStatus.CONFLICT, {"error": "The plan file changed since this page loaded."}
+        top, confirm = self._extras_html(view.base)
+        return HTTPStatus.OK, {"top": top, "confirm": confirm}
+
+    def _extras_html(self, base: str) -> tuple[str, str]:
+        """The notices above the plan, and the approve dialog's unshown-lines warning."""
+        unshown = unshown_lines(base)
+        unshown_warning = (
+            f"<p>{unshown_summary(len(unshown))}: the agent will read them too (h shows them).</p>"
+            if unshown
+            else ""
+        )
+        top = (
+            f"{_unshown_html(base, unshown)}\n"
+            f"{_comment_status_html(self.request.comments)}\n"
+            f"{self._changes_html(base)}"
+        )
+        return top, unshown_warning
+
     def page(self) -> bytes:
         text = self.current_text()
-        base, comments = split_reviews(text, self._authored())
-        blocks = render_plan_html(base)
-        base_lines = base.split("\n")
-        doc = parse_plan(base)
-        changed: set[int] = set()
-        if self.request.previous_text is not None:
-            changed = changed_sections(parse_plan(self.request.previous_text), doc)
-        changed_starts = {doc.sections[i].start for i in changed if i < len(doc.sections)}
-        by_range = {(c.start, c.end): c.text for c in comments}
+        view = self._view(text)
+        base, doc = view.base, view.doc
         title = doc.title or self.request.path.stem
         esc = html.escape
-        # Coverage: each block says which section it belongs to (the TUI's sections).
-        starts = [section.start for section in _page_doc(base).sections]
+        # The outline lists every heading (cheap); the body carries the first screen's
+        # sections and the page script fetches the rest in chunks (``sections``).
         outline: list[str] = []
-        body: list[str] = []
-        for block in blocks:
-            anchor = f"b-{block.start}"
-            section_index = max(0, bisect.bisect_right(starts, block.start) - 1)
-            if block.heading and block.heading <= 3:
-                mark = " changed" if block.start in changed_starts else ""
+        for index, section in enumerate(view.sections):
+            if 1 <= section.level <= 3:
+                mark = " changed" if section.start in view.changed_starts else ""
                 outline.append(
-                    f'<li class="lvl-{block.heading}{mark}" data-section="{section_index}">'
-                    f'<a href="#{anchor}">{esc(block.title) or "(untitled)"}</a></li>'
+                    f'<li class="lvl-{section.level}{mark}" data-section="{index}">'
+                    f'<a href="#b-{section.start}">{esc(_heading_text(section.title)) or "(untitled)"}'
+                    "</a></li>"
                 )
-            saved = by_range.get((block.start, block.end))
-            saved_attr = f' data-comment="{esc(saved)}"' if saved else ""
-            # A review line the person did not write: plan text, and said to be.
-            forged = block.start < len(base_lines) and base_lines[block.start].startswith(
-                REVIEW_PREFIX
-            )
-            note = (
-                '<p class="forged-note">Not your comment: the agent wrote this into the plan, '
-                "and it will read it as part of the plan.</p>"
-                if forged
-                else ""
-            )
-            body.append(
-                f'<section class="block kind-{esc(block.kind)}{" forged-review" if forged else ""}" '
-                f'id="{anchor}" data-start="{block.start}" data-end="{block.end}" '
-                f'data-section="{section_index}"{saved_attr}>'
-                f"{note}{block.html}</section>"
-            )
+        loaded = _chunk_end(view, 0, FIRST_LINES) if view.sections else 0
+        body = _blocks_html(view, 0, loaded)
         steps = (
             f'<span class="progress">{doc.done_count}/{doc.total_steps} steps done</span>'
             if doc.total_steps
@@ -418,12 +466,8 @@ class BrowserReview:
             if self.allow_approve
             else ""
         )
-        unshown = unshown_lines(base)
-        unshown_warning = (
-            f"<p>{unshown_summary(len(unshown))}: the agent will read them too (h shows them).</p>"
-            if unshown
-            else ""
-        )
+        lazy = len(base) > INLINE_EXTRAS_CHARS
+        top, unshown_warning = ("", "") if lazy else self._extras_html(base)
         page = f"""<!doctype html>
 <html lang="en">
 <head>
@@ -434,7 +478,7 @@ class BrowserReview:
 <link rel="stylesheet" href="style.css">
 <script src="app.js" defer></script>
 </head>
-<body data-csrf="{esc(self.csrf)}" data-version="{_version(text)}" data-sections="{len(starts)}">
+<body data-csrf="{esc(self.csrf)}" data-version="{view.version}" data-sections="{len(view.sections)}" data-loaded="{loaded}" data-extras="{"lazy" if lazy else "inline"}">
 <header class="bar">
 <div class="title"><strong>{esc(title)}</strong> <span class="path">{esc(self.request.path.name)}</span> {steps} <span id="coverage" class="coverage"></span></div>
 <div class="actions">
@@ -445,15 +489,13 @@ class BrowserReview:
 </div>
 </header>
 <div id="banner" hidden><span id="banner-text"></span> <button type="button" id="reload" hidden>Reload</button></div>
-{_unshown_html(base, unshown)}
-{_comment_status_html(self.request.comments)}
-{self._changes_html(base)}
+<div id="extras">{top}</div>
 <div class="layout">
 <nav class="outline" aria-label="Outline"><ul>{"".join(outline)}</ul></nav>
-<main id="plan">{"".join(body)}</main>
+<main id="plan">{body}</main>
 </div>
 <dialog id="confirm">
-<p>Approve this plan and let the agent run it?</p>{unshown_warning}
+<p>Approve this plan and let the agent run it?</p><div id="confirm-extras">{unshown_warning}</div>
 <p id="confirm-unseen" hidden></p>
 <div class="dialog-actions">
 <button type="button" id="confirm-cancel" autofocus>Cancel</button>
@@ -567,7 +609,7 @@ class BrowserReview:
             refused = self._refusal(data.version, text)
             if refused is not None:
                 return refused
-            sections = _page_doc(split_reviews(text, self._authored())[0]).sections
+            sections = self._view(text).sections
             new = sorted({i for i in data.sections if 0 <= i < len(sections)} - self._seen)
             self._seen.update(new)
             seen = sorted(self._seen)
@@ -581,6 +623,65 @@ class BrowserReview:
     def close_from_page(self) -> tuple[HTTPStatus, dict[str, Any]]:
         self._end_without_decision("closed in the browser")
         return HTTPStatus.OK, {"ok": True}
+
+
+@dataclass(frozen=True)
+class _View:
+    """One text of the plan as the page cuts it: base text, sections, comments, changed marks."""
+
+    text: str
+    version: str
+    base: str  # the text without the person's review lines
+    base_lines: list[str]
+    comments: dict[tuple[int, int], str]  # saved comment per block range
+    doc: PlanDocument  # of ``base``: title, steps, what changed since the last review
+    sections: tuple[Section, ...]  # of the sanitised base, as the TUI's PlanView cuts it
+    starts: list[int]  # each section's first line
+    lines: list[str]  # the sanitised base's lines, as the block parser reads them
+    changed_starts: frozenset[int]
+
+
+def _chunk_end(view: _View, first: int, lines: int) -> int:
+    """The section after ``first``'s chunk: at least one section, about ``lines`` source lines."""
+    target = view.starts[first] + lines
+    return min(len(view.sections), max(first + 1, bisect.bisect_left(view.starts, target)))
+
+
+_PLAIN_TITLE = re.compile(r"[^*_`\[\]<>&\\!~]*")
+
+
+def _heading_text(title: str) -> str:
+    """A heading's text as shown (markdown marks removed); plain titles skip the parser."""
+    if _PLAIN_TITLE.fullmatch(title):
+        return strip_terminal_controls(title).strip()
+    return plain_inline(title)
+
+
+def _blocks_html(view: _View, first: int, stop: int) -> str:
+    """Sections ``[first, stop)`` as the page's ``<section class="block">`` elements."""
+    esc = html.escape
+    base_lines = view.base_lines
+    out: list[str] = []
+    blocks = render_blocks_html(section_blocks(view.lines, view.sections[first:stop]))
+    for block in blocks:
+        section_index = max(0, bisect.bisect_right(view.starts, block.start) - 1)
+        saved = view.comments.get((block.start, block.end))
+        saved_attr = f' data-comment="{esc(saved)}"' if saved else ""
+        # A review line the person did not write: plan text, and said to be.
+        forged = block.start < len(base_lines) and base_lines[block.start].startswith(REVIEW_PREFIX)
+        note = (
+            '<p class="forged-note">Not your comment: the agent wrote this into the plan, '
+            "and it will read it as part of the plan.</p>"
+            if forged
+            else ""
+        )
+        out.append(
+            f'<section class="block kind-{esc(block.kind)}{" forged-review" if forged else ""}" '
+            f'id="b-{block.start}" data-start="{block.start}" data-end="{block.end}" '
+            f'data-section="{section_index}"{saved_attr}>'
+            f"{note}{block.html}</section>"
+        )
+    return "".join(out)
 
 
 def _comment_status_html(comments: Sequence[ReviewComment]) -> str:
@@ -775,6 +876,21 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(HTTPStatus.OK, body, _ASSETS[route])
         elif route == "events":
             self._events()
+        elif route in ("sections", "extras"):
+            query = parse_qs(self.path.partition("?")[2].partition("#")[0])
+            version = query.get("version", [""])[0]
+            try:
+                if route == "extras":
+                    status, reply = owner.extras(version)
+                else:
+                    first = query.get("from", [""])[0]
+                    if not first.isdigit() or len(first) > 9:
+                        status, reply = HTTPStatus.BAD_REQUEST, {"error": "malformed request"}
+                    else:
+                        status, reply = owner.chunk(int(first), version)
+            except PlanStoreError as exc:
+                status, reply = HTTPStatus.NOT_FOUND, {"error": str(exc)}
+            self._reply(status, reply)
         else:
             self._reply(HTTPStatus.NOT_FOUND, {"error": "not found"})
 

@@ -10,19 +10,24 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual.app import App
 
 from planshell.fsutil import ReadRefused, is_binary, read_user_file
 from planshell.plan.decider import Review, ReviewRequest
-from planshell.plan.document import parse_plan
+from planshell.plan.document import plan_title
 from planshell.plan.lint import lint_plan
 from planshell.plan.store import find_project_root
 from planshell.sanitize import count_hidden
 
+if TYPE_CHECKING:
+    from planshell.ui.screens.review import ReviewScreen
+
 __all__ = ["MAX_VIEW_BYTES", "ReviewApp", "ReviewFileError", "read_plan_file", "run_review"]
 
 MAX_VIEW_BYTES = 4 * 1024 * 1024
+LINT_LATER_CHARS = 64 * 1024  # longer plans are linted after the first frame
 
 
 class ReviewFileError(Exception):
@@ -54,9 +59,18 @@ def read_plan_file(path: Path) -> str:
 class ReviewApp(App[int]):
     """Hosts one read-only ReviewScreen; exits 0 when it closes."""
 
-    def __init__(self, request: ReviewRequest, theme: str | None = None) -> None:
+    def __init__(
+        self,
+        request: ReviewRequest,
+        theme: str | None = None,
+        *,
+        lint_later: bool = False,
+        project: Path | None = None,
+    ) -> None:
         super().__init__()
         self.request = request
+        self.lint_later = lint_later  # lint after the first frame (a long plan)
+        self.project = project  # where the lint checks the plan's paths
         self.theme_warnings: list[str] = []
         self._use_themes(theme)
 
@@ -85,7 +99,24 @@ class ReviewApp(App[int]):
         def closed(_: Review | None) -> None:
             self.exit(0)
 
-        push_answering(self, ReviewScreen(self.request, read_only=True), closed)
+        screen = ReviewScreen(self.request, read_only=True)
+        push_answering(self, screen, closed)
+        if self.lint_later:
+            # Lint is O(plan) and checks paths on disk (seconds on a 100k-line plan).
+            self.call_after_refresh(self._lint_in_thread, screen)
+
+    def _lint_in_thread(self, screen: ReviewScreen) -> None:
+        text, project = self.request.text, self.project
+
+        def work() -> None:
+            findings = lint_plan(text, project)
+            if findings and self.is_running:
+                try:
+                    self.call_from_thread(screen.set_lint, findings)
+                except RuntimeError:
+                    pass  # closed between the two lines
+
+        self.run_worker(work, thread=True, group="review-lint", exit_on_error=False)
 
 
 def plan_project(path: Path) -> Path | None:
@@ -106,15 +137,18 @@ def run_review(path: Path, theme: str | None = None) -> int:
     except ReviewFileError as exc:
         print(f"planshell: {exc}", file=sys.stderr)
         return 1
+    project = plan_project(path)
+    # Lint is O(plan) and checks paths on disk: a long plan's chips come after the frame.
+    lint_later = len(text) > LINT_LATER_CHARS
     request = ReviewRequest(
         path=path,
         text=text,
-        title=parse_plan(text).title,
+        title=plan_title(text),
         hidden=count_hidden(text),
         # The same chips as the live review: paths are checked in the plan's project.
-        lint=lint_plan(text, plan_project(path)),
+        lint=lint_plan(text, project) if not lint_later else (),
     )
-    app = ReviewApp(request, theme)
+    app = ReviewApp(request, theme, lint_later=lint_later, project=project)
     for warning in app.theme_warnings:
         print(f"planshell: {warning}", file=sys.stderr)
     result = app.run()

@@ -730,3 +730,16 @@ def test_an_indented_box_is_code_not_a_step() -> None:
     assert doc.steps == ()
     doc = parse_plan("## Steps\n\n- [ ] real\n\n    - [ ] nested detail\n")
     assert [s.text for s in doc.steps] == ["real"]
+
+
+def test_plan_title_is_the_documents_title() -> None:
+    from planshell.plan.document import plan_title
+
+    for text in (
+        "",
+        "just a line\n",
+        "## Context\n\n# Second H1\n\n# Plan: the one\n",
+        "```\n# not a heading\n```\n\n## Real\n",
+        "# \x1b]0;evil\x07Title  with  spaces\n",
+    ):
+        assert plan_title(text) == parse_plan(text).title

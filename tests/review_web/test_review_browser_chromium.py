@@ -17,8 +17,11 @@ from pathlib import Path
 
 import pytest
 
+from planshell.plan.blocks import plan_blocks
 from planshell.plan.controller import Mode
+from planshell.plan.document import parse_plan
 from planshell.plan.review_format import REVIEW_PREFIX
+from tests.plan_samples import generated_plan
 from tests.review_web_helpers import PLAN, Served, planning_in_the_browser, running, serve
 from tests.webdriver import MISSING, Browser, chromium
 
@@ -179,6 +182,41 @@ def test_scrolling_marks_sections_seen_in_chromium(tmp_path: Path) -> None:
             # The page reports 250 ms after it saw the last section.
             served.wait_for(lambda s=served: reported(s) == set(range(12)), "not all reported")
         assert not served.decisions  # coverage never decides
+
+
+# --- issue 28.4: a long plan arrives in chunks; it is all readable, its end counts as seen ---
+
+
+def test_a_long_plan_loads_in_chunks_and_its_last_section_counts_in_chromium(
+    tmp_path: Path,
+) -> None:
+    text = generated_plan(5_000, title="Long", intro="A long plan, served in chunks.")
+    sections = parse_plan(text).sections
+    last = len(sections) - 1
+    for served in running(serve(tmp_path, text)):
+        with chromium(tmp_path / "profile") as browser:
+            browser.go(served.review.url)
+            loaded = browser.run("return Number(document.body.dataset.loaded)")
+            assert loaded < len(sections)  # the page itself carried only its first screen
+            browser.wait_for("return document.getElementById('plan').dataset.complete === 'true'")
+            # Every block of the plan is in the page, once, in order.
+            starts = browser.run(
+                "return [...document.querySelectorAll('section.block')].map(b => +b.dataset.start)"
+            )
+            assert starts == [block.start for block in plan_blocks(text)]
+            # Every loaded block can take a comment, as the first screen's can.
+            assert browser.run("return document.querySelectorAll('.add-comment').length") == len(
+                starts
+            )
+            # The outline's last heading leads to it; at the end it is seen and reported.
+            browser.run("[...document.querySelectorAll('.outline a')].pop().click()")
+            browser.run("window.scrollTo(0, document.documentElement.scrollHeight)")
+            browser.wait_for(
+                f"return document.querySelector('.outline li[data-section=\"{last}\"]')"
+                ".classList.contains('seen')"
+            )
+            served.wait_for(lambda s=served: last in reported(s), "the last section not reported")
+        assert not served.decisions
 
 
 # --- issue 26, item 20: the header at 1200 px, and no stale status next to the banner --------

@@ -421,6 +421,8 @@ _PAGE_IDS = {
     "confirm-ok",
     "confirm-unseen",
     "coverage",
+    "extras",
+    "confirm-extras",
 }
 
 

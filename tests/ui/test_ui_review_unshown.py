@@ -78,15 +78,15 @@ async def test_lines_are_literal_and_sanitised() -> None:
 
 
 async def test_approval_waits_until_the_check_is_on_screen(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A large plan is checked in a thread: `a` before the notice is up does not approve."""
+    """A large plan is checked in slices after the first frame: `a` before the notice is up
+    does not approve."""
     release = threading.Event()
-    real = plan_view_module.unshown_lines
+    real = plan_view_module.UnshownCheck.step
 
-    def slow(text: str):  # type: ignore[no-untyped-def]
-        release.wait(30)
-        return real(text)
+    def gated(self: plan_view_module.UnshownCheck, deadline: float) -> bool:
+        return real(self, deadline) if release.is_set() else False  # not one slice yet
 
-    monkeypatch.setattr(plan_view_module, "unshown_lines", slow)
+    monkeypatch.setattr(plan_view_module.UnshownCheck, "step", gated)
     big = HIDING + "\n".join(f"Filler paragraph {n} of a long plan." for n in range(2000)) + "\n"
     assert len(big) > plan_view_module._SYNC_COVERAGE_CHARS
     app = ReviewHost(request_for(big))

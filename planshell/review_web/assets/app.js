@@ -1,7 +1,10 @@
 // planshell browser review. Plan text reaches this script only as server-escaped
 // HTML already in the document and as data attributes read with .dataset; the
 // script writes text with textContent/value and builds nodes with createElement.
-// It never uses innerHTML, outerHTML, insertAdjacentHTML or document.write.
+// It never uses innerHTML, outerHTML, insertAdjacentHTML or document.write. A long
+// plan's later sections arrive the same way as the first screen: as the server's
+// escaped HTML (GET sections), parsed with DOMParser into an inert document (no
+// script runs there; the CSP forbids inline script anyway) and moved into the page.
 "use strict";
 
 (function () {
@@ -110,7 +113,7 @@
     return box;
   }
 
-  for (const block of document.querySelectorAll("section.block")) {
+  function setupComments(block) {
     const add = el("button", { type: "button", class: "add-comment", title: "Comment on this block" }, "+ comment");
     add.addEventListener("click", () => openBox(block));
     block.prepend(add);
@@ -154,11 +157,16 @@
   let sendTimer = 0;
   let stale = false;
 
-  for (const block of document.querySelectorAll("section.block")) {
+  let loaded = Number(body.dataset.loaded) || 0; // sections [0, loaded) are in the page
+  let extrasReady = body.dataset.extras !== "lazy";
+  let observer = null;
+
+  function setupCoverage(block) {
     const index = Number(block.dataset.section);
     if (!blocksOf.has(index)) blocksOf.set(index, []);
     blocksOf.get(index).push(block);
     parts.set(block, { height: -1, spans: [], seen: false });
+    if (observer) observer.observe(block);
   }
 
   function windowRows() {
@@ -206,7 +214,7 @@
 
   function checkCoverage() {
     for (const block of visible) measure(block);
-    for (let index = 0; index < sectionCount; index++) {
+    for (let index = 0; index < Math.min(sectionCount, loaded); index++) { // not yet in the page: not seen
       if (seenSections.has(index)) continue;
       const blocks = blocksOf.get(index) || []; // none: nothing of it to see
       if (blocks.every((block) => parts.get(block).seen)) {
@@ -240,18 +248,105 @@
   }
 
   if ("IntersectionObserver" in window) {
-    const observer = new IntersectionObserver((entries) => {
+    observer = new IntersectionObserver((entries) => {
       for (const entry of entries) {
         if (entry.isIntersecting) visible.add(entry.target);
         else visible.delete(entry.target);
       }
       scheduleCoverage();
     });
-    for (const block of parts.keys()) observer.observe(block);
     window.addEventListener("scroll", scheduleCoverage, { passive: true });
     window.addEventListener("resize", scheduleCoverage);
   }
+
+  function setupBlock(block) {
+    setupComments(block);
+    setupCoverage(block);
+  }
+
+  for (const block of document.querySelectorAll("section.block")) setupBlock(block);
   paintCoverage();
+
+  // -- a long plan arrives in chunks after the first screen (GET sections, in order)
+
+  let pendingJump = ""; // an outline target not yet in the page
+  const plan = document.getElementById("plan");
+
+  function parsed(html) {
+    return new DOMParser().parseFromString(html, "text/html").body;
+  }
+
+  function complete() {
+    return loaded >= sectionCount && extrasReady;
+  }
+
+  function loadingNote(what) {
+    status("The plan is still loading (" + loaded + " of " + sectionCount +
+      " sections): wait a moment before you " + what + ".");
+  }
+
+  async function getJson(path) {
+    const response = await fetch(path, { credentials: "omit", cache: "no-store" });
+    let reply = {};
+    try { reply = await response.json(); } catch (e) { reply = {}; }
+    return { status: response.status, reply };
+  }
+
+  async function loadRest() {
+    while (loaded < sectionCount && !stale) {
+      let code = 0;
+      let reply = {};
+      try {
+        ({ status: code, reply } = await getJson("sections?from=" + loaded + "&version=" + encodeURIComponent(version)));
+      } catch (e) { code = 0; }
+      if (code === 409) {
+        stale = true;
+        banner((reply.error || "The plan changed.") + " Reload to review the new text.", true);
+        return;
+      }
+      if (code !== 200 || !(Number(reply.next) > loaded)) {
+        status("Loading the rest of the plan failed (" + code + "): Reload to try again.");
+        return;
+      }
+      for (const node of [...parsed(String(reply.html)).children]) {
+        const block = document.adoptNode(node);
+        plan.append(block);
+        setupBlock(block);
+      }
+      loaded = Number(reply.next);
+      paintCoverage();
+      scheduleCoverage();
+      if (pendingJump && document.getElementById(pendingJump)) {
+        document.getElementById(pendingJump).scrollIntoView();
+        pendingJump = "";
+      }
+    }
+    if (loaded >= sectionCount) plan.dataset.complete = "true";
+  }
+
+  async function loadExtras() {
+    if (extrasReady) return;
+    let code = 0;
+    let reply = {};
+    try { ({ status: code, reply } = await getJson("extras?version=" + encodeURIComponent(version))); } catch (e) { code = 0; }
+    if (code !== 200) {
+      if (code === 409) { stale = true; banner((reply.error || "The plan changed.") + " Reload to review the new text.", true); }
+      else status("Loading the plan's notices failed (" + code + "): Reload to try again.");
+      return;
+    }
+    for (const [id, key] of [["extras", "top"], ["confirm-extras", "confirm"]]) {
+      const target = document.getElementById(id);
+      for (const node of [...parsed(String(reply[key] || "")).childNodes]) target.append(document.adoptNode(node));
+    }
+    extrasReady = true;
+  }
+
+  document.querySelector(".outline").addEventListener("click", (event) => {
+    const link = event.target.closest && event.target.closest("a");
+    if (!link) return;
+    const id = (link.getAttribute("href") || "").slice(1);
+    if (id && !document.getElementById(id)) { event.preventDefault(); pendingJump = id; }
+  });
 
   // -- talking to planshell
 
@@ -270,6 +365,7 @@
 
   document.getElementById("save").addEventListener("click", async () => {
     if (finished || refuseIfUnsaved("save")) return;
+    if (!complete()) { loadingNote("save"); return; }
     const comments = [];
     for (const [block, box] of boxes) {
       if (box.committed.trim()) {
@@ -293,6 +389,7 @@
   if (approve) {
     approve.addEventListener("click", () => {
       if (finished || refuseIfUnsaved("approve")) return;
+      if (!complete()) { loadingNote("approve"); return; }
       if (pendingComments()) { status("You have comments: Save feedback sends them, or remove them to approve."); return; }
       const unseen = sectionCount - seenSections.size;
       const note = document.getElementById("confirm-unseen");
@@ -329,16 +426,18 @@
   document.getElementById("reload").addEventListener("click", () => window.location.reload());
 
   // h: show the lines the page does not render (as in the terminal review).
-  const unshown = document.querySelector("details.unshown-lines");
-  if (unshown) {
-    document.addEventListener("keydown", (event) => {
-      const target = event.target;
-      if (event.key !== "h" || event.ctrlKey || event.metaKey || event.altKey) return;
-      if (target && (target.tagName === "TEXTAREA" || target.tagName === "INPUT")) return;
-      unshown.open = !unshown.open;
-      if (unshown.open) unshown.scrollIntoView({ block: "nearest" });
-    });
-  }
+  document.addEventListener("keydown", (event) => {
+    const unshown = document.querySelector("details.unshown-lines"); // a long plan's comes later
+    if (!unshown) return;
+    const target = event.target;
+    if (event.key !== "h" || event.ctrlKey || event.metaKey || event.altKey) return;
+    if (target && (target.tagName === "TEXTAREA" || target.tagName === "INPUT")) return;
+    unshown.open = !unshown.open;
+    if (unshown.open) unshown.scrollIntoView({ block: "nearest" });
+  });
+
+  loadRest(); // the rest of the plan and its notices, side by side
+  loadExtras();
 
   window.addEventListener("beforeunload", (event) => {
     if (!finished && (unsavedBox() || pendingComments())) event.preventDefault();

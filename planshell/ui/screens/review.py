@@ -112,7 +112,9 @@ from planshell.ui.widgets.review_footer import (
 
 if TYPE_CHECKING:
     from planshell.plan.document import Section
+    from planshell.plan.lint import LintFinding
     from planshell.plan.receipt import Receipt
+    from planshell.plan.revision_diff import RevisionDiff
     from planshell.plan.store import PlanStore
 
 __all__ = [
@@ -167,6 +169,11 @@ def edit_feedback(original: str, edited: str) -> str:
     )
     lines = [line if line.endswith("\n") else line + "\n" for line in diff]
     return _EDIT_PREAMBLE + "".join(lines)
+
+
+# Revisions up to this size are diffed before the first frame (milliseconds); larger
+# ones in a thread (a 100k-line plan: seconds).
+_SYNC_DIFF_CHARS = 64 * 1024
 
 
 class ConfirmDiscard(ConfirmScreen):
@@ -308,6 +315,8 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
         self._panel_toggled = False  # C hid or showed the panel by hand
         self._place_prefix = 0  # "]" or "[" was pressed: a "c" next jumps (1 or -1)
         self._receipt_forms = ("", "")  # the receipt chip's full and short text
+        self._diff: RevisionDiff | None = None  # the revision diff, once computed
+        self._diff_pending = False  # the revision diff is being computed (a thread)
         self._lint = request.lint  # findings for the text on screen (the request's, or the edit's)
         from planshell.ui.browser_review import BrowserLink
 
@@ -365,11 +374,47 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
         self._show_unrequested(self.request.unrequested)
         self._show_mcp()
         self._show_stale()
-        self.plan_view.set_diff(revision_diff(self.request.previous_text, self.request.text))
+        self._start_diff()
         self._show_unshown()
         self.query_one("#lint-chips").display = bool(self._lint)
         if self.browser.open_at_start:
             self.action_browser()
+
+    def _start_diff(self) -> None:
+        """The revision diff (``d``) in a thread: it is O(plan), seconds on a 100k-line plan,
+        so the first frame does not wait for it; ``d`` says so until it is ready."""
+        previous, text = self.request.previous_text, self.request.text
+        if previous is None:
+            return  # nothing to compare with: the view's empty diff is the answer
+        if self._diff is not None:  # back from an edit: the same text as before
+            self.plan_view.set_diff(self._diff)
+            return
+        if len(previous) + len(text) <= _SYNC_DIFF_CHARS:  # a few ms: ready with the frame
+            self._diff_ready(revision_diff(previous, text))
+            return
+        self._diff_pending = True
+        app = self.app
+
+        def work() -> None:
+            diff = revision_diff(previous, text)
+            if app.is_running:
+                try:
+                    app.call_from_thread(self._diff_ready, diff)
+                except RuntimeError:
+                    pass  # the app closed between the two lines
+
+        self.run_worker(work, thread=True, group="review-diff", exit_on_error=False)
+
+    def _diff_ready(self, diff: RevisionDiff) -> None:
+        self._diff, self._diff_pending = diff, False
+        if self._edited is None:  # an edit on screen has no revision diff
+            self.plan_view.set_diff(diff)
+
+    def set_lint(self, findings: tuple[LintFinding, ...]) -> None:
+        """Lint findings computed after the first frame (``planshell review`` of a big file)."""
+        if self._edited is None:
+            self._lint = findings
+            self._show_lint()
 
     def action_browser(self) -> None:
         self.browser.open()
@@ -843,6 +888,9 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
         if self._edited is not None:
             self.notify("The diff is against your last review; your edit is shown instead.")
             return
+        if self._diff_pending:
+            self.notify("Still comparing with your last review; press d again in a moment.")
+            return
         if view.diff.empty:
             self.notify(
                 "Nothing changed since your last review."
@@ -1203,7 +1251,7 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
             self._lint = self.request.lint
             self._show_lint()
             self.plan_view.load(self.request.text, self.request.changed_sections)
-            self.plan_view.set_diff(revision_diff(self.request.previous_text, self.request.text))
+            self._start_diff()
             self._show_changes(len(self.request.changed_sections), "since your last review")
             self._show_notice(self.request.notice)
             self.show_hints()

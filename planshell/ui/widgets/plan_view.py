@@ -12,7 +12,7 @@ heading and its body, as split by ``parse_plan``) at a time, from a Line-API
   the *frontier* has an estimated height (its source line count);
 * the viewport is always exact: before a jump or scroll reaches past the
   frontier, the sections up to it are laid out synchronously;
-* the rest is laid out in ~8 ms background chunks, so the virtual height
+* the rest is laid out in ~3 ms background chunks, so the virtual height
   converges without moving anything on screen (only rows below it change);
 * rows are cached per (section, width); heights are kept per width (a
   :class:`~planshell.ui.virtual_rows.VirtualRows` each, the offsets and
@@ -53,7 +53,7 @@ from planshell.markdown import (
     render_blocks,
     wrap_spans,
 )
-from planshell.plan.coverage import UnshownLine, unshown_lines
+from planshell.plan.coverage import UnshownCheck, UnshownLine, unshown_lines
 from planshell.plan.document import PlanDocument, Section, parse_plan
 from planshell.plan.review_coverage import ReviewCoverage, VisibleSection
 from planshell.plan.revision_diff import DiffLine, RevisionDiff
@@ -68,12 +68,14 @@ GUTTER = 2  # "▎ " on changed sections, blank otherwise: text never shifts
 RIGHT_MARGIN = 1
 MIN_WIDTH = 12
 CHANGED_TAG = "· changed"
-_CHUNK_SECONDS = 0.008  # one background layout batch
+_CHUNK_SECONDS = 0.003  # one background layout batch (a key waits behind at most one per hop)
+_RESIZE_EVERY = 0.25  # the background layout updates the virtual height this often
 _CACHED_SECTIONS = 96  # sections whose strips stay built (a few screens' worth)
 _REVIEW_ACTIONS = frozenset({"next_unseen", "search"})  # keys only the review screen uses
 # Plans up to this size are checked for unshown lines at once (~10 ms); larger
-# ones in a thread, so the first frame does not wait (10,000 lines: ~0.6 s).
+# ones in slices after the first frame (100,000 lines: ~1.3 s in all).
 _SYNC_COVERAGE_CHARS = 32 * 1024
+_COVERAGE_SLICE = 0.002
 PLACE_CONTEXT = 2  # rows kept above a changed place a jump lands on
 
 
@@ -287,6 +289,8 @@ class PlanView(ScrollView, can_focus=True):
         # n/p's section and the top row they left: a section the view cannot bring to the
         # top (a short plan, the last ones) is still the current one until a scroll.
         self._jumped: tuple[int, int] = (-1, -1)
+        self._sized_at = 0.0  # when the background layout last updated the virtual height
+        self._frame_style: Style | None = None  # rich_style while a frame's rows are drawn
         self.load(text, changed)
 
     # -- public API
@@ -446,25 +450,36 @@ class PlanView(ScrollView, can_focus=True):
         return self._unshown
 
     def _check_coverage(self) -> None:
+        """Find the unshown lines of a large plan in ~5 ms slices on this thread.
+
+        A worker thread held the GIL against ``n``/``p`` for over a second on a
+        100k-line plan; slices between timer ticks let a key in after at most one.
+        """
         if self._unshown is not None:
             self.post_message(self.Checked(self))
             return
-        generation, text = self._loads, self._raw
-        app = self.app  # here: a thread has no active app, and this view may unmount first
+        generation = self._loads
+        try:
+            check = UnshownCheck(self._raw, clean=self._text, sections=self._doc.sections)
+        except Exception as exc:  # never leave the review waiting: say the check failed
+            self._checked(
+                generation, (UnshownLine(0, f"(the check failed: {exc})", "not checked"),)
+            )
+            return
 
-        def check() -> None:
+        def slice_() -> None:
+            if generation != self._loads:
+                return  # the text was replaced: its own check runs
             try:
-                found = unshown_lines(text)
-            except Exception as exc:  # never leave the review waiting: say the check failed
+                if not check.step(perf_counter() + _COVERAGE_SLICE):
+                    self.set_timer(0.002, slice_)
+                    return
+                found = check.result()
+            except Exception as exc:
                 found = (UnshownLine(0, f"(the check failed: {exc})", "not checked"),)
-            if not app.is_running:
-                return  # the app closed meanwhile: nobody waits for the answer
-            try:
-                app.call_from_thread(self._checked, generation, found)
-            except RuntimeError:
-                pass  # it closed between the two lines
+            self._checked(generation, found)
 
-        self.run_worker(check, thread=True, group="plan-view-coverage", exit_on_error=False)
+        slice_()
 
     def _checked(self, generation: int, found: tuple[UnshownLine, ...]) -> None:
         if generation == self._loads:  # not a check of text replaced meanwhile
@@ -869,7 +884,8 @@ class PlanView(ScrollView, can_focus=True):
         super().on_mount()
         if self._content_width() and not self._width:
             self._relayout(anchor=None)
-        self._check_coverage()
+        # A large plan's check runs in slices: start them once the first frame is out.
+        self.call_after_refresh(self._check_coverage)
 
     def on_resize(self, event: events.Resize) -> None:
         width = self._content_width()
@@ -914,15 +930,21 @@ class PlanView(ScrollView, can_focus=True):
         # The first frame can come before the Resize event: lay out for it now.
         if self._content_width() != self._width:
             self._relayout(self._anchor() if self._width else None)
-        return super().render_lines(crop)
+        # One style lookup per frame, not per row (``rich_style`` walks the ancestors).
+        self._frame_style = self.rich_style
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._frame_style = None
 
     def render_line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width
         row = self._top + y
+        style = self._frame_style or self.rich_style
         strip = self._strip_at(row)
         if strip is None:
-            return Strip.blank(width, self.rich_style)
-        strip = strip.crop_extend(0, width, self.rich_style)
+            return Strip.blank(width, style)
+        strip = strip.crop_extend(0, width, style)
         if self._query:
             strip = self._highlight_matches(strip, row)
         return drawn_row(strip, row, self.text_selection, self._highlight)
@@ -1124,15 +1146,19 @@ class PlanView(ScrollView, can_focus=True):
         self._rows[key] = rows
         return rows
 
-    def _advance(self, layout: VirtualRows) -> None:
+    def _advance(self, layout: VirtualRows, *, keep: bool = False) -> None:
         """Measure the section at the frontier (the first estimated one) exactly.
 
-        Only its height is kept (strips are built when a row is drawn): keeping
-        every section's strips alive made Python's full GC passes take ~100 ms
-        on a 10,000-line plan, which showed as stutters on ``n``.
+        In the background only its height is kept: keeping every section's strips
+        alive made Python's full GC passes take ~100 ms on a 10,000-line plan,
+        which showed as stutters on ``n``. ``keep``: the section is about to be
+        drawn (a jump, a scroll), so its strips go to the bounded row cache
+        instead of being rendered twice.
         """
         index = layout.exact_prefix
         cached = self._rows.get((index, self._width))
+        if cached is None and keep:
+            cached = self._lay_out(index)
         height = len(cached.strips) if cached is not None else len(self._render_section(index))
         layout.measure(index, height)
 
@@ -1144,7 +1170,7 @@ class PlanView(ScrollView, can_focus=True):
         sections = len(self._doc.sections)
         before = layout.exact_prefix
         while layout.exact_prefix <= index and layout.exact_prefix < sections:
-            self._advance(layout)
+            self._advance(layout, keep=layout.exact_prefix >= index)
         if layout.exact_prefix != before:
             self._update_virtual_size()
         if index < sections:
@@ -1160,7 +1186,8 @@ class PlanView(ScrollView, can_focus=True):
         while layout.exact_prefix < sections and (
             rows is None or layout.offset(layout.exact_prefix) < rows
         ):
-            self._advance(layout)
+            # Rows that will be drawn keep their strips; all of them (``G``) only heights.
+            self._advance(layout, keep=rows is not None)
         if layout.exact_prefix != before:
             self._update_virtual_size()
 
@@ -1181,12 +1208,18 @@ class PlanView(ScrollView, can_focus=True):
         layout = self._layouts.get(self._width)
         if layout is None:
             return
-        deadline = perf_counter() + _CHUNK_SECONDS
+        now = perf_counter()
+        deadline = now + _CHUNK_SECONDS
         sections = len(self._doc.sections)
         while layout.exact_prefix < sections and perf_counter() < deadline:
             self._advance(layout)
-        self._update_virtual_size()
-        self._report()
+        # A new virtual height redraws the scrollbar and the gauge: a whole frame (~10-30 ms)
+        # a key would wait behind. A few times a second is enough for the thumb.
+        finished = layout.exact_prefix >= sections
+        if finished or now - self._sized_at >= _RESIZE_EVERY:
+            self._sized_at = now
+            self._update_virtual_size()
+            self._report()
         if layout.exact_prefix < sections:
             self._timer = self.set_timer(0.002, lambda: self._background(generation))
 

@@ -1,0 +1,76 @@
+"""A 100k-line plan in the review screen (issue 28.4): what is deferred still arrives.
+
+The first frame no longer waits for the O(plan) work (the revision diff, lint in
+``planshell review``, the unshown-lines check); these tests check that each of
+them still reaches the screen, and that ``n`` reaches the very last heading.
+"""
+
+from __future__ import annotations
+
+from textual.widgets import Static
+
+from planshell.plan.lint import lint_plan
+from planshell.ui.review_app import ReviewApp
+from planshell.ui.screens.review import ReviewScreen
+from planshell.ui.widgets.plan_view import PlanView
+from tests.ui.review_helpers import ReviewHost, make_plan, request_for
+from tests.ui_helpers import until
+
+HUGE = make_plan(100_000)
+
+
+def top_row(view: PlanView) -> str:
+    return view.render_line(0).text.rstrip()[2:]
+
+
+async def test_n_reaches_the_last_heading_of_a_100k_line_plan() -> None:
+    app = ReviewHost(request_for(HUGE))
+    async with app.run_test(size=(120, 40)) as pilot:
+        assert app.review_screen is not None
+        view = app.review_screen.query_one(PlanView)
+        await pilot.press("n")
+        assert top_row(view) == view.sections[1].title
+        # n, one section after another to the end (the widget's own step, 10,000 times).
+        moves = 1
+        while view.next_heading():
+            moves += 1
+        last = max(i for i, section in enumerate(view.sections) if section.level)
+        assert moves == sum(1 for section in view.sections[1:] if section.level)
+        assert view.current_section() == last
+        assert top_row(view) == view.sections[last].title
+        await pilot.press("p", "n")  # and the keys, from there
+        assert top_row(view) == view.sections[last].title
+        await pilot.press("n")  # nothing after the last heading: it stays
+        assert top_row(view) == view.sections[last].title
+        # The unshown-lines check started after the first frame still reports.
+        await until(pilot, lambda: view.unshown is not None)
+        assert view.unshown == ()
+
+
+async def test_a_long_revision_diff_arrives_after_the_first_frame() -> None:
+    previous = make_plan(4_000)  # over the size diffed before the first frame
+    text = previous.replace("## Phase 7: change module 7", "## Phase 7: change module seven")
+    app = ReviewHost(request_for(text, previous_text=previous))
+    async with app.run_test(size=(120, 40)) as pilot:
+        assert app.review_screen is not None
+        view = app.review_screen.query_one(PlanView)
+        await app.workers.wait_for_complete()
+        await until(pilot, lambda: not view.diff.empty)
+        assert view.diff.places == 1
+        await pilot.press("d")
+        assert view.diff_shown
+
+
+async def test_planshell_review_of_a_long_plan_lints_after_the_first_frame() -> None:
+    text = make_plan(3_000)  # no Verification section: lint has a finding
+    findings = lint_plan(text, None)
+    assert findings
+    request = request_for(text)  # lint=(): the chips come later
+    app = ReviewApp(request, lint_later=True, project=None)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, ReviewScreen)
+        await until(pilot, lambda: bool(screen.query(".lint-chip")))
+        assert screen.query_one("#lint-chips").display
+        shown = [str(chip.render()) for chip in screen.query(".lint-chip").results(Static)]
+        assert shown and shown[-1].strip() == "l lists them"
