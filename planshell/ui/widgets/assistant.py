@@ -38,7 +38,9 @@ class AssistantMessage(Entry):
     def __init__(self, text: str = "", *, finished: bool = False) -> None:
         super().__init__()
         self._text = clean(text)  # the text while no stream is held (finished replies)
-        self._stream: MarkdownStream | None = None if finished else MarkdownStream(self._text)
+        self._stream: MarkdownStream | None = (
+            None if finished else MarkdownStream(self._text, compact=True)
+        )
         self.finished = finished
         self._pending: list[str] = []
         self._heights: dict[int, tuple[int, int, int]] = {}  # block key -> (width, gen, rows)
@@ -48,7 +50,7 @@ class AssistantMessage(Entry):
     def stream(self) -> MarkdownStream:
         """Parsed blocks; a finished reply parses on demand and forgets them with its rows."""
         if self._stream is None:
-            self._stream = MarkdownStream(self._text)
+            self._stream = MarkdownStream(self._text, compact=True)
         return self._stream
 
     @property
@@ -101,22 +103,22 @@ class AssistantMessage(Entry):
 
     def build(self, width: int, look: Look) -> Sequence[Strip]:  # type: ignore[override]
         """Heights of every block (rendering only those not known at this width)."""
-        blocks = self.stream.blocks
         starts: list[int] = []
         row = 1  # a blank row first, and one between blocks
         heights: dict[int, tuple[int, int, int]] = {}
-        for number, block in enumerate(blocks):
+        keys = self.stream.keys
+        for number, key in enumerate(keys):
             if number:
                 row += 1
-            known = self._heights.get(block.key)
+            known = self._heights.get(key)
             if known is None or known[0] != width or known[1] != look.generation:
-                height = len(self._draw(block.key, number, width, look))
+                height = len(self._draw(key, number, width, look))
                 known = (width, look.generation, height)
-            heights[block.key] = known
+            heights[key] = known
             starts.append(row)
             row += known[2]
         self._heights = heights
-        return _Rows(self, width, look, starts, row)
+        return _Rows(self, width, look, keys, starts, row)
 
     def _draw(self, key: int, number: int, width: int, look: Look) -> list[Strip]:
         """Strips of block ``number`` (its ``key``), from the small cache or drawn now."""
@@ -127,7 +129,10 @@ class AssistantMessage(Entry):
             return strips
         base = look.base
         pad = Segment(" " * LEFT, base)
-        rows = render_block(self.stream.block(number), max(1, width - LEFT - RIGHT), look.markdown)
+        block = self.stream.block(number)
+        if not block.tokens:
+            return []
+        rows = render_block(block, max(1, width - LEFT - RIGHT), look.markdown)
         strips = [Strip([pad, *row.segments]).crop_extend(0, width, base) for row in rows]
         self._drawn[cache_key] = strips
         while len(self._drawn) > _DRAWN_BLOCKS:
@@ -142,9 +147,16 @@ class _Rows(Sequence[Strip]):
     """A reply's rows at one width: blank rows between blocks, block rows drawn when read."""
 
     def __init__(
-        self, message: AssistantMessage, width: int, look: Look, starts: list[int], total: int
+        self,
+        message: AssistantMessage,
+        width: int,
+        look: Look,
+        keys: list[int],
+        starts: list[int],
+        total: int,
     ) -> None:
         self._message = message
+        self._keys = keys  # each block's key (the stream's, when these rows were built)
         self._width = width
         self._look = look
         self._starts = starts  # first row of each block
@@ -170,8 +182,6 @@ class _Rows(Sequence[Strip]):
         number = bisect_right(self._starts, index) - 1
         if number < 0:
             return self._blank
-        message = self._message
-        block = message.stream.block(number)
-        strips = message._draw(block.key, number, self._width, self._look)
+        strips = self._message._draw(self._keys[number], number, self._width, self._look)
         inside = index - self._starts[number]
         return strips[inside] if inside < len(strips) else self._blank
