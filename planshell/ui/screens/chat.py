@@ -9,6 +9,7 @@ it as a generic ``CommandContext`` and do the rest themselves.
 
 from __future__ import annotations
 
+import gc
 import logging
 import time
 from collections import deque
@@ -280,6 +281,10 @@ class ChatScreen(Screen[None]):
             return
         await self.attach_runtime(runtime, app.resume)
         self.ready = True
+        # What start-up built (modules, the engine, the widgets) lives as long as the app:
+        # full garbage collections stop walking it again and again (measured: they were
+        # most of the remaining UI stalls while a long reply streams, issue 28).
+        gc.freeze()
         pending = list(self._pending)
         self._pending.clear()
         initial, app.initial_prompt = app.initial_prompt, None
