@@ -278,11 +278,19 @@ def run_stream(code: Path, count: int, rate: float, args: argparse.Namespace) ->
             command, env=planshell_env(home, code), cwd=project, size=(120, 40)
         ) as pane:
             pane.wait_for("Ask anything", timeout=60)
-            time.sleep(1.0)  # let the deferred start-up finish
-            pane.type("write the long answer")
-            pane.keys("Enter")
-            while server.started is None:
-                time.sleep(0.01)
+            pane.wait_for("· bench", timeout=60)  # the status bar's model: start-up is done
+            time.sleep(0.5)
+            for _ in range(3):  # a request typed while the machine is busy is retried
+                pane.keys("C-u")
+                pane.type("write the long answer")
+                pane.keys("Enter")
+                deadline = time.monotonic() + 10
+                while server.started is None and time.monotonic() < deadline:
+                    time.sleep(0.01)
+                if server.started is not None:
+                    break
+            else:
+                raise RuntimeError("planshell never sent the request")
             time.sleep(1.0)  # typing starts while the answer streams
             echoes = type_marks(pane, 20, 0.4, timeout=args.timeout)
             seen = wait(pane, lambda screen: END_MARK in screen, args.timeout)

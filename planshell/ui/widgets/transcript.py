@@ -566,7 +566,7 @@ class Transcript(ScrollView, can_focus=True):
         return self._backlog is not None
 
     def _schedule_backfill(self) -> None:
-        if self._backfill_timer is None and self.is_mounted:
+        if self._backlog is not None and self._backfill_timer is None and self.is_mounted:
             self._backfill_timer = self.set_timer(_BACKFILL_GAP, self._backfill)
 
     def _stop_backfill(self) -> None:
@@ -818,6 +818,7 @@ class Transcript(ScrollView, can_focus=True):
     def on_mount(self) -> None:
         if self._content_width():
             self._relayout()
+        self._schedule_backfill()  # a history shown before mounting still fills in
 
     # --- rendering ----------------------------------------------------------------
 
