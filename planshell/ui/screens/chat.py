@@ -222,9 +222,9 @@ class ChatScreen(Screen[None]):
         initial = self.app.initial_mode()
         if initial:
             self.status.chip.set_mode(initial)
-        # The first frame goes out before settings, history and the engine load.
-        if self.app.resume_tail is not None:
-            self.call_after_refresh(self._show_resume_preview)
+        # The first frame goes out before settings, history and the engine load; with
+        # --continue it already shows the end of the conversation (a few ms to read).
+        self._show_resume_preview()
         self.call_after_refresh(self._boot)
 
     def _show_resume_preview(self) -> None:
