@@ -1,19 +1,23 @@
-"""Streaming and long sessions in a real terminal (issue 13), against a loopback model.
+"""Streaming and long sessions in a real terminal (issue 28, section 2), against a loopback model.
 
-1. **stream**: a loopback OpenAI-compatible server streams one answer of
-   ``--deltas`` deltas (~120 KB of markdown: headings, lists, inline code,
-   links, fences, tables) at ``--rate`` deltas/s to ``python -m planshell`` in
+1. **stream**: a loopback OpenAI-compatible server streams one answer (markdown
+   like a long model answer: headings, lists, inline code, links, fences,
+   tables; ~6 characters a delta, like a token) to ``python -m planshell`` in
    tmux at 120x40, while 20 marks are typed into the prompt 0.4 s apart.
-   Reports key echo (median/p95: typing a mark until it is on screen), the end
-   lag (the server's last delta until the answer's last words are on screen)
-   and the resident memory of planshell afterwards.
-2. **long**: planshell resumes a conversation of ``--entries`` entries (~5 MB
-   of text, with tool rows). Reports the first frame of the resumed view, key
-   echo, PageUp scroll response (median/p95) and RSS.
+   Measured at 5,000 deltas/s for 20 s (100,000 deltas) and at 1,000 deltas/s
+   (20,000 deltas). Figures: key echo p95 (typing a mark until it is on
+   screen), the end lag (the server's last delta until the answer's last words
+   are on screen) and planshell's resident memory afterwards (5,000/s only).
+2. **resume**: ``planshell --continue`` of a PLAN session of 10,000 entries
+   (~5 MB of text, with tool rows). Figure: from starting the process until a
+   mark typed into the prompt is echoed, with the first frame of the resumed
+   view (its last entry, the resume note and the PLAN chip) on screen before
+   the mark is typed: "a usable screen".
 
 ``--baseline REV`` also measures the planshell of git revision REV (checked
 out into a temporary worktree and put first on PYTHONPATH), for a table of
-"before" and "after". Timings poll ``capture-pane`` every 10 ms.
+"before" and "after". ``--json FILE`` appends the figures for ``bench/run.py``.
+Timings poll ``capture-pane`` every 10 ms.
 """
 
 from __future__ import annotations
@@ -33,7 +37,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.figures import Figure, checkout, report  # noqa: E402
 from tests.tmux_harness import TmuxPane, isolated_env, tmux_path  # noqa: E402
+
+SECTION = "2 streaming"
+CHARS_PER_DELTA = 6  # about a token
 
 END_MARK = "END-OF-ANSWER-7731"
 POLL = 0.01
@@ -212,14 +220,19 @@ def type_marks(pane: TmuxPane, count: int, gap: float, timeout: float) -> list[f
     return echoes
 
 
+def p95(values: list[float], timeout: float) -> float:
+    """95th percentile; a mark never echoed counts as ``timeout``."""
+    ok = sorted(v if v == v else timeout for v in values)
+    return ok[min(len(ok) - 1, round(0.95 * (len(ok) - 1)))] if ok else timeout
+
+
 def summary(values: list[float]) -> str:
     ok = sorted(v for v in values if v == v)
     if not ok:
         return "n/a"
-    p95 = ok[min(len(ok) - 1, round(0.95 * (len(ok) - 1)))]
     missing = len(values) - len(ok)
     extra = f" ({missing} never echoed)" if missing else ""
-    return f"{statistics.median(ok) * 1000:.0f} ms / {p95 * 1000:.0f} ms{extra}"
+    return f"median {statistics.median(ok) * 1000:.0f} ms{extra}"
 
 
 # ------------------------------------------------------------------------- runs
@@ -240,9 +253,9 @@ def planshell_env(home: Path, code: Path) -> dict[str, str]:
     return env
 
 
-def run_stream(code: Path, args: argparse.Namespace) -> dict[str, object]:
-    deltas = split_deltas(answer_text(args.size), args.deltas)
-    server = Server(deltas, args.rate)
+def run_stream(code: Path, count: int, rate: float, args: argparse.Namespace) -> dict[str, float]:
+    deltas = split_deltas(answer_text(count * CHARS_PER_DELTA), count)
+    server = Server(deltas, rate)
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)
         home = base / "home"
@@ -265,11 +278,19 @@ def run_stream(code: Path, args: argparse.Namespace) -> dict[str, object]:
             command, env=planshell_env(home, code), cwd=project, size=(120, 40)
         ) as pane:
             pane.wait_for("Ask anything", timeout=60)
-            time.sleep(1.0)  # let the deferred start-up finish
-            pane.type("write the long answer")
-            pane.keys("Enter")
-            while server.started is None:
-                time.sleep(0.01)
+            pane.wait_for("· bench", timeout=60)  # the status bar's model: start-up is done
+            time.sleep(0.5)
+            for _ in range(3):  # a request typed while the machine is busy is retried
+                pane.keys("C-u")
+                pane.type("write the long answer")
+                pane.keys("Enter")
+                deadline = time.monotonic() + 10
+                while server.started is None and time.monotonic() < deadline:
+                    time.sleep(0.01)
+                if server.started is not None:
+                    break
+            else:
+                raise RuntimeError("planshell never sent the request")
             time.sleep(1.0)  # typing starts while the answer streams
             echoes = type_marks(pane, 20, 0.4, timeout=args.timeout)
             seen = wait(pane, lambda screen: END_MARK in screen, args.timeout)
@@ -278,12 +299,15 @@ def run_stream(code: Path, args: argparse.Namespace) -> dict[str, object]:
             time.sleep(0.5)
             rss = rss_mib(pane)
     server.close()
+    print(
+        f"  stream {len(deltas)} deltas ({sum(map(len, deltas)) // 1000} KB) at {rate:g}/s: "
+        f"echo {summary(echoes)}",
+        file=sys.stderr,
+    )
     return {
-        "echo": summary(echoes),
-        "end_lag": "did not finish" if lag is None else f"{lag:.2f} s",
-        "rss": f"{rss:.0f} MiB",
-        "deltas": len(deltas),
-        "bytes": sum(len(d) for d in deltas),
+        "echo_p95": p95(echoes, args.timeout),
+        "end_lag": args.timeout if lag is None else lag,
+        "rss": rss,
     }
 
 
@@ -296,6 +320,7 @@ from planshell.llm.types import Message, ToolCall
 root = Path(sys.argv[1])
 entries = int(sys.argv[2])
 log = SessionLog.create(root)
+log.append({"type": "mode", "mode": "plan", "plan_path": None, "saved_tools": None})
 body = sys.argv[3]
 n = 0
 while n < entries:
@@ -305,12 +330,14 @@ while n < entries:
     log.append_message(Message("assistant", body.replace("#N", str(n)), tool_calls=[call]))
     n += 2
     log.append_message(Message("tool", "# Widget service\n" * 20, tool_call_id=call.id))
+log.append_message(Message("user", "the very last question"))
+log.append_message(Message("assistant", "LAST-ENTRY-4410 is the answer."))
 log.close()
 print(log.path)
 """
 
 
-def run_long(code: Path, args: argparse.Namespace) -> dict[str, object]:
+def run_long(code: Path, args: argparse.Namespace) -> dict[str, float]:
     body = answer_text(5_000_000 // max(1, args.entries // 3))
     body = body.replace(END_MARK, "#N")
     with tempfile.TemporaryDirectory() as tmp:
@@ -325,21 +352,22 @@ def run_long(code: Path, args: argparse.Namespace) -> dict[str, object]:
             check=True,
             capture_output=True,
         )
-        command = [
-            sys.executable,
-            "-m",
-            "planshell",
-            "-C",
-            str(project),
-            "-c",
-            "--provider",
-            "demo",
-        ]
+        command = [sys.executable, "-m", "planshell", "-C", str(project), "-c"]
+        command += ["--provider", "demo"]
         with TmuxPane.start(command, env=env, cwd=project, size=(120, 40)) as pane:
             start = pane.started_at
-            shown = wait(pane, lambda s: "Resumed conversation" in s, args.timeout)
-            first = "did not load" if shown is None else f"{shown - start:.2f} s"
-            time.sleep(1.0)
+
+            def resumed(screen: str) -> bool:
+                return all(m in screen for m in ("LAST-ENTRY-4410", "Resumed conversation", "PLAN"))
+
+            chip = wait(pane, lambda s: "PLAN" in s, args.timeout)
+            shown = wait(pane, resumed, args.timeout)
+            usable = float("nan")
+            if shown is not None:
+                pane.type("~Q")
+                echoed = wait(pane, lambda s: "~Q" in s, args.timeout)
+                usable = args.timeout if echoed is None else echoed - start
+            pane.keys("C-u")
             echoes = type_marks(pane, 20, 0.2, timeout=args.timeout)
             pane.keys("C-u")  # clear the prompt
             scrolls: list[float] = []
@@ -351,55 +379,95 @@ def run_long(code: Path, args: argparse.Namespace) -> dict[str, object]:
                 scrolls.append(float("nan") if changed is None else changed - sent)
                 time.sleep(0.1)
             rss = rss_mib(pane)
-    return {
-        "resumed_view": first,
-        "echo": summary(echoes),
-        "pageup": summary(scrolls),
-        "rss": f"{rss:.0f} MiB",
-        "text": f"{len(body) * args.entries // 3 / 1e6:.1f} MB",
-    }
-
-
-def checkout(rev: str, base: Path) -> Path:
-    target = base / "baseline"
-    subprocess.run(
-        ["git", "worktree", "add", "-q", "--detach", str(target), rev], cwd=ROOT, check=True
+    first = "did not load" if shown is None else f"{shown - start:.2f} s"
+    if chip is not None:
+        first += f" (the first frame with the chip: {chip - start:.2f} s)"
+    print(
+        f"  resume {args.entries} entries: first frame {first}, echo {summary(echoes)}, "
+        f"PageUp {summary(scrolls)}, RSS {rss:.0f} MiB",
+        file=sys.stderr,
     )
-    return target
+    return {"usable": args.timeout if usable != usable else usable}
+
+
+def measure(code: Path, tree: str, args: argparse.Namespace) -> list[Figure]:
+    """Every figure of section 2 for the planshell at ``code``."""
+    baseline = tree != "this tree"
+    figures: list[Figure] = []
+
+    def add(name: str, value: float, unit: str, goal: float, method: str) -> None:
+        figures.append(Figure(SECTION, name, value, unit, goal, "lower", method, tree))
+
+    how = "tmux 120x40, loopback OpenAI SSE server, ~6 chars/delta markdown, 20 marks typed 0.4 s apart"
+    if args.only in (None, "stream"):
+        fast = run_stream(code, args.deltas, args.rate, args)
+        add(
+            f"key echo p95 @ {args.rate:g} deltas/s",
+            fast["echo_p95"],
+            "s",
+            0.1,
+            f"{how}; {args.deltas} deltas; p95 of mark typed -> on screen",
+        )
+        add(
+            f"end lag @ {args.rate:g} deltas/s",
+            fast["end_lag"],
+            "s",
+            0.5,
+            f"{how}; server's last delta -> last words on screen",
+        )
+        add(
+            f"RSS @ {args.rate:g} deltas/s",
+            fast["rss"],
+            "MiB",
+            150,
+            f"{how}; VmRSS of planshell after the answer",
+        )
+        slow = run_stream(code, args.slow_deltas, args.slow_rate, args)
+        add(
+            f"key echo p95 @ {args.slow_rate:g} deltas/s",
+            slow["echo_p95"],
+            "s",
+            0.05,
+            f"{how}; {args.slow_deltas} deltas; p95 of mark typed -> on screen",
+        )
+    if args.only in (None, "long"):
+        long = run_long(code, args)
+        add(
+            f"resume {args.entries} entries to a usable screen",
+            long["usable"],
+            "s",
+            1.0,
+            "tmux, --continue of a PLAN session (~5 MB, tool rows): process start -> last entry, "
+            "resume note and PLAN chip shown, then a typed mark echoed",
+        )
+    if baseline:
+        figures = [Figure(**{**f.__dict__, "goal": None}) for f in figures]
+    return figures
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--deltas", type=int, default=20_000)
-    parser.add_argument("--rate", type=float, default=1_000.0, help="deltas per second")
-    parser.add_argument("--size", type=int, default=120_000, help="bytes of markdown")
-    parser.add_argument("--entries", type=int, default=1_000)
-    parser.add_argument("--timeout", type=float, default=240.0)
+    parser.add_argument("--deltas", type=int, default=100_000)
+    parser.add_argument("--rate", type=float, default=5_000.0, help="deltas per second")
+    parser.add_argument("--slow-deltas", type=int, default=20_000)
+    parser.add_argument("--slow-rate", type=float, default=1_000.0, help="deltas per second")
+    parser.add_argument("--entries", type=int, default=10_000)
+    parser.add_argument("--timeout", type=float, default=60.0)
     parser.add_argument("--baseline", metavar="REV", help="also measure this git revision")
     parser.add_argument("--only", choices=["stream", "long"], help="run one scenario")
+    parser.add_argument("--json", type=Path, help="append the figures here (bench/run.py)")
     args = parser.parse_args()
     if tmux_path() is None:
-        print("tmux is not installed: skipped")
+        print("tmux is not installed: skipped", file=sys.stderr)
         return 0
-    trees = [("this tree", ROOT)]
-    with tempfile.TemporaryDirectory() as tmp:
-        if args.baseline:
-            trees.insert(0, (f"baseline {args.baseline}", checkout(args.baseline, Path(tmp))))
-        try:
-            for label, code in trees:
-                if args.only in (None, "stream"):
-                    print(f"[{label}] stream: {run_stream(code, args)}", flush=True)
-                if args.only in (None, "long"):
-                    print(f"[{label}] long session: {run_long(code, args)}", flush=True)
-        finally:
-            if args.baseline:
-                subprocess.run(
-                    ["git", "worktree", "remove", "--force", str(Path(tmp) / "baseline")],
-                    cwd=ROOT,
-                    check=False,
-                )
+    figures: list[Figure] = []
+    if args.baseline:
+        with checkout(args.baseline) as tree:
+            figures += measure(tree, f"baseline {args.baseline}", args)
+    figures += measure(ROOT, "this tree", args)
+    report(figures, args.json)
     return 0
 
 

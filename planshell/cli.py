@@ -11,6 +11,7 @@ import asyncio
 import json
 import os
 import sys
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -157,6 +158,7 @@ def main(argv: list[str] | None = None) -> int:
             plan=args.plan,
             theme=args.theme,
             mode_hint=resume_mode_hint(args, start),
+            resume_tail=resume_tail_peek(args, start),
         )
     prompt = _print_prompt(args.prompt)
     if not prompt.strip():
@@ -189,6 +191,16 @@ def resume_mode_hint(args: argparse.Namespace, start: Path) -> str | None:
     from planshell.agent.session_peek import peek_resumed_mode
 
     return peek_resumed_mode(start, args.resume)
+
+
+def resume_tail_peek(args: argparse.Namespace, start: Path) -> Callable[[], Any] | None:
+    """Reads the end of the session ``--continue`` / ``--resume`` will load, for its last
+    screen in the first frames (the full load takes seconds for a long one)."""
+    if not (args.continue_ or args.resume):
+        return None
+    from planshell.agent.session_peek import peek_resumed_tail
+
+    return partial(peek_resumed_tail, start, args.resume)
 
 
 def _print_prompt(prompt: str | None) -> str:

@@ -81,12 +81,20 @@ def _cut_off_message(calls: list[ToolCall]) -> str:
 
 @dataclass
 class _Reply:
-    text: str = ""
+    # Deltas are kept as parts and joined on demand: ``text += delta`` on an attribute
+    # copies the whole reply every time (quadratic; 100,000 deltas of a long answer).
+    parts: list[str] = field(default_factory=list)
     calls: list[ToolCall] = field(default_factory=list)
     thinking: list[ThinkingBlock] = field(default_factory=list)
     stop_reason: str = "end_turn"
     incomplete: list[ToolCall] = field(default_factory=list)  # cut off by max_tokens
     usage: Usage | None = None
+
+    @property
+    def text(self) -> str:
+        if len(self.parts) > 1:
+            self.parts[:] = ["".join(self.parts)]
+        return self.parts[0] if self.parts else ""
 
 
 class Agent:
@@ -411,7 +419,7 @@ class Agent:
             async with aclosing(stream):  # type: ignore[type-var]
                 async for event in stream:
                     if isinstance(event, TextChunk):
-                        reply.text += event.text
+                        reply.parts.append(event.text)
                         self.emit(ev.TextDelta(event.text))
                     elif isinstance(event, ThinkingChunk):
                         self.emit(ev.ThinkingDelta(event.text))

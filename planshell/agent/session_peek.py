@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from planshell.locations import data_dir, find_project_root, project_key
 
 MODE_MARK = b'{"type": "mode"'  # how SessionLog.append writes a mode entry (json.dumps)
 MODES = frozenset({"off", "plan", "execute"})
+TAIL_BYTES = 256 * 1024  # enough for the last screen of any conversation
 
 
 def _session_file(root: Path, session_id: str | None) -> Path | None:
@@ -52,3 +54,45 @@ def peek_resumed_mode(start: Path, session_id: str | None) -> str | None:
         mode = entry.get("mode", "off") if isinstance(entry, dict) else None
         return mode if mode in MODES else None
     return None
+
+
+def peek_resumed_tail(
+    start: Path, session_id: str | None, limit: int = TAIL_BYTES
+) -> tuple[str, list[dict[str, Any]]] | None:
+    """(session id, the raw messages at its end) of the session that would be resumed.
+
+    Reads only the last ``limit`` bytes, so the TUI can draw the last screen of a
+    long conversation before the full load (seconds for 10,000 entries) is done.
+    The messages are always a suffix of what the full load gives: a ``clear``,
+    ``rewind`` or ``compaction`` entry in the window drops what came before it
+    (those entries rewrite history this window cannot see whole).
+    """
+    try:
+        path = _session_file(find_project_root(start), session_id)
+        if path is None:
+            return None
+        with path.open("rb") as fh:
+            size = fh.seek(0, 2)
+            fh.seek(max(0, size - limit))
+            data = fh.read(limit)
+    except OSError:
+        return None
+    lines = data.split(b"\n")
+    if size > limit:
+        lines = lines[1:]  # starts inside an entry
+    messages: list[dict[str, Any]] = []
+    for line in lines:
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue  # a truncated last line: the loader skips it too
+        if not isinstance(entry, dict):
+            continue
+        kind = entry.get("type")
+        if kind == "message" and isinstance(entry.get("message"), dict):
+            messages.append(entry["message"])
+        elif kind in ("clear", "rewind", "compaction"):
+            messages.clear()
+    return path.stem, messages

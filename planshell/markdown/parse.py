@@ -94,6 +94,23 @@ def parse_blocks(text: str, line_offset: int = 0) -> list[Block]:
     return blocks
 
 
+@dataclass(frozen=True, eq=False)
+class _Source:
+    """A stable block kept as its source lines (``compact`` streams): parsed when read."""
+
+    text: str
+    start: int
+    end: int
+    key: int
+
+    def parse(self) -> Block:
+        blocks = parse_blocks(self.text, self.start)
+        tokens = (
+            blocks[0].tokens if len(blocks) == 1 else tuple(t for b in blocks for t in b.tokens)
+        )
+        return Block(tokens, self.start, self.end, self.key)
+
+
 class MarkdownStream:
     """Markdown that grows at the end: appending re-parses only the last open block.
 
@@ -101,12 +118,19 @@ class MarkdownStream:
     cannot change how it parses (block boundaries in CommonMark only look
     back into the open block), so its blocks are kept as they are. All text is
     sanitised on the way in.
+
+    A ``compact`` stream keeps its stable blocks as source lines and parses one
+    again when it is read (:meth:`block`), with the same key: a long streamed
+    answer then holds one block's tokens, not ~100,000 of them for the garbage
+    collector to walk. (A block parsed alone differs only where it uses a link
+    reference defined in another block.)
     """
 
-    def __init__(self, text: str = "") -> None:
+    def __init__(self, text: str = "", *, compact: bool = False) -> None:
+        self._compact = compact
         self._stable: list[str] = []  # text before the tail (joined on demand)
         self._stable_lines = 0  # lines in the stable text (it ends with "\n")
-        self._stable_blocks: list[Block] = []
+        self._stable_blocks: list[Block | _Source] = []
         self._tail = ""
         self._tail_blocks: list[Block] = []
         self.version = 0
@@ -121,11 +145,20 @@ class MarkdownStream:
 
     @property
     def blocks(self) -> list[Block]:
-        return [*self._stable_blocks, *self._tail_blocks]
+        stable = [b.parse() if isinstance(b, _Source) else b for b in self._stable_blocks]
+        return [*stable, *self._tail_blocks]
+
+    @property
+    def keys(self) -> list[int]:
+        """Every block's key, in order, without parsing anything."""
+        return [b.key for b in self._stable_blocks] + [b.key for b in self._tail_blocks]
 
     def block(self, index: int) -> Block:
         stable = len(self._stable_blocks)
-        return self._stable_blocks[index] if index < stable else self._tail_blocks[index - stable]
+        if index >= stable:
+            return self._tail_blocks[index - stable]
+        found = self._stable_blocks[index]
+        return found.parse() if isinstance(found, _Source) else found
 
     def __len__(self) -> int:
         return sum(len(part) for part in self._stable) + len(self._tail)
@@ -156,8 +189,19 @@ class MarkdownStream:
         cut = 0
         for _ in range(lines):
             cut = self._tail.index("\n", cut) + 1
-        self._stable.append(self._tail[:cut])
+        chunk = self._tail[:cut]
+        self._stable.append(chunk)
+        if self._compact:
+            rows = chunk.split("\n")
+            base = self._stable_lines
+            self._stable_blocks.extend(
+                _Source(
+                    "\n".join(rows[b.start - base : b.end - base]) + "\n", b.start, b.end, b.key
+                )
+                for b in self._tail_blocks[:-1]
+            )
+        else:
+            self._stable_blocks.extend(self._tail_blocks[:-1])
         self._stable_lines = last.start
-        self._stable_blocks.extend(self._tail_blocks[:-1])
         self._tail = self._tail[cut:]
         self._tail_blocks = [last]

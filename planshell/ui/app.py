@@ -88,12 +88,14 @@ class PlanshellApp(ToastLog[int]):
         loader: Loader | None = None,
         theme_hint: str | None = None,
         mode_hint: str | None = None,
+        resume_tail: ResumeTail | None = None,
     ) -> None:
         """``settings`` may be None with a ``loader``: it then runs after the first frame.
 
         ``root`` is the project root, or (with a loader) the directory to show
         until the loader has found the root. ``mode_hint`` is the mode a resumed
-        session will restore (``session_peek``), shown until the loader has run.
+        session will restore (``session_peek``), shown until the loader has run;
+        ``resume_tail`` reads that session's last messages, shown until then too.
         """
         super().__init__()
         if settings is None and loader is None:
@@ -104,6 +106,7 @@ class PlanshellApp(ToastLog[int]):
         self.start_plan = plan
         self.resume = resume
         self._mode_hint = mode_hint
+        self.resume_tail = resume_tail
         self.persist = persist
         self._fixed_label = project_label
         self.project_label = project_label or abbreviate_home(self.root)
@@ -567,6 +570,9 @@ def _build(*args: Any, **kwargs: Any) -> Runtime:
 Loader = Callable[[], "tuple[Settings, Path, LoadedSession | None]"]
 """Loads (settings, project root, resumed session); raises with a one-sentence message."""
 
+ResumeTail = Callable[[], "tuple[str, list[dict[str, Any]]] | None"]
+"""Peeks (session id, raw last messages) of the session to resume (``session_peek``)."""
+
 
 def run_tui(
     load: Loader,
@@ -576,6 +582,7 @@ def run_tui(
     plan: bool = False,
     theme: str | None = None,
     mode_hint: str | None = None,
+    resume_tail: ResumeTail | None = None,
 ) -> int:
     """Run the TUI; settings are loaded after the first frame.
 
@@ -592,6 +599,7 @@ def run_tui(
         loader=load,
         theme_hint=theme,
         mode_hint=mode_hint,
+        resume_tail=resume_tail,
     )
     code = _run(app)
     if app.startup_error:

@@ -12,6 +12,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections import deque
+
     from planshell.agent import events as ev
     from planshell.ui.host import EventHost
 
@@ -26,6 +28,23 @@ class EventRenderer:
     def reset_context(self, window: int | None, cost: float | None) -> None:
         """A new runtime or provider: the window and cost start from these."""
         self._window_cost = (window, cost)
+
+    async def render_some(self, inbox: deque[ev.Event]) -> None:
+        """Render events from the front of ``inbox``: a run of text deltas, or one other event.
+
+        Deltas take a short path (no imports, no match): at thousands a second
+        that is most of the work the UI does for them.
+        """
+        from planshell.agent.events import TextDelta
+
+        event = inbox.popleft()
+        if not isinstance(event, TextDelta):
+            await self.render(event)
+            return
+        transcript = self._host.transcript
+        transcript.text_delta(event.text)
+        while inbox and isinstance(inbox[0], TextDelta):
+            transcript.text_delta(inbox.popleft().text)  # type: ignore[union-attr]
 
     async def render(self, event: ev.Event) -> None:
         # Imported here, not at module level: the first event arrives after the

@@ -176,6 +176,16 @@ class VirtualRows:
         self._valid = min(self._valid, index)
         self._prefix = min(self._prefix, index)
 
+    def insert_many(self, index: int, heights: Sequence[int]) -> None:
+        """New blocks at ``index`` with estimated ``heights`` (one list move, not one per block)."""
+        if not heights:
+            return
+        self._heights[index:index] = heights
+        self._tags[index:index] = [None] * len(heights)
+        self._offsets.extend([0] * len(heights))
+        self._valid = min(self._valid, index)
+        self._prefix = min(self._prefix, index)
+
     def keep(self, indices: Iterable[int]) -> None:
         """Keep only the blocks at ``indices`` (ascending), dropping the others."""
         kept = list(indices)

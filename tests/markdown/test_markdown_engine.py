@@ -112,3 +112,21 @@ def test_appending_keeps_earlier_blocks() -> None:
     first = stream.blocks[0]
     stream.append("- item\n")
     assert stream.blocks[0] is first
+
+
+@given(st.lists(markdown_pieces, max_size=30), st.lists(st.integers(1, 9), min_size=1, max_size=10))
+def test_a_compact_stream_gives_the_same_blocks(pieces: list[str], cuts: list[int]) -> None:
+    """Stable blocks kept as source and parsed again when read come out as parsed in place."""
+    text = "".join(pieces)
+    stream = MarkdownStream(compact=True)
+    position = 0
+    for number in range(10_000):
+        if position >= len(text):
+            break
+        size = cuts[number % len(cuts)]
+        stream.append(text[position : position + size])
+        position += size
+    assert stream.text == text
+    assert shape(stream.blocks) == shape(parse_blocks(text))
+    assert stream.keys == [block.key for block in stream.blocks]
+    assert [stream.block(i).key for i in range(len(stream.keys))] == stream.keys

@@ -9,8 +9,10 @@ it as a generic ``CommandContext`` and do the rest themselves.
 
 from __future__ import annotations
 
+import gc
 import logging
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -44,12 +46,13 @@ if TYPE_CHECKING:
     from planshell.ui.widgets.checklist import ChecklistPanel
 
 
-class EngineEvent(Message):
-    """An engine event, delivered through the screen's message queue."""
+class EngineEvents(Message):
+    """Engine events are waiting in the screen's inbox (one message for a whole batch).
 
-    def __init__(self, event: ev.Event) -> None:
-        super().__init__()
-        self.event = event
+    A fast model sends thousands of deltas a second: one Textual message each
+    cost more than rendering them, and a key press queued behind them waited.
+    The inbox keeps their order; each message drains all of it.
+    """
 
 
 log = logging.getLogger(__name__)
@@ -167,6 +170,8 @@ class ChatScreen(Screen[None]):
         self._plan_ui: PlanModeUI | None = None
         self.renderer = EventRenderer(self)  # engine events -> transcript, status bar
         self._detached = False  # set at quit: engine events are no longer rendered
+        self._inbox: deque[ev.Event] = deque()  # engine events not rendered yet, in order
+        self._inbox_posted = False  # an EngineEvents message is on its way
         self._last_ctrl_c: float | None = None
         self.clock: Callable[[], float] = time.monotonic  # tests pin it
         self.ready = False
@@ -217,8 +222,41 @@ class ChatScreen(Screen[None]):
         initial = self.app.initial_mode()
         if initial:
             self.status.chip.set_mode(initial)
-        # The first frame goes out before settings, history and the engine load.
+        # The first frame goes out before settings, history and the engine load; with
+        # --continue it already shows the end of the conversation (a few ms to read).
+        self._show_resume_preview()
         self.call_after_refresh(self._boot)
+
+    def _show_resume_preview(self) -> None:
+        """The last screen of the conversation being resumed, read from the end of its file.
+
+        Loading a long session and building the engine take a second or more; the
+        preview shows its end at once and is replaced by the loaded history
+        (:meth:`attach_runtime`). Its entries are built like the loaded ones, so
+        model text is sanitised the same way.
+        """
+        peek, self.app.resume_tail = self.app.resume_tail, None
+        if peek is None or self.runtime is not None:
+            return
+        from planshell.llm.types import Message
+
+        found = peek()
+        if found is None:
+            return
+        stem, raw = found
+        messages: list[Message] = []
+        for data in raw:
+            try:
+                message = Message.from_dict(data)
+            except (KeyError, TypeError, ValueError):
+                continue  # the loader reports unreadable entries
+            if message.role in ("user", "assistant", "tool") and isinstance(message.content, str):
+                messages.append(message)
+        try:
+            self.transcript.show_preview(messages, f"Resumed conversation {stem}.")
+        except Exception:  # a preview is a nicety: the loaded history decides
+            log.exception("the resume preview failed")
+            self.transcript.drop_preview()
 
     def _apply_settings(self) -> None:
         app = self.app
@@ -243,6 +281,10 @@ class ChatScreen(Screen[None]):
             return
         await self.attach_runtime(runtime, app.resume)
         self.ready = True
+        # What start-up built (modules, the engine, the widgets) lives as long as the app:
+        # full garbage collections stop walking it again and again (measured: they were
+        # most of the remaining UI stalls while a long reply streams, issue 28).
+        gc.freeze()
         pending = list(self._pending)
         self._pending.clear()
         initial, app.initial_prompt = app.initial_prompt, None
@@ -256,6 +298,7 @@ class ChatScreen(Screen[None]):
     async def attach_runtime(self, runtime: Runtime, resumed: LoadedSession | None = None) -> None:
         """Show a runtime (at start-up, or a resumed one): its events, history and notices."""
         self._connect_runtime(runtime)
+        self.transcript.drop_preview()  # the loaded history replaces it, in the same frame
         if resumed is not None:
             await self._show_loaded(resumed.messages, resumed.summary, runtime)
             self.transcript.add_note(f"Resumed conversation {resumed.path.stem}.")
@@ -287,7 +330,10 @@ class ChatScreen(Screen[None]):
 
     def _forward(self, event: ev.Event) -> None:
         # Called synchronously from inside the engine: never touch widgets here.
-        self.post_message(EngineEvent(event))
+        self._inbox.append(event)
+        if not self._inbox_posted:
+            self._inbox_posted = True
+            self.post_message(EngineEvents())
 
     def detach_engine(self) -> None:
         """Stop rendering engine events (the app is quitting).
@@ -334,10 +380,15 @@ class ChatScreen(Screen[None]):
 
     # --- engine events ------------------------------------------------------------
 
-    async def on_engine_event(self, message: EngineEvent) -> None:
-        if self._detached or not self.is_attached:
-            return  # quitting: the views are going away
-        await self.renderer.render(message.event)
+    async def on_engine_events(self, message: EngineEvents) -> None:
+        # Cleared before draining: an event that arrives while one renders posts again.
+        self._inbox_posted = False
+        inbox = self._inbox
+        while inbox:
+            if self._detached or not self.is_attached:
+                inbox.clear()
+                return  # quitting: the views are going away
+            await self.renderer.render_some(inbox)
 
     # --- EventHost: what the renderer asks of the screen (planshell/ui/host.py) -------
 

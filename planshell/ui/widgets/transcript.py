@@ -58,8 +58,12 @@ if TYPE_CHECKING:
 
 E = TypeVar("E", bound=Entry)
 
-MAX_ENTRIES = 5_000  # older entries are dropped (a note says how many)
-HISTORY_MESSAGES = 1_000  # messages rendered when resuming a long session
+MAX_ENTRIES = 50_000  # older entries are dropped (a note says how many)
+# Resuming: the newest messages become entries at once (the first frame); the older
+# ones follow in batches between frames, inserted above them, so nothing is left out.
+HISTORY_FIRST = 200
+HISTORY_BATCH = 250
+_BACKFILL_GAP = 0.005  # seconds between batches: keys and frames go in between
 _CACHED_ENTRIES = 48  # entries whose strips stay built
 
 # Markdown parts (the shared engine's Palette fields), then the transcript's own.
@@ -158,6 +162,11 @@ class Transcript(ScrollView, can_focus=True):
         self._hidden_count = 0
         self._hidden_note: NoteRow | None = None
         self._bulk = False  # adding a resumed history: nothing is measured yet
+        # Older resumed messages still to insert: (messages, how many remain, registry,
+        # the entry they go above); see show_history.
+        self._backlog: tuple[list[Message], int, ToolRegistry | None, Entry] | None = None
+        self._backfill_timer: Timer | None = None
+        self._preview: list[Entry] = []  # the resume preview's entries (show_preview)
         self._cursor: ToolRow | UserMessage | ThinkingBlock | None = None
         for entry in entries:
             self._append(entry)
@@ -492,6 +501,7 @@ class Transcript(ScrollView, can_focus=True):
             self._set_cursor(entry)
 
     async def clear_entries(self) -> None:
+        self._stop_backfill()
         self._reply = None
         self._thinking = None
         self._tools.clear()
@@ -506,22 +516,106 @@ class Transcript(ScrollView, can_focus=True):
     async def show_history(
         self, messages: Iterable[Message], registry: ToolRegistry | None
     ) -> None:
-        """Render a resumed conversation (the newest part when it is long)."""
+        """Render a resumed conversation: the newest part now, the rest in batches after.
+
+        Turning 10,000 logged messages into entries takes seconds; the first frame
+        needs only the last screen. The older messages are inserted above it between
+        frames (:meth:`_backfill`), so the whole conversation ends up scrollable.
+        """
+        self._stop_backfill()
         items = list(messages)
-        skipped = max(0, len(items) - HISTORY_MESSAGES)
-        if skipped:
-            self._append(
-                NoteRow(f"… {skipped} earlier messages are not shown", kind="hidden"), measure=False
-            )
+        split = _turn_start(items, len(items) - HISTORY_FIRST)
+        first = len(self._entries)
         self._bulk = True
         try:
             last = self._entries[-1] if self._entries else None
-            for entry in resumed_entries(items[skipped:], registry, last):
+            for entry in resumed_entries(items[split:], registry, last):
                 # Estimated heights only: entries are measured when they come into view.
                 self._append(entry, measure=False)
         finally:
             self._bulk = False
+        if split > 0 and first < len(self._entries):
+            self._backlog = (items, split, registry, self._entries[first])
+            self._schedule_backfill()
         self.follow()
+
+    def show_preview(self, messages: list[Message], note: str) -> None:
+        """The end of a conversation being resumed, until :meth:`drop_preview` (tool rows
+        show their plain headline: the tools are not known yet)."""
+        self.drop_preview()
+        tail = messages[_turn_start(messages, len(messages) - HISTORY_FIRST) :]
+        self._bulk = True
+        try:
+            last = self._entries[-1] if self._entries else None
+            for entry in resumed_entries(tail, None, last):
+                self._preview.append(self._append(entry, measure=False))
+        finally:
+            self._bulk = False
+        self._preview.append(self._append(NoteRow(note), measure=False))
+        self.follow()
+        self.refresh()
+
+    def drop_preview(self) -> None:
+        if self._preview:
+            preview, self._preview = self._preview, []
+            self._remove(preview)
+
+    @property
+    def history_pending(self) -> bool:
+        """Older messages of a resumed conversation are still being added above."""
+        return self._backlog is not None
+
+    def _schedule_backfill(self) -> None:
+        if self._backlog is not None and self._backfill_timer is None and self.is_mounted:
+            self._backfill_timer = self.set_timer(_BACKFILL_GAP, self._backfill)
+
+    def _stop_backfill(self) -> None:
+        self._backlog = None
+        if self._backfill_timer is not None:
+            self._backfill_timer.stop()
+            self._backfill_timer = None
+
+    def _backfill(self) -> None:
+        """Insert the next older batch of the resumed conversation above what is shown."""
+        self._backfill_timer = None
+        if self._backlog is None:
+            return
+        items, stop, registry, above = self._backlog
+        try:
+            index = self._entries.index(above)
+        except ValueError:  # cleared or pruned meanwhile
+            self._backlog = None
+            return
+        start = _turn_start(items, stop - HISTORY_BATCH)
+        previous = self._entries[index - 1] if index else None
+        batch = list(resumed_entries(items[start:stop], registry, previous))
+        self._insert_batch(index, batch)
+        if start > 0:
+            self._backlog = (items, start, registry, batch[0] if batch else above)
+            self._schedule_backfill()
+        else:
+            self._backlog = None
+
+    def _insert_batch(self, index: int, batch: list[Entry]) -> None:
+        """Entries inserted at ``index``; a view scrolled up keeps its rows where they are."""
+        if not batch:
+            return
+        anchor = None if self._follow or not self._width else self._vrows.anchor(self._top)
+        for entry in batch:
+            entry.owner = self._entry_changed
+        self._entries[index:index] = batch
+        width = self._width or 80
+        self._vrows.insert_many(index, [entry.estimate(width) for entry in batch])
+        if not self._width:
+            return
+        self._update_virtual_size()
+        if self._follow:
+            self._scroll_to_end()
+        elif anchor is not None:
+            if anchor.block >= index:
+                anchor = anchor._replace(block=anchor.block + len(batch))
+            self._scroll_quietly(self._vrows.row_of(anchor))
+        self.refresh()
 
     # --- following ----------------------------------------------------------------
 
@@ -724,6 +818,7 @@ class Transcript(ScrollView, can_focus=True):
     def on_mount(self) -> None:
         if self._content_width():
             self._relayout()
+        self._schedule_backfill()  # a history shown before mounting still fills in
 
     # --- rendering ----------------------------------------------------------------
 
@@ -784,3 +879,15 @@ class Transcript(ScrollView, can_focus=True):
 
     def _highlight(self, strip: Strip, span: tuple[int, int]) -> Strip:
         return highlight(strip, span, self.screen.get_component_rich_style("screen--selection"))
+
+
+def _turn_start(messages: list[Message], at: int) -> int:
+    """The index of the user message at or before ``at`` (0 when there is none).
+
+    Batches of a resumed history start at a user message, so a tool call and its
+    result are always in the same batch.
+    """
+    for index in range(min(at, len(messages) - 1), 0, -1):
+        if messages[index].role == "user":
+            return index
+    return 0
