@@ -58,7 +58,7 @@ SMALL, LARGE = 100, 100_000
 FRAME = 0.017  # one frame at 60 Hz
 RATIO_GOAL = 1.5
 WEB_GOAL = 1.0
-SECTION = "4. plans of any size"
+SECTION = "4 plans of any size"
 LINT_HINT = "l lists them"  # the lint chips' row is complete
 
 if __name__ == "__main__" and "--child" in sys.argv:

@@ -125,7 +125,7 @@ def main() -> int:
         )
         figures.append(
             Figure(
-                "scaling",
+                "5 scaling",
                 f"{case.name}: per-{case.unit[:-1]} cost {case.large:,} vs {case.small:,}",
                 ratio,
                 "x",

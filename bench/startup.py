@@ -48,7 +48,7 @@ sys.path.insert(0, str(ROOT))
 from bench.figures import Figure, checkout, report  # noqa: E402
 from tests.tmux_harness import TmuxPane, isolated_env, tmux_path  # noqa: E402
 
-SECTION = "start-up"
+SECTION = "1 start-up"
 READY_RATIO_GOAL = 1.5
 PRINT_GOAL = 0.3  # seconds for `planshell -p hello` with the demo model
 FIRST_FRAME = "Ask anything"  # the prompt's placeholder
