@@ -172,8 +172,16 @@ class MarkdownStream:
         self._tail += delta
         self._tail_blocks = parse_blocks(self._tail, self._stable_lines)
         self.version += 1
-        if len(self._tail_blocks) > 1:
-            self._advance()
+        keep = 1
+        if not self._tail.endswith("\n") and len(self._tail_blocks) > 1:
+            unfinished = self._stable_lines + self._tail.count("\n")
+            if self._tail_blocks[-1].start >= unfinished:
+                # A block begun by an unfinished line may yet be a continuation of the
+                # block before it ("- a" then "*" is a new list until "*em*" ends lazily
+                # inside the first): that block is not stable until the line is whole.
+                keep = 2
+        if len(self._tail_blocks) > keep:
+            self._advance(keep)
         return first_changed
 
     def replace(self, text: str) -> None:
@@ -182,9 +190,9 @@ class MarkdownStream:
         self._tail, self._tail_blocks = "", []
         self.append(text)
 
-    def _advance(self) -> None:
-        """Move every block but the last into the stable part."""
-        last = self._tail_blocks[-1]
+    def _advance(self, keep: int = 1) -> None:
+        """Move every block but the last ``keep`` into the stable part."""
+        last = self._tail_blocks[-keep]
         lines = last.start - self._stable_lines
         cut = 0
         for _ in range(lines):
@@ -198,10 +206,10 @@ class MarkdownStream:
                 _Source(
                     "\n".join(rows[b.start - base : b.end - base]) + "\n", b.start, b.end, b.key
                 )
-                for b in self._tail_blocks[:-1]
+                for b in self._tail_blocks[:-keep]
             )
         else:
-            self._stable_blocks.extend(self._tail_blocks[:-1])
+            self._stable_blocks.extend(self._tail_blocks[:-keep])
         self._stable_lines = last.start
         self._tail = self._tail[cut:]
-        self._tail_blocks = [last]
+        self._tail_blocks = self._tail_blocks[-keep:]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from planshell.markdown import MarkdownStream, parse_blocks, render_text
@@ -92,10 +92,9 @@ markdown_pieces = st.sampled_from(
 )
 
 
-@given(st.lists(markdown_pieces, max_size=30), st.lists(st.integers(1, 9), min_size=1, max_size=10))
-def test_streaming_gives_the_same_blocks_as_one_parse(pieces: list[str], cuts: list[int]) -> None:
-    text = "".join(pieces)
-    stream = MarkdownStream()
+def streamed(text: str, cuts: list[int], *, compact: bool) -> MarkdownStream:
+    """``text`` appended to a stream in pieces of the ``cuts`` sizes, in turn."""
+    stream = MarkdownStream(compact=compact)
     position = 0
     for number in range(10_000):
         if position >= len(text):
@@ -103,6 +102,16 @@ def test_streaming_gives_the_same_blocks_as_one_parse(pieces: list[str], cuts: l
         size = cuts[number % len(cuts)]
         stream.append(text[position : position + size])
         position += size
+    return stream
+
+
+# Found by the compact test: "- a" then "*" makes a new list until "*em* " ends lazily inside
+# the first one; the first list must not be taken as stable while that line is unfinished.
+@example(pieces=["- a\n", "*em* "], cuts=[1])
+@given(st.lists(markdown_pieces, max_size=30), st.lists(st.integers(1, 9), min_size=1, max_size=10))
+def test_streaming_gives_the_same_blocks_as_one_parse(pieces: list[str], cuts: list[int]) -> None:
+    text = "".join(pieces)
+    stream = streamed(text, cuts, compact=False)
     assert stream.text == text
     assert shape(stream.blocks) == shape(parse_blocks(text))
 
@@ -114,18 +123,12 @@ def test_appending_keeps_earlier_blocks() -> None:
     assert stream.blocks[0] is first
 
 
+@example(pieces=["- a\n", "*em* "], cuts=[1])
 @given(st.lists(markdown_pieces, max_size=30), st.lists(st.integers(1, 9), min_size=1, max_size=10))
 def test_a_compact_stream_gives_the_same_blocks(pieces: list[str], cuts: list[int]) -> None:
     """Stable blocks kept as source and parsed again when read come out as parsed in place."""
     text = "".join(pieces)
-    stream = MarkdownStream(compact=True)
-    position = 0
-    for number in range(10_000):
-        if position >= len(text):
-            break
-        size = cuts[number % len(cuts)]
-        stream.append(text[position : position + size])
-        position += size
+    stream = streamed(text, cuts, compact=True)
     assert stream.text == text
     assert shape(stream.blocks) == shape(parse_blocks(text))
     assert stream.keys == [block.key for block in stream.blocks]
