@@ -369,14 +369,20 @@ def _listing(items: list[str], shown: int = 3) -> str:
 # --- git ----------------------------------------------------------------------
 
 
-def _git(args: list[str], cwd: Path) -> subprocess.CompletedProcess[bytes]:
+def _git_invocation(args: list[str]) -> tuple[list[str], dict[str, str]]:
+    """The argv and environment of a git command (a safe environment, C locale)."""
     git = git_command()
     if git is None:
         raise FileNotFoundError("git is not installed")
+    return [git, *args], {**os.environ, **git_safe_env(), "LC_ALL": "C"}
+
+
+def _git(args: list[str], cwd: Path) -> subprocess.CompletedProcess[bytes]:
+    argv, env = _git_invocation(args)
     return subprocess.run(
-        [git, *args],
+        argv,
         cwd=cwd,
-        env={**os.environ, **git_safe_env(), "LC_ALL": "C"},
+        env=env,
         stdin=subprocess.DEVNULL,
         capture_output=True,
         timeout=GIT_TIMEOUT,
@@ -452,13 +458,11 @@ def _git_records(args: list[str], cwd: Path) -> Iterator[bytes]:
     For listings as long as the repository (``ls-files`` of 100k files is ~7 MB):
     memory stays at one chunk however big the index is.
     """
-    git = git_command()
-    if git is None:
-        raise FileNotFoundError("git is not installed")
+    argv, env = _git_invocation(args)
     with subprocess.Popen(
-        [git, *args],
+        argv,
         cwd=cwd,
-        env={**os.environ, **git_safe_env(), "LC_ALL": "C"},
+        env=env,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
