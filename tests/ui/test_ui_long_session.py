@@ -7,7 +7,6 @@ full load. These tests check what ends up in the transcript, never how fast.
 
 from __future__ import annotations
 
-import threading
 from functools import partial
 from pathlib import Path
 
@@ -15,15 +14,14 @@ import pytest
 
 from planshell.agent.session import SessionLog
 from planshell.agent.session_peek import peek_resumed_mode, peek_resumed_tail
-from planshell.config import Settings
-from planshell.llm.scripted import Reply, ScriptedProvider
+from planshell.llm.scripted import Reply
 from planshell.llm.types import Message, ToolCall
-from planshell.ui.app import PlanshellApp
 from planshell.ui.widgets import transcript as transcript_module
 from planshell.ui.widgets.assistant import AssistantMessage
 from planshell.ui.widgets.messages import UserMessage
 from planshell.ui.widgets.tool_row import ToolRow
 from tests.ui.plan_helpers import chip_text
+from tests.ui.resume_helpers import held_resume
 from tests.ui_helpers import SIZE, idle, make_app, ready, send, until
 
 pytestmark = pytest.mark.usefixtures("isolated_env")
@@ -96,18 +94,9 @@ async def test_older_history_arriving_does_not_move_what_the_reader_looks_at(
 
 async def test_continue_shows_the_end_of_the_session_before_it_has_loaded(project: Path) -> None:
     path = write_long_session(project, mode="plan")
-    gate = threading.Event()
-
-    def load() -> tuple[Settings, Path, object]:
-        gate.wait(timeout=30)  # the slow part of start-up, held until the preview is checked
-        return Settings(), project, SessionLog.load(path)
-
-    app = PlanshellApp(
-        None,
+    app, gate = held_resume(
         project,
-        loader=load,
-        provider=ScriptedProvider([]),
-        persist=False,
+        path,
         mode_hint=peek_resumed_mode(project, None),
         resume_tail=partial(peek_resumed_tail, project, None),
     )
@@ -136,19 +125,8 @@ async def test_the_preview_sanitises_model_text_like_the_loaded_history(project:
     log.append_message(Message("user", "hi"))
     log.append_message(Message("assistant", "safe\x1b]52;c;ZXZpbA==\x07 text\x1b[31m red"))
     log.close()
-    gate = threading.Event()
-
-    def load() -> tuple[Settings, Path, object]:
-        gate.wait(timeout=30)
-        return Settings(), project, SessionLog.load(log.path)
-
-    app = PlanshellApp(
-        None,
-        project,
-        loader=load,
-        provider=ScriptedProvider([]),
-        persist=False,
-        resume_tail=partial(peek_resumed_tail, project, None),
+    app, gate = held_resume(
+        project, log.path, resume_tail=partial(peek_resumed_tail, project, None)
     )
     async with app.run_test(size=SIZE) as pilot:
         screen = app.screen_stack[0]

@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 import argparse
-import threading
 from pathlib import Path
 
 import pytest
 
 from planshell.agent.session import SessionLog
 from planshell.agent.session_peek import peek_resumed_mode
-from planshell.config import Settings
-from planshell.llm.scripted import ScriptedProvider
 from planshell.llm.types import Message
-from planshell.ui.app import PlanshellApp
 from tests.ui.plan_helpers import chip_text
+from tests.ui.resume_helpers import held_resume
 from tests.ui_helpers import SIZE, ready, screen_text
 
 pytestmark = pytest.mark.usefixtures("isolated_env")
@@ -69,20 +66,7 @@ def test_the_cli_hands_the_peeked_mode_to_the_tui(project: Path) -> None:
 
 async def test_the_first_frame_of_a_resumed_plan_session_shows_plan(project: Path) -> None:
     path = write_session(project, "plan")
-    gate = threading.Event()
-
-    def load() -> tuple[Settings, Path, object]:
-        gate.wait(timeout=30)  # the slow part of start-up, held until the frame is checked
-        return Settings(), project, SessionLog.load(path)
-
-    app = PlanshellApp(
-        None,
-        project,
-        loader=load,
-        provider=ScriptedProvider([]),
-        persist=False,
-        mode_hint=peek_resumed_mode(project, None),
-    )
+    app, gate = held_resume(project, path, mode_hint=peek_resumed_mode(project, None))
     async with app.run_test(size=SIZE) as pilot:
         try:
             await pilot.pause()
