@@ -51,6 +51,7 @@ from planshell.plan.undo_keeper import (
     UndoRefused,
 )
 from planshell.plan.verification import approved_check
+from planshell.sanitize import plain_line
 from planshell.shell.guard import BashGuard
 from planshell.text import plural
 from planshell.tools.base import ExecPolicy, Tool, ToolArgs, ToolError, ToolResult
@@ -788,6 +789,26 @@ class PlanController:
         In PLAN they are not offered now (the set was fixed on entry) but join the
         tools restored on leaving, when ``offer``; otherwise ``offer`` activates them.
         """
+        if self.mode is Mode.PLAN:
+            waiting = [
+                n
+                for n in names
+                if n not in self.plan_mcp
+                and getattr(self.registry.get(n), "plan_permitted", False)  # read-only, opted in
+            ]
+            if waiting:
+                # A session that starts in PLAN (--plan, ui.start_mode) meets its servers'
+                # first tool lists here too: say why they are not offered, and how to get them.
+                shown = ", ".join(plain_line(n, 80) for n in waiting[:3])
+                more = f" and {len(waiting) - 3} more" if len(waiting) > 3 else ""
+                self.agent.emit(
+                    ev.Notice(
+                        f"MCP tools arrived after plan mode began ({shown}{more}): plan mode "
+                        "offers only the tools present when it was entered. Leave and enter "
+                        "plan mode again (/plan off, /plan on) to offer them.",
+                        "information",
+                    )
+                )
         if not offer:
             return
         if self.mode is Mode.PLAN and self.saved_tools is not None:

@@ -416,3 +416,30 @@ async def test_a_stdio_server_whose_call_timed_out_is_restarted_once(tmp_path: P
             await finishes(lookup.run(McpArgs.model_validate({"key": "S"}), runtime.agent.ctx), "x")
     finally:
         await runtime.mcp.stop()
+
+
+async def test_a_session_that_starts_in_plan_mode_is_told_how_to_get_its_mcp_tools(
+    tmp_path: Path,
+) -> None:
+    """Servers start after a --plan / ui.start_mode session entered PLAN: their tools wait
+    (the set is fixed at entry), and a notice says so and how to offer them."""
+    from planshell.agent import events as ev
+
+    log = tmp_path / "server.log"
+    runtime, _, _, recorder = make_runtime(
+        tmp_path, settings=_settings(log), persist=False, plan=True
+    )
+    assert runtime.mcp is not None and runtime.plan.mode is Mode.PLAN
+    try:
+        runtime.start_mcp()
+        await finishes(runtime.mcp.servers["demo"].wait_started(), "start")
+        assert "mcp__demo__lookup" not in runtime.registry.active
+        notices = [n.message for n in recorder.of(ev.Notice) if "MCP tools arrived" in n.message]
+        assert len(notices) == 1 and "mcp__demo__lookup" in notices[0]
+        assert "update_ticket" not in notices[0]  # a writing tool is never offered in PLAN
+        assert "/plan off, /plan on" in notices[0]
+        runtime.plan.leave()
+        runtime.plan.enter_plan()
+        assert "mcp__demo__lookup" in runtime.registry.active
+    finally:
+        await runtime.mcp.stop()
