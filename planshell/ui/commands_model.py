@@ -11,11 +11,13 @@ start-up through ``PlanshellApp.COMMAND_MODULES``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from planshell.ui.commands import command, idle_runtime
 
 if TYPE_CHECKING:
+    from planshell.runtime import ProviderSwitch, Runtime
     from planshell.ui.host import CommandContext
 
 SERVED_SHOWN = 12  # server model names listed by a bare /model
@@ -54,25 +56,13 @@ def switch_plan_model(ctx: CommandContext, name: str) -> None:
     if not name:
         _show(ctx)
         return
-    runtime = idle_runtime(ctx, "switching models")
-    if runtime is None:
-        return
-    from planshell.runtime import ProviderSwitchError
-
-    try:
-        switch = runtime.switch_plan_model(name)
-    except ProviderSwitchError as exc:
-        ctx.notify(str(exc), severity="error", markup=False)
-        return
-    ctx.show_provider()
-    ctx.notify(
-        f"Planning with {switch.new.label}; {runtime.provider.label} executes.",
-        title="Model",
-        markup=False,
+    _switch(
+        ctx,
+        lambda runtime: runtime.switch_plan_model(name),
+        lambda runtime, switch: (
+            f"Planning with {switch.new.label}; {runtime.provider.label} executes."
+        ),
     )
-    closing = switch.close_old()
-    if closing is not None:
-        ctx.run_worker(closing, group="close-provider", exit_on_error=False)
 
 
 async def pick_model(ctx: CommandContext) -> None:
@@ -130,23 +120,35 @@ def switch_provider(
     if model is None and provider is None:
         _show(ctx)
         return
+    _switch(ctx, lambda runtime: runtime.switch_provider(provider=provider, model=model), _now)
+
+
+def _now(runtime: Runtime, switch: ProviderSwitch) -> str:
+    phases = runtime.phases
+    if phases is not None and phases.split and phases.planning:
+        return f"{switch.new.label} will execute; {phases.plan_provider.label} plans."
+    return f"Now using {switch.new.label} for this session."
+
+
+def _switch(
+    ctx: CommandContext,
+    switch_in: Callable[[Runtime], ProviderSwitch],
+    note: Callable[[Runtime, ProviderSwitch], str],
+) -> None:
+    """One switch (the session's or the planning model): refused while a turn runs; the
+    engine's error, or the result and the replaced provider closed in a worker."""
     runtime = idle_runtime(ctx, "switching models")
     if runtime is None:
         return
     from planshell.runtime import ProviderSwitchError
 
     try:
-        switch = runtime.switch_provider(provider=provider, model=model)
+        switch = switch_in(runtime)
     except ProviderSwitchError as exc:
-        ctx.notify(str(exc), severity="error")
+        ctx.notify(str(exc), severity="error", markup=False)
         return
     ctx.show_provider()
-    phases = runtime.phases
-    if phases is not None and phases.split and phases.planning:
-        note = f"{switch.new.label} will execute; {phases.plan_provider.label} plans."
-    else:
-        note = f"Now using {switch.new.label} for this session."
-    ctx.notify(note, title="Model", markup=False)
+    ctx.notify(note(runtime, switch), title="Model", markup=False)
     closing = switch.close_old()
     if closing is not None:
         ctx.run_worker(closing, group="close-provider", exit_on_error=False)
