@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from planshell.config import Settings
 from planshell.ui.app import PlanshellApp
 from planshell.ui.screens.model_picker import CURRENT_MARK, ModelPickerScreen, model_matches
-from tests.sse_server import Response, SSEServer
+from tests.sse_server import SSEServer
+from tests.ui.model_helpers import openai_app, serve_models
 from tests.ui_helpers import SIZE, ready, screen_text, send, until
 
 SERVED = ["llama-3.1-8b", "model-b", "qwen2.5-coder:7b"]
@@ -23,18 +23,12 @@ HOSTILE = ["\x1b]0;evil\x07", "[red]markup[/red]", "two words"]
 
 @pytest.fixture
 def models_server(sse_server: SSEServer, monkeypatch: pytest.MonkeyPatch) -> SSEServer:
-    for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
-        monkeypatch.delenv(name, raising=False)
-    data = [{"id": name, "object": "model"} for name in [*HOSTILE, *reversed(SERVED)]]
-    sse_server.routes["/v1/models"] = Response.json(200, {"object": "list", "data": data})
+    serve_models(sse_server, monkeypatch, [*HOSTILE, *reversed(SERVED)])
     return sse_server
 
 
 def local_app(project: Path, server: SSEServer) -> PlanshellApp:
-    settings = Settings(
-        provider="openai", base_url=f"{server.url}/v1", model="model-b", context_window=8192
-    )
-    return PlanshellApp(settings, project, persist=False, project_label="~/proj")
+    return openai_app(project, server, "model-b")
 
 
 def rows(picker: ModelPickerScreen) -> list[str]:

@@ -9,34 +9,23 @@ from pathlib import Path
 
 import pytest
 
-from planshell.config import Settings
 from planshell.plan.controller import Mode
-from planshell.ui.app import PlanshellApp
-from tests.sse_server import Response, SSEServer
+from tests.sse_server import SSEServer
+from tests.ui.model_helpers import openai_app, serve_models
 from tests.ui.plan_helpers import toasts
 from tests.ui_helpers import SIZE, ready, send, until
 
 
 @pytest.fixture
 def server(sse_server: SSEServer, monkeypatch: pytest.MonkeyPatch) -> SSEServer:
-    for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
-        monkeypatch.delenv(name, raising=False)
-    data = [{"id": "exec-model", "object": "model"}, {"id": "plan-model", "object": "model"}]
-    sse_server.routes["/v1/models"] = Response.json(200, {"object": "list", "data": data})
+    serve_models(sse_server, monkeypatch, ["exec-model", "plan-model"])
     return sse_server
-
-
-def _app(project: Path, server: SSEServer) -> PlanshellApp:
-    settings = Settings(
-        provider="openai", base_url=f"{server.url}/v1", model="exec-model", context_window=8192
-    )
-    return PlanshellApp(settings, project, persist=False, project_label="~/proj")
 
 
 async def test_model_plan_name_plans_with_it_and_the_status_bar_says_which(
     project: Path, server: SSEServer
 ) -> None:
-    app = _app(project, server)
+    app = openai_app(project, server, "exec-model")
     async with app.run_test(size=SIZE) as pilot:
         screen = await ready(pilot)
         runtime = app.runtime
