@@ -33,6 +33,20 @@ def make_app(project: Path, replies: list[Reply], **kwargs: object) -> Planshell
     )
 
 
+def demo_app(project: Path, **kwargs: object) -> PlanshellApp:
+    """A chat app on the offline demo model, unpaced, persisting nothing."""
+    from planshell.llm.demo import DemoProvider
+
+    return PlanshellApp(
+        Settings(),
+        project,
+        provider=DemoProvider(chunk_delay=0),
+        persist=False,
+        project_label="~/proj",
+        **kwargs,  # type: ignore[arg-type]
+    )
+
+
 async def ready(pilot: Pilot) -> ChatScreen:
     """The chat screen, once it says it is ready for input."""
     screen = pilot.app.screen

@@ -4,20 +4,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from planshell.config import Settings
-from planshell.llm.demo import DemoProvider
 from planshell.llm.types import Message
 from planshell.plan.init import INIT_REQUEST
-from planshell.ui.app import PlanshellApp
 from planshell.ui.screens.questions import QuestionsScreen
 from planshell.ui.widgets.messages import UserMessage
 from planshell.ui.widgets.resumed import resumed_entries
-from tests.ui_helpers import SIZE, ready, until
+from tests.ui_helpers import SIZE, demo_app, ready, until
 
 
 async def test_init_shows_the_command_not_the_internal_request(tmp_path: Path) -> None:
     (tmp_path / "Makefile").write_text("test:\n\tpytest\n")
-    app = PlanshellApp(Settings(), tmp_path, provider=DemoProvider(chunk_delay=0), persist=False)
+    app = demo_app(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         screen = await ready(pilot)
         screen.prompt.set_text("/init")

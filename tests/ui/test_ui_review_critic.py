@@ -11,25 +11,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from planshell.config import Settings
-from planshell.llm.demo import DemoProvider
 from planshell.plan.review_format import LEDGER, split_reviews
-from planshell.ui.app import PlanshellApp
 from planshell.ui.screens.review import ReviewScreen
 from planshell.ui.widgets.critic_panel import CriticList, CriticPanel
 from tests.ui.review_helpers import ReviewHost, request_for
-from tests.ui_helpers import ready, send, until
+from tests.ui_helpers import demo_app, ready, send, until
 
 
 async def test_demo_critic_points_become_comments_or_are_dismissed(project: Path) -> None:
-    app = PlanshellApp(
-        Settings(),
-        project,
-        provider=DemoProvider(chunk_delay=0),
-        persist=False,
-        plan=True,
-        project_label="~/proj",
-    )
+    app = demo_app(project, plan=True)
     async with app.run_test(size=(110, 36)) as pilot:
         await ready(pilot)
         await send(pilot, "add rate limiting to the request handler")

@@ -10,23 +10,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from planshell.config import Settings
-from planshell.llm.demo import DemoProvider
-from planshell.ui.app import PlanshellApp
 from planshell.ui.screens.chat import ChatScreen
 from planshell.ui.screens.review import ReviewScreen
-from tests.ui_helpers import idle, ready, screen_text, send, until
+from tests.ui_helpers import demo_app, idle, ready, screen_text, send, until
 
 
 async def test_esc_in_the_review_shows_the_person_facing_line(project: Path) -> None:
-    app = PlanshellApp(
-        Settings(),
-        project,
-        provider=DemoProvider(chunk_delay=0),
-        persist=False,
-        plan=True,
-        project_label="~/proj",
-    )
+    app = demo_app(project, plan=True)
     async with app.run_test(size=(110, 36)) as pilot:
         chat = await ready(pilot)
         await send(pilot, "add rate limiting to the request handler")

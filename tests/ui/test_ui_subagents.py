@@ -15,7 +15,7 @@ from planshell.ui.app import PlanshellApp
 from planshell.ui.screens.questions import QuestionsScreen
 from planshell.ui.widgets.tool_row import ToolRow
 from tests.subagent_helpers import Router
-from tests.ui_helpers import SIZE, ready, settled, until
+from tests.ui_helpers import SIZE, demo_app, ready, settled, until
 
 
 async def test_subagent_progress_streams_into_a_collapsible_row(tmp_path: Path) -> None:
@@ -109,11 +109,10 @@ async def test_questions_dialog_answers_and_skips(tmp_path: Path) -> None:
 
 
 async def test_init_command_asks_in_one_dialog_then_shows_the_plan(tmp_path: Path) -> None:
-    from planshell.llm.demo import DemoProvider
     from planshell.ui.screens.review import ReviewScreen
 
     (tmp_path / "Makefile").write_text("test:\n\tpytest\n")
-    app = PlanshellApp(Settings(), tmp_path, provider=DemoProvider(chunk_delay=0), persist=False)
+    app = demo_app(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         screen = await ready(pilot)
         screen.prompt.set_text("/init")
