@@ -493,6 +493,7 @@ def build_runtime(
     controller.reviews.execution_price = lambda: price_of(
         phases.session_settings, phases.session_provider
     )
+    controller.reviews.runner = phases.runner_line
     runtime.plan_turns = PlanTurnWatch(agent.emit, lambda: controller.mode)
     agent.subscribe(runtime.plan_turns)
     if resume is not None:

@@ -82,6 +82,8 @@ class ReviewRequest:
     # MCP tools that ran while planning and how often, in the order they first ran
     # (the controller's ``mcp_calls``). Names come from servers: untrusted, see ``mcp_line``.
     mcp_ran: tuple[tuple[str, int], ...] = ()
+    # "Runs with MODEL (planned with …)" when planning had a model of its own, else "".
+    runner: str = ""
 
     def mcp_line(self) -> str:
         """The review's line on ``mcp_ran``, sanitised for display; "" when none ran."""

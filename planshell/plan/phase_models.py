@@ -150,6 +150,17 @@ class PhaseModels:
         label = self.agent.provider.label
         return f"plan: {label}" if self.planning and self.split else label
 
+    def runner_line(self) -> str:
+        """The approve dialog's "Runs with MODEL (planned with …)"; "" without a planning
+        model of its own (one model plans and executes: nothing to say)."""
+        if not self.split:
+            return ""
+        try:
+            planner = self.plan_provider.label
+        except Exception:  # the planning provider could not be built: the session's planned
+            planner = "the session's model"
+        return f"Runs with {self.session_provider.label} (planned with {planner})."
+
     def describe(self) -> str:
         """Both models, for ``/model``."""
         execution = self.session_provider.label

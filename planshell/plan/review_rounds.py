@@ -100,6 +100,8 @@ class ReviewRounds:
         # Set by the controller: the MCP tools that ran while planning, with counts
         # (the receipt cannot see what a server changed outside the project).
         self.mcp_ran: Callable[[], tuple[tuple[str, int], ...]] = lambda: ()
+        # Set by the runtime: which model will run the plan, for the approve dialog ("").
+        self.runner: Callable[[], str] = lambda: ""
 
     async def run(
         self, path: Path, *, diff: str = "", notice: str = ""
@@ -232,6 +234,7 @@ class ReviewRounds:
             relint=lambda edited: lint_plan(edited, root),
             blast=self._blast(path, text),
             mcp_ran=self.mcp_ran(),
+            runner=self.runner(),
         )
 
     async def _cited(self, path: Path) -> tuple[Staleness, str] | None:

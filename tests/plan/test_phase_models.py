@@ -266,4 +266,20 @@ async def test_the_blast_card_prices_execution_with_the_execution_model(project:
     blast = decider.requests[0].blast
     assert blast is not None and blast.estimate.cost_low is not None
     assert blast.estimate.cost_low > 0  # the planner's price would make it 0.0
+    # The request names the model that will run the plan (the approve dialog's line).
+    assert decider.requests[0].runner == "Runs with openai · exec (planned with openai · planner)."
+    runtime.close()
+
+
+async def test_one_model_for_both_phases_names_no_runner(project: Path) -> None:
+    decider = ScriptedDecider([Review(Decision.KEEP)])
+    runtime = build_runtime(
+        Settings(provider="openai", model="exec"), project, decider, persist=False
+    )
+    runtime.plan.enter_plan()
+    store = PlanStore(project)
+    store.ensure_dir()
+    path = store.write(store.plans_dir / "limits.md", RATE_LIMIT_PLAN)
+    await finishes(runtime.plan.review(str(path)), "the review")
+    assert decider.requests[0].runner == ""
     runtime.close()

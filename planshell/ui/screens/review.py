@@ -816,20 +816,9 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
             allow_auto=self.request.allow_auto,
             default=self.request.approve_mode,
             blast=self.request.blast,
-            runner=self._runner(),
+            runner=self.request.runner or None,
         )
         self.app.push_screen(dialog, self.approve_in)
-
-    def _runner(self) -> str | None:
-        """ "Runs with MODEL" when planning had a model of its own (``[plan] model``)."""
-        phases = getattr(getattr(self.app, "runtime", None), "phases", None)
-        if phases is None or not phases.split:
-            return None
-        try:
-            planner = phases.plan_provider.label
-        except Exception:  # the planning provider could not be built: the session's planned
-            planner = "the session's model"
-        return f"Runs with {phases.session_provider.label} (planned with {planner})."
 
     def approve_checked(self, mode: str) -> None:
         """Approve in ``mode`` once unseen sections and lint errors, if any, were answered
