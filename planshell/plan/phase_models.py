@@ -93,11 +93,6 @@ class PhaseModels:
             self._plan_provider = make_provider(self.plan_settings, self.environ)
         return self._plan_provider
 
-    def active_settings(self) -> Settings:
-        if self.planning and self.plan_settings is not None:
-            return self.plan_settings
-        return self.session_settings
-
     def __call__(self, event: ev.Event) -> None:
         if isinstance(event, ev.ModeChanged):
             self.apply(event.mode)
