@@ -12,6 +12,7 @@ import planshell.ui.widgets.plan_view as plan_view_module
 from planshell.plan.decider import Decision, Review
 from planshell.ui.screens.unshown import UnshownLinesScreen
 from planshell.ui.widgets.plan_view import PlanView
+from tests.engine_helpers import HANG_GUARD
 from tests.ui.review_helpers import ReviewHost, request_for
 from tests.ui_helpers import read_whole_plan, screen_text, until
 
@@ -107,6 +108,9 @@ async def test_approval_waits_until_the_check_is_on_screen(monkeypatch: pytest.M
                 and notice(app).display
                 and "holds 1 line" in screen_text(app)
             ),
+            # The check runs in 2 ms slices between timer ticks; one fresh-clone CI run
+            # (four workers, two cores) outlasted the default guard here. A hang guard only.
+            timeout=4 * HANG_GUARD,
         )
         await read_whole_plan(pilot)
         await pilot.press("a", "enter")
