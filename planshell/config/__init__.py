@@ -24,6 +24,7 @@ The names below are re-exported so callers import them from ``planshell.config``
 
 from __future__ import annotations
 
+from planshell.config.environment import ENV_NESTED_DELIMITER, ENV_PREFIX
 from planshell.config.errors import ConfigError
 from planshell.config.files import (
     CONFIG_MAX_BYTES,
@@ -34,8 +35,6 @@ from planshell.config.files import (
 )
 from planshell.config.schema import (
     BUILTIN_PROFILES,
-    ENV_NESTED_DELIMITER,
-    ENV_PREFIX,
     RESERVED_BODY_FIELDS,
     AgentProfile,
     AgentSettings,

@@ -1,13 +1,13 @@
 """Every setting as a pydantic model: ``Settings`` and its sections.
 
-``Settings`` takes its layers from ``planshell.config.sources.load_settings``
-(through ``LOADING``); built in code it is its arguments over the defaults.
+``planshell.config.sources.load_settings`` merges the layers into one table
+and validates it here; built in code a ``Settings`` is its arguments over the
+defaults (it never reads the environment itself).
 """
 
 from __future__ import annotations
 
 import re
-from contextvars import ContextVar
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
@@ -18,23 +18,12 @@ from pydantic import (
     PrivateAttr,
     model_validator,
 )
-from pydantic_settings import (
-    BaseSettings,
-    PydanticBaseSettingsSource,
-    SettingsConfigDict,
-)
 
 from planshell.config.mcp import McpSettings
 from planshell.provider_names import PROVIDER_CHOICES, PROVIDER_NAMES
 
 if TYPE_CHECKING:
     from planshell.config.untrusted import UntrustedProject
-
-ENV_PREFIX = "PLANSHELL_"
-ENV_NESTED_DELIMITER = "__"
-
-# The sources of the load_settings call in progress (in this thread or task), highest first.
-LOADING: ContextVar[tuple[PydanticBaseSettingsSource, ...]] = ContextVar("_LOADING", default=())
 
 
 def _printable(text: str) -> str:
@@ -407,16 +396,11 @@ def _provider_name(text: str) -> str:
 ProviderName = Annotated[str, AfterValidator(_provider_name)]
 
 
-class Settings(BaseSettings):
+class Settings(BaseModel):
     """Every setting. ``Settings(...)`` in code is its arguments over the defaults;
-    ``load_settings`` adds the files and the environment as settings sources."""
+    ``load_settings`` merges the files, the environment and the flags into one."""
 
-    model_config = SettingsConfigDict(
-        extra="forbid",
-        validate_assignment=True,
-        env_prefix=ENV_PREFIX,
-        env_nested_delimiter=ENV_NESTED_DELIMITER,
-    )
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, validate_default=True)
 
     provider: ProviderName = Field("auto", description="auto picks from API keys, else demo.")
     model: str | None = Field(None, description="Model name; each provider has a default.")
@@ -468,20 +452,3 @@ class Settings(BaseSettings):
     def untrusted_project(self) -> UntrustedProject | None:
         """The project file whose security-relevant keys were ignored, if any."""
         return self._untrusted
-
-    @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        """The layers of the ``load_settings`` call in progress (highest first), else none.
-
-        Outside ``load_settings`` a ``Settings()`` never reads the process
-        environment, a ``.env`` file or a secrets directory: code and tests
-        that build one get exactly the defaults and their arguments.
-        """
-        return (init_settings, *LOADING.get())

@@ -1,9 +1,9 @@
 """The layers merged into ``Settings``: files, environment and flags.
 
 Order (later wins): defaults < user file < project file < ``PLANSHELL_*``
-environment < command-line flags. pydantic-settings reads the environment
-(prefix, ``__`` nesting, JSON values) and merges the layers; each file is a
-settings source of its parsed table. A broken file or a bad value raises
+environment < command-line flags. Each layer is a table (a parsed file, the
+environment read by ``planshell.config.environment``, the flags); the tables
+merge key by key and pydantic validates the result. A broken file or a bad value raises
 ``ConfigError`` with one sentence naming the file, the key and the problem.
 Security-relevant keys of an untrusted project file never become a layer.
 """
@@ -11,21 +11,20 @@ Security-relevant keys of an untrusted project file never become a layer.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
-from pydantic.fields import FieldInfo
-from pydantic_settings import (
-    BaseSettings,
-    EnvSettingsSource,
-    PydanticBaseSettingsSource,
-    SettingsError,
-)
 
+from planshell.config.environment import (
+    ENV_NESTED_DELIMITER,
+    ENV_PREFIX,
+    deep_merge,
+    environment_table,
+    settings_names,
+)
 from planshell.config.errors import ConfigError
 from planshell.config.files import (
     ConfigFile,
@@ -34,7 +33,7 @@ from planshell.config.files import (
     user_config_path,
 )
 from planshell.config.mcp import drop_project_opt_ins
-from planshell.config.schema import ENV_NESTED_DELIMITER, ENV_PREFIX, LOADING, Settings
+from planshell.config.schema import Settings
 from planshell.config.trust import is_trusted
 from planshell.config.untrusted import (
     UntrustedProject,
@@ -47,86 +46,27 @@ from planshell.config.untrusted import (
 
 @dataclass
 class _Layer:
-    source: str
-    data: dict[str, Any] = field(default_factory=dict)
+    """One layer's table, its keys exactly as written.
 
-
-class _TableSource(PydanticBaseSettingsSource):
-    """A parsed TOML table (or the flags) as a settings source, its keys exactly as written.
-
-    Not pydantic-settings' ``TomlConfigSettingsSource``: that reads the file
-    itself (unbounded, so a FIFO would hang start-up, and with no digest for
-    trust) and matches keys case-insensitively, so a trusted ``PROVIDER = ...``
-    or ``[PLAN]`` would apply as ``provider`` or ``plan`` instead of being an
-    unknown key. The project's table arrives here already trust-filtered.
+    A file's keys are never split on ``__`` nor case-folded as environment
+    names are: a trusted ``PROVIDER = ...`` or ``[PLAN]`` is an unknown key,
+    not ``provider`` or ``plan``. The project's table arrives already
+    trust-filtered.
     """
 
-    def __init__(self, settings_cls: type[BaseSettings], label: str, data: dict[str, Any]) -> None:
-        super().__init__(settings_cls)
-        self.label = label
-        self.data = data
-
-    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
-        return self.data.get(field_name), field_name, False
-
-    def __call__(self) -> dict[str, Any]:
-        return self.data
-
-
-class _EnvSource(EnvSettingsSource):
-    """pydantic-settings' environment layer over a given mapping (tests pass ``environ``)."""
-
-    label = "environment"
-
-    def __init__(self, settings_cls: type[BaseSettings], environ: Mapping[str, str]) -> None:
-        self._environ = {k: v for k, v in environ.items() if k.upper() not in _ENV_NOT_SETTINGS}
-        super().__init__(settings_cls)
-
-    def prepare_field_value(
-        self, field_name: str, field: FieldInfo, value: Any, value_is_complex: bool
-    ) -> Any:
-        """The library's JSON decoding, with a ``ConfigError`` naming the variable on failure."""
-        try:
-            return super().prepare_field_value(field_name, field, value, value_is_complex)
-        except ValueError as exc:
-            name = f"{ENV_PREFIX}{field_name.upper()}"
-            raise ConfigError(
-                f"config error in environment: {field_name}: {name} (or a {name}__* variable) "
-                f"is not valid JSON ({exc})."
-            ) from None
-
-    def _load_env_vars(self) -> Mapping[str, str | None]:
-        from pydantic_settings.sources.utils import parse_env_vars
-
-        return parse_env_vars(
-            self._environ, self.case_sensitive, self.env_ignore_empty, self.env_parse_none_str
-        )
-
-
-# Variables read elsewhere that are not settings.
-_ENV_NOT_SETTINGS = {"PLANSHELL_BASH_CORPUS", "PLANSHELL_DATA_DIR", "PLANSHELL_LOG_LEVEL"}
-
-
-@contextmanager
-def _loading(sources: tuple[PydanticBaseSettingsSource, ...]) -> Iterator[None]:
-    token = LOADING.set(sources)
-    try:
-        yield
-    finally:
-        LOADING.reset(token)
+    source: str
+    data: dict[str, Any] = field(default_factory=dict)
 
 
 def _unknown_env_names(environ: Mapping[str, str]) -> list[str]:
     """``PLANSHELL_*`` variables that name no setting: a typo must not be silently ignored.
 
-    pydantic-settings only looks up the names of fields; a misspelt nested key
+    A misspelt nested key
     (``PLANSHELL_PLAN__SANDBOXX``) is already an unknown key of its table.
     """
     unknown = []
-    for name in environ:
+    for name in settings_names(environ):
         upper = name.upper()
-        if not upper.startswith(ENV_PREFIX) or upper in _ENV_NOT_SETTINGS:
-            continue
         head = upper[len(ENV_PREFIX) :].split(ENV_NESTED_DELIMITER)[0].lower()
         if head and head not in Settings.model_fields:
             unknown.append(name)
@@ -256,16 +196,16 @@ def _validate(
     user: ConfigFile,
 ) -> Settings:
     """The layers merged and validated, or a ``ConfigError`` naming the layer at fault."""
-    sources: tuple[_TableSource | _EnvSource, ...] = (  # highest first, as pydantic-settings wants
-        _TableSource(Settings, "command-line flags", flags),
-        _EnvSource(Settings, environ),
-        _TableSource(Settings, project_label, project_data),
-        _TableSource(Settings, str(user.path), user.data),
-    )
+    layers = [  # lowest first
+        _Layer(str(user.path), user.data),
+        _Layer(project_label, project_data),
+        _Layer("environment", environment_table(Settings, environ)),
+        _Layer("command-line flags", flags),
+    ]
+    merged: dict[str, Any] = {}
+    for layer in layers:
+        merged = deep_merge(merged, layer.data)
     try:
-        with _loading(sources):
-            return Settings()
+        return Settings.model_validate(merged)
     except ValidationError as exc:
-        raise _explain(exc, [_Layer(s.label, s()) for s in reversed(sources)]) from None
-    except SettingsError as exc:  # only the environment source raises it
-        raise ConfigError(f"config error in environment: {exc}.") from None
+        raise _explain(exc, layers) from None

@@ -440,3 +440,33 @@ def test_no_module_hard_codes_provider_names():
             if len(names) >= 2:
                 found.append(f"{path.relative_to(package)}:{node.lineno}")
     assert found == []
+
+
+def test_env_names_are_case_insensitive_and_values_convert(tmp_path):
+    env = {"planshell_model": "m", "Planshell_Tools__Bash_Timeout": "9"}
+    settings = load_settings(tmp_path, environ=env, user_file=tmp_path / "x")
+    assert (settings.model, settings.tools.bash_timeout) == ("m", 9)
+
+
+def test_env_nested_json_errors_name_the_variable(tmp_path):
+    env = {"PLANSHELL_PLAN__ENV_DENY": "[oops"}
+    with pytest.raises(ConfigError, match=r"environment: plan\.env_deny: PLANSHELL_PLAN__ENV_DENY"):
+        load_settings(tmp_path, environ=env, user_file=tmp_path / "x")
+
+
+def test_env_reaches_a_table_of_tables(tmp_path):
+    """``headers`` and ``agents`` are tables keyed by any name: a nested name reaches them."""
+    env = {
+        "PLANSHELL_HEADERS": '{"X-One": "1"}',
+        "PLANSHELL_AGENTS__SCOUT": '{"description": "looks around", "tools": ["read_file"]}',
+    }
+    settings = load_settings(tmp_path, environ=env, user_file=tmp_path / "x")
+    assert settings.headers == {"X-One": "1"}
+    assert settings.agents["scout"].description == "looks around"
+
+
+def test_env_layer_merges_over_the_user_file_key_by_key(tmp_path):
+    user = _write(tmp_path / "u.toml", '[plan]\nsandbox = "off"\nenv_deny = ["A_*"]\n')
+    env = {"PLANSHELL_PLAN__ENV_DENY": '["B_*"]'}
+    plan = load_settings(tmp_path, environ=env, user_file=user).plan
+    assert (plan.sandbox, plan.env_deny) == ("off", ["B_*"])
