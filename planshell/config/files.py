@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -66,6 +65,8 @@ def read_config_file(path: Path, project_root: Path | None = None) -> ConfigFile
         raise ConfigError(
             f"config error in {path}: cannot read the file ({exc.strerror})."
         ) from None
+    import tomllib  # ~15 ms to import: only when there is a file to parse
+
     try:
         data = tomllib.loads(raw.decode("utf-8"))
     except UnicodeDecodeError:

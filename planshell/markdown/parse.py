@@ -13,11 +13,13 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-
-from markdown_it import MarkdownIt
-from markdown_it.token import Token
+from typing import TYPE_CHECKING
 
 from planshell.sanitize import strip_terminal_controls
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+    from markdown_it.token import Token
 
 __all__ = ["Block", "MarkdownStream", "parse_blocks", "parse_tokens", "parser", "task_state"]
 
@@ -35,7 +37,12 @@ def parser() -> MarkdownIt:
     markdown-it then escapes it). Not mdit-py-plugins' tasklists: it rewrites
     the inline content and marks ``- [x]`` followed by a continuation line as
     an *unticked* task.
+
+    markdown-it is imported here, on the first parse: start-up parses no
+    markdown, and the package costs ~25 ms to import (issue 28).
     """
+    from markdown_it import MarkdownIt
+
     return MarkdownIt("commonmark", {"html": False}).enable(["table", "strikethrough"])
 
 

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-
-from markdown_it.token import Token
+from typing import TYPE_CHECKING
 
 from planshell.markdown.parse import parse_blocks
 from planshell.plan.document import Section, parse_plan
 from planshell.sanitize import strip_terminal_controls
+
+if TYPE_CHECKING:
+    from markdown_it.token import Token
 
 __all__ = ["PlanBlock", "block_lines", "plan_blocks", "section_blocks"]
 

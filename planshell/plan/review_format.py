@@ -27,11 +27,9 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 
-from markdown_it import MarkdownIt
-
+from planshell.markdown.parse import parse_tokens
 from planshell.plan.blocks import PlanBlock, plan_blocks
 from planshell.sanitize import strip_terminal_controls
 
@@ -69,15 +67,10 @@ class Comment:
     text: str
 
 
-@cache
-def _parser() -> MarkdownIt:
-    return MarkdownIt("commonmark", {"html": False}).enable(["table", "strikethrough"])
-
-
 def code_lines(text: str) -> set[int]:
     """Line numbers inside fenced or indented code, at any nesting depth."""
     lines: set[int] = set()
-    for token in _parser().parse(text):
+    for token in parse_tokens(text):
         if token.type in {"fence", "code_block"} and token.map is not None:
             lines.update(range(*token.map))
     return lines

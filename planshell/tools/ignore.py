@@ -26,8 +26,10 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from pathspec import GitIgnoreSpec
+if TYPE_CHECKING:
+    from pathspec import GitIgnoreSpec
 
 #: Per-directory ignore files, in order of precedence (``info/exclude`` follows).
 IGNORE_FILES: tuple[str, ...] = (".rgignore", ".ignore", ".gitignore")
@@ -110,6 +112,8 @@ def load_spec(path: Path, root: Path | None = None) -> GitIgnoreSpec | None:
     data = _read_bytes(path, root)
     if data is None:
         return None
+    from pathspec import GitIgnoreSpec  # ~10 ms to import: only once there are patterns
+
     lines = data.decode("utf-8", "replace").splitlines()
     try:
         spec = GitIgnoreSpec.from_lines(lines)

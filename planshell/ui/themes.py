@@ -22,7 +22,6 @@ theme never stops the app. This module imports Textual's ``Theme`` and
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -116,6 +115,8 @@ THEME_MAX_BYTES = 256 * 1024
 
 
 def parse_theme_file(path: Path) -> Theme:
+    import tomllib
+
     from planshell.fsutil import ReadRefused, read_user_file
 
     try:
@@ -287,8 +288,10 @@ def peek_configured_theme(start: Path) -> str | None:
                 raw = read_project_file(root, path, CONFIG_MAX_BYTES)
             else:
                 raw = read_user_file(path, CONFIG_MAX_BYTES)
+            import tomllib  # ~15 ms, before the first frame: only when there is a file
+
             data = tomllib.loads(raw.decode("utf-8"))
-        except (OSError, ReadRefused, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        except (OSError, ReadRefused, ValueError):  # TOML and UTF-8 errors are ValueErrors
             continue
         ui = data.get("ui")
         if isinstance(ui, dict) and isinstance(ui.get("theme"), str):
