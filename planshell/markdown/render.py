@@ -12,15 +12,17 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-from markdown_it.token import Token
 from rich.segment import Segment
 from rich.style import Style
 
 from planshell.markdown.parse import Block, parse_blocks, parser, task_state
 from planshell.markdown.wrap import cells, chop, wrap_spans
 from planshell.sanitize import strip_terminal_controls
+
+if TYPE_CHECKING:  # markdown-it itself is imported on the first parse (parse.parser)
+    from markdown_it.token import Token
 
 __all__ = [
     "DEFAULT_PALETTE",

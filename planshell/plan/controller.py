@@ -25,10 +25,8 @@ from planshell.agent import events as ev
 from planshell.agent.events import Mode
 from planshell.mcp.tools import McpSearchTool
 from planshell.plan import prompts
-from planshell.plan.amend import AmendedPlan, add_to_scope, amend_step
 from planshell.plan.approval_record import ApprovalRecord, PlanChange, less_permissive
 from planshell.plan.authoring import keep_title, plan_target, title_line, with_title
-from planshell.plan.capabilities import capabilities_report
 from planshell.plan.decider import AmendmentRequest, Decider, Decision, Review, mcp_ran_line
 from planshell.plan.document import parse_plan, validate_plan
 from planshell.plan.fetch_gate import FetchPlanGate
@@ -36,21 +34,17 @@ from planshell.plan.mode_log import RecordedMode, mode_entry
 from planshell.plan.mode_tools import mode_tool_names
 from planshell.plan.policy import PlanPolicy
 from planshell.plan.receipt import PendingSnapshot, Receipt, compare, take_snapshot
-from planshell.plan.report import build_report, render_markdown
 from planshell.plan.review_rounds import KEPT_CHANGING, ReviewRounds
 from planshell.plan.run_log import RunLog
 from planshell.plan.scope import plan_scope
-from planshell.plan.staleness import CitedRecord, Staleness, check_cited, cited_diffs, record_cited
 from planshell.plan.steps import StepUpdate, checklist, tick_steps, tick_todos
 from planshell.plan.store import PlanStore, PlanStoreError
-from planshell.plan.undo import UndoPlan, commits_during
 from planshell.plan.undo_keeper import (
     EXECUTE_REFUSED,
     PLAN_REFUSED,
     CheckpointKeeper,
     UndoRefused,
 )
-from planshell.plan.verification import approved_check
 from planshell.sanitize import plain_line
 from planshell.shell.guard import BashGuard
 from planshell.text import plural
@@ -58,10 +52,16 @@ from planshell.tools.base import ExecPolicy, Tool, ToolArgs, ToolError, ToolResu
 from planshell.tools.registry import ToolRegistry
 from planshell.tools.todo import TodoList
 
+# The report, staleness, amendment, undo and verification modules are imported in the
+# methods that use them: a session that never reviews or executes a plan does not pay for
+# them at start-up (issue 28).
 if TYPE_CHECKING:
     from planshell.agent.loop import Agent
     from planshell.config import PlanSettings
+    from planshell.plan.amend import AmendedPlan
     from planshell.plan.evidence import RunRecord
+    from planshell.plan.staleness import Staleness
+    from planshell.plan.undo import UndoPlan
 
 
 # What the person sees on the exit_plan_mode row for each outcome (the tool result itself
@@ -514,6 +514,9 @@ class PlanController:
         Runs in a worker thread (it hashes, diffs and asks git): returns whether
         the plan is complete and why the record was not saved, if it was not.
         """
+        from planshell.plan.report import build_report, render_markdown
+        from planshell.plan.undo import commits_during
+
         cp = self.undo_keeper.checkpoint
         report = build_report(
             text,
@@ -645,6 +648,8 @@ class PlanController:
         (planshell/plan/staleness.py). A plan that cannot be read or recorded
         gets a notice, and its review simply has no staleness chip.
         """
+        from planshell.plan.staleness import record_cited
+
         root = self.agent.ctx.root
 
         def record() -> None:
@@ -661,6 +666,8 @@ class PlanController:
 
         None when the plan has no usable record (written before this existed, or by hand).
         """
+        from planshell.plan.staleness import CitedRecord, check_cited, cited_diffs
+
         raw = self.store.read_cited(path)
         record = CitedRecord.from_json(raw) if raw is not None else None
         if record is None:
@@ -758,6 +765,8 @@ class PlanController:
         Resolves the plan exec policy (the one-off bubblewrap probe) and, in PLAN,
         compares the work tree with the snapshot: call it from a worker, not a paint.
         """
+        from planshell.plan.capabilities import capabilities_report
+
         return capabilities_report(
             mode=self.mode,
             registry=self.registry,
@@ -855,6 +864,8 @@ class PlanController:
         approval = self.approval
         if self.mode is not Mode.EXECUTE or approval is None or self.run_log.record is None:
             return None
+        from planshell.plan.verification import approved_check
+
         check = approved_check(approval.text, command)
         if check is None or self.run_log.was_granted(approval.revision, check):
             return None
@@ -927,6 +938,8 @@ class PlanController:
         """
         approval = self._amendable("amend_plan")
         path = approval.path
+        from planshell.plan.amend import amend_step
+
         amended = amend_step(approval.text, step, new_text, reason, self.clock())
         change = amended.amendment
         request = AmendmentRequest(
@@ -965,6 +978,8 @@ class PlanController:
         """
         try:
             approval = self._amendable("add to the plan")
+            from planshell.plan.amend import add_to_scope
+
             amended = add_to_scope(approval.text, rel, self.clock(), "added by the user")
             self._commit_amendment(amended)
         except ToolError as exc:

@@ -36,7 +36,6 @@ from planshell.fsutil import ReadRefused, read_project_file
 from planshell.llm.factory import choose_provider, make_provider
 from planshell.llm.types import Message, Provider, ProviderError, StreamEnd, TextChunk
 from planshell.plan.document import parse_plan
-from planshell.plan.report import verification_commands
 from planshell.plan.scope import plan_scope
 from planshell.sanitize import plain_line
 
@@ -216,6 +215,8 @@ _VAGUE = re.compile(
 
 def demo_points(text: str) -> tuple[str, ...]:
     """Cheap checks a reviewer would make: verification commands, paths in steps, risks."""
+    from planshell.plan.report import verification_commands  # review time, not start-up
+
     doc = parse_plan(text)
     titles = [section.title.strip().casefold() for section in doc.sections]
     points: list[str] = []

@@ -18,13 +18,8 @@ from typing import TYPE_CHECKING
 from planshell.agent import events as ev
 from planshell.agent.events import Mode
 from planshell.llm.types import Usage
-from planshell.plan.blast_radius import BlastRadius, CommandCheck, blast_radius, past_run
 from planshell.plan.decider import Decider, Decision, Review, ReviewRequest
 from planshell.plan.document import changed_sections, parse_plan, validate_plan
-from planshell.plan.lint import lint_plan
-from planshell.plan.receipt import Receipt
-from planshell.plan.review_comments import ReviewComment, track
-from planshell.plan.revision_diff import unrequested_changes
 from planshell.plan.store import PlanStore, PlanStoreError
 from planshell.sanitize import count_hidden
 from planshell.shell.guard import BashGuard
@@ -33,7 +28,10 @@ from planshell.tools.base import ToolError
 if TYPE_CHECKING:
     from planshell.agent.loop import Agent, PriceFn
     from planshell.config import PlanSettings
+    from planshell.plan.blast_radius import BlastRadius, CommandCheck
     from planshell.plan.critic import Critic, CriticReport
+    from planshell.plan.receipt import Receipt
+    from planshell.plan.review_comments import ReviewComment
     from planshell.plan.staleness import Staleness
 
 # What a plan's cited files did since it was written: (staleness, diffs), or None.
@@ -205,6 +203,11 @@ class ReviewRounds:
         diff: str = "",
         cited: tuple[Staleness, str] | None = None,
     ) -> ReviewRequest:
+        # Imported at the first review, not at start-up (issue 28: ~20 ms of every launch).
+        from planshell.plan.lint import lint_plan
+        from planshell.plan.review_comments import track
+        from planshell.plan.revision_diff import unrequested_changes
+
         doc = parse_plan(text)
         previous = self.reviewed.get(path)
         changed = (
@@ -245,6 +248,8 @@ class ReviewRounds:
 
     def _blast(self, path: Path, text: str) -> BlastRadius:
         """The approve dialog's card: scope sizes, commands per mode, an estimate."""
+        from planshell.plan.blast_radius import blast_radius, past_run
+
         check = self.command_check or self._guard_check
         price = self.execution_price() if self.execution_price is not None else self.agent.price
         return blast_radius(

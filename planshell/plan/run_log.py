@@ -12,13 +12,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from planshell.plan.amend import Amendment
-from planshell.plan.evidence import Evidence, RunRecord, StepStatus, tail
-from planshell.plan.report import fold, verification_commands
 from planshell.plan.store import PlanStore, PlanStoreError
 from planshell.tools.base import Effect, Tool, ToolArgs, ToolResult
 from planshell.tools.todo import TodoItem, TodoStatus
+
+# The record's own modules load when a plan starts executing, not at start-up (issue 28).
+if TYPE_CHECKING:
+    from planshell.plan.amend import Amendment
+    from planshell.plan.evidence import Evidence, RunRecord, StepStatus
 
 __all__ = ["RunLog", "evidence_of"]
 
@@ -30,6 +33,8 @@ def evidence_of(tool: Tool, args: ToolArgs, result: ToolResult, plans_dir: Path)
     nothing); a tool that can execute and reports an ``exit_code`` ran a command,
     whatever its exit code. Plan files (``set_plan_steps``' ticks) are not work.
     """
+    from planshell.plan.evidence import Evidence
+
     data = result.data or {}
     path = data.get("path")
     if Effect.WRITE in tool.effects and isinstance(path, str) and not result.is_error:
@@ -60,6 +65,9 @@ class RunLog:
 
     def start(self, path: Path, text: str) -> None:
         """Seed the record for approved ``text``, keeping a saved record's steps that still match."""
+        from planshell.plan.evidence import RunRecord
+        from planshell.plan.report import fold, verification_commands
+
         previous: RunRecord | None = None
         try:
             saved = self.store.read_run(path)
@@ -86,6 +94,8 @@ class RunLog:
             return
         check = self._check_of(item)
         if check is not None:
+            from planshell.plan.evidence import tail
+
             # A Verification run keeps its output; only the last run of each check does.
             self._drop_output(check)
             item.output = tail(result.content)
@@ -96,6 +106,8 @@ class RunLog:
         """The Verification command a command item runs (as the report matches it), or None."""
         if item.kind != "command":
             return None
+        from planshell.plan.report import fold
+
         ran = fold(item.detail)
         return next((c for c in self._checks if c in ran), None)
 

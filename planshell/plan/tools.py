@@ -7,7 +7,6 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from planshell.plan.controller import Mode, PlanController
-from planshell.plan.lint import lint_plan, summary
 from planshell.tools.base import (
     SHOWN_KEY,
     ArgsT,
@@ -87,6 +86,8 @@ class WritePlanTool(_PlanTool[WritePlanArgs]):
 
     def _lint(self, content: str, shown: str) -> str:
         """Plan lint's findings, so the model can fix them before the person reads the plan."""
+        from planshell.plan.lint import lint_plan, summary  # with the first plan, not at start-up
+
         findings = lint_plan(content, self.controller.store.root)
         if not findings:
             return "Plan lint: no findings. "
