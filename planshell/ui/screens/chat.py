@@ -9,7 +9,6 @@ it as a generic ``CommandContext`` and do the rest themselves.
 
 from __future__ import annotations
 
-import gc
 import logging
 import time
 from collections import deque
@@ -28,6 +27,7 @@ from textual.worker import Worker
 from planshell import __version__
 from planshell.ui.commands import REGISTRY, SlashCommand, run_handler
 from planshell.ui.event_renderer import EventRenderer
+from planshell.ui.gc_policy import settle_after_startup
 from planshell.ui.keys import DEFAULT_TOGGLE_KEYS, TOGGLE_PLAN_BINDING_ID
 from planshell.ui.widgets.history import PromptHistory, history_path
 from planshell.ui.widgets.key_footer import FittedFooter
@@ -281,10 +281,7 @@ class ChatScreen(Screen[None]):
             return
         await self.attach_runtime(runtime, app.resume)
         self.ready = True
-        # What start-up built (modules, the engine, the widgets) lives as long as the app:
-        # full garbage collections stop walking it again and again (measured: they were
-        # most of the remaining UI stalls while a long reply streams, issue 28).
-        gc.freeze()
+        settle_after_startup()  # planshell/ui/gc_policy.py: fewer, cheaper collections
         pending = list(self._pending)
         self._pending.clear()
         initial, app.initial_prompt = app.initial_prompt, None
