@@ -10,9 +10,12 @@ behind. At CPython's default thresholds (700, 10, 10) that meant a young
 collection every few dozen strips and a full one about every second, 20–90 ms
 each, measured with a ``gc.callbacks`` hook in the tmux stream bench at 1,000
 deltas/s; a key typed meanwhile waited. A young generation of 50,000 objects
-makes collections rare and still bounded (a few MB of garbage at most): key echo
-p95 went from 78 to 63 ms and the median from 36 to 33 ms (60 marks each, three
-interleaved runs; ``bench/stream.py``).
+makes collections rare and still bounded (a few MB of garbage at most). Key echo
+at 1,000 deltas/s (``bench/stream.py``, 60 marks per setting pooled from three
+interleaved runs, two experiments): p95 78–84 ms at the defaults, 79–89 ms at
+10,000, 69 ms at 20,000, 63–67 ms at 50,000. A young collection then takes
+longer (20–100 ms seen), but it comes about every 2.5 s instead of many times a
+second, and far fewer keys meet one.
 """
 
 from __future__ import annotations
