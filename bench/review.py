@@ -17,7 +17,9 @@ Figures (each also for the ``--baseline`` tree, run from a temporary worktree wi
    - press to moved, in tmux: ``send-keys n`` until ``capture-pane`` shows the next
      heading on the plan's top row, polled without sleeping (each poll spawns a tmux
      client, ~2-5 ms, which is counted in).
-   p95 of the 40 presses for each.
+   p95 of the 40 presses for each. Beside them, once per run, the harness's floor: 40
+   keys typed into a bare Textual app (Static + Input) in the same tmux server, each
+   until it shows (the same polling): what any key costs before planshell does anything.
 3. Peak memory of a headless process that opens the 100k-line plan, lets the
    background layout run 2 s and presses ``G`` (which lays out the whole plan):
    ru_maxrss, and how long that ``G`` took (reported, no goal; tracemalloc made the
@@ -81,6 +83,21 @@ def p95(values: list[float]) -> float:
 
 
 # ------------------------------------------------------------- tmux first frame
+
+
+BARE_INPUT_APP = """
+from textual.app import App
+from textual.widgets import Input, Static
+
+
+class Bare(App):
+    def compose(self):
+        yield Static("BARE-READY")
+        yield Input()
+
+
+Bare().run()
+"""
 
 
 class Tmux:
@@ -163,6 +180,36 @@ class Tmux:
                         raise RuntimeError(f"{key} did not bring {title!r} to the top: {rows[:3]}")
         finally:
             self.run("kill-session", "-t", "jumps", check=False)
+        return times
+
+    def echo_floor(self, size: tuple[int, int], keys: int = 40) -> list[float]:
+        """Seconds from ``send-keys`` until a bare Textual app (one Input) shows the key.
+
+        The same tmux server, size and polling as :meth:`jumps`: what a key costs this
+        harness (tmux relaying it, a client spawned per poll) plus Textual's smallest
+        frame, the floor under every press-to-screen figure here.
+        """
+        command = [sys.executable, "-c", BARE_INPUT_APP]
+        self.run(
+            "new-session", "-d", "-s", "floor", "-x", str(size[0]), "-y", str(size[1]),
+            "-e", "COLORTERM=truecolor", "-e", "TERM=xterm-256color", *command,
+        )  # fmt: skip
+        times: list[float] = []
+        try:
+            deadline = time.perf_counter() + 60
+            while "BARE-READY" not in self.screen("floor"):
+                if time.perf_counter() > deadline:
+                    raise RuntimeError("the bare app did not start")
+                time.sleep(0.02)
+            for typed in range(1, keys + 1):
+                start = time.perf_counter()
+                self.run("send-keys", "-t", "floor", "x")
+                while self.screen("floor").count("x") < typed:
+                    if time.perf_counter() - start > 10:
+                        raise RuntimeError("the bare app did not echo a key")
+                times.append(time.perf_counter() - start)
+        finally:
+            self.run("kill-session", "-t", "floor", check=False)
         return times
 
     def close(self) -> None:
@@ -417,6 +464,18 @@ def main() -> int:
             )
         for label, tree in trees:
             figures += measure(tree, label, files, args)
+        if not args.skip_tmux and shutil.which("tmux"):
+            tmux = Tmux(Path(folder))
+            try:
+                floor = tmux.echo_floor(args.size_tuple)
+            finally:
+                tmux.close()
+            figures.append(
+                Figure(SECTION, "tmux floor: bare Textual app key echo p95", p95(floor), "s",
+                       method="the same tmux server and polling as n/p press to moved; a key "
+                       "typed into a bare app (Static + Input) until it shows, 40 keys",
+                       tree="harness")
+            )  # fmt: skip
     report(figures, args.json)
     return 0
 
