@@ -52,8 +52,11 @@ def environment_table(model: type[BaseModel], environ: Mapping[str, str]) -> dic
     # Whole tables first, then nested names over them (sorted: shorter paths first).
     for name in sorted(settings_names(environ), key=lambda n: n.count(ENV_NESTED_DELIMITER)):
         path = name[len(ENV_PREFIX) :].lower().split(ENV_NESTED_DELIMITER)
-        if not all(path):
-            continue  # PLANSHELL_ alone, or an empty part: names no setting
+        if not all(path):  # PLANSHELL_ alone, PLANSHELL_PLAN__: a typo, not silence
+            raise ConfigError(
+                f"config error in environment: {name}: unknown setting "
+                "(see docs/configuration.md for the valid keys)."
+            )
         value: Any = environ[name]
         if _is_table_or_list(_annotation_at(model, path)):
             value = _json(name, path, value)

@@ -470,3 +470,9 @@ def test_env_layer_merges_over_the_user_file_key_by_key(tmp_path):
     env = {"PLANSHELL_PLAN__ENV_DENY": '["B_*"]'}
     plan = load_settings(tmp_path, environ=env, user_file=user).plan
     assert (plan.sandbox, plan.env_deny) == ("off", ["B_*"])
+
+
+@pytest.mark.parametrize("name", ["PLANSHELL_PLAN__", "PLANSHELL_PLAN____SANDBOX"])
+def test_env_names_with_an_empty_part_are_errors(tmp_path, name):
+    with pytest.raises(ConfigError, match=rf"environment: {name}: unknown setting"):
+        load_settings(tmp_path, environ={name: "off"}, user_file=tmp_path / "x")
