@@ -151,9 +151,6 @@ def run_review(path: Path, theme: str | None = None) -> int:
     app = ReviewApp(request, theme, lint_later=lint_later, project=project)
     for warning in app.theme_warnings:
         print(f"planshell: {warning}", file=sys.stderr)
-    from planshell.ui.gc_policy import settle_after_startup
-
-    settle_after_startup()  # the plan is read: a long one's layout allocates a lot
     result = app.run()
     return 0 if result is None else int(result)
 
