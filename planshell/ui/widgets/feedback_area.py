@@ -13,10 +13,12 @@ from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widgets import TextArea
 
+from planshell.ui.widgets.key_order import KeysInOrder
+
 __all__ = ["FeedbackArea"]
 
 
-class FeedbackArea(TextArea):
+class FeedbackArea(KeysInOrder, TextArea):
     """The refine editor: Enter submits, Ctrl+J (or Shift+Enter) inserts a newline, Esc goes back.
 
     Enter and the newline keys are handled in ``on_key``, not as bindings:

@@ -26,6 +26,7 @@ from textual.widgets import TextArea
 
 from planshell.ui.commands import Suggestion
 from planshell.ui.widgets.history import PromptHistory
+from planshell.ui.widgets.key_order import KeysInOrder
 from planshell.ui.widgets.messages import normalise_newlines, paste_chip, paste_lines
 from planshell.ui.widgets.suggestions import CommandSuggestions
 
@@ -34,7 +35,7 @@ PASTE_FOLD_LINES = 8  # a paste with more lines than this is folded (CR, CRLF, L
 PASTE_FOLD_CHARS = 1_000  # ... or with more characters than this
 
 
-class PromptInput(TextArea):
+class PromptInput(KeysInOrder, TextArea):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding(
             "enter",
