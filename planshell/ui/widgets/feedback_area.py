@@ -53,7 +53,7 @@ class FeedbackArea(KeysInOrder, TextArea):
         def control(self) -> FeedbackArea:
             return self.area
 
-    def on_key(self, event: events.Key) -> None:
+    async def on_key(self, event: events.Key) -> None:
         # Runs before TextArea's own key handler; prevent_default stops that one.
         if event.key == "enter":
             event.stop()

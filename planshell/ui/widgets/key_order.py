@@ -32,7 +32,7 @@ else:
 class KeysInOrder(_Field):
     """Mix into a text field before its Textual base: ``class F(KeysInOrder, TextArea)``."""
 
-    async def _on_key(self, event: events.Key) -> None:
+    async def on_key(self, event: events.Key) -> None:
         if event.is_printable:
             return  # text: the field inserts it itself, in order
         screen = self.screen

@@ -144,7 +144,7 @@ class PromptInput(KeysInOrder, TextArea):
 
     # --- keys ---------------------------------------------------------------------
 
-    def on_key(self, event: events.Key) -> None:
+    async def on_key(self, event: events.Key) -> None:
         # TextArea inserts a newline for Enter in its own key handler, before
         # bindings are consulted: claim Enter here (the subclass's handler runs
         # first; prevent_default keeps TextArea's from running).
