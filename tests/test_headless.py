@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -62,12 +63,8 @@ def test_engine_imports_no_textual():
     assert proc.stdout.strip() == "[]"
 
 
-def test_a_whole_print_run_imports_neither_textual_nor_rich(project, isolated_env):
-    """`planshell -p` (a turn with tool calls, piped output) never loads the UI toolkits.
-
-    Rich is for a terminal's rendered answer only; Textual never. Both cost start-up
-    time the headless path must not pay (issue 28).
-    """
+def modules_after_a_print_run(project: Path) -> set[str]:
+    """The modules a whole ``planshell -p`` run loaded (demo model, a turn with tool calls)."""
     code = (
         "import contextlib, io, sys\n"
         "from planshell.cli import main\n"
@@ -75,11 +72,33 @@ def test_a_whole_print_run_imports_neither_textual_nor_rich(project, isolated_en
         "with contextlib.redirect_stdout(out):\n"
         f"    code = main(['-C', {str(project)!r}, '-p', 'what is in this repo?'])\n"
         "assert code == 0 and 'Offline demo model' in out.getvalue(), (code, out.getvalue())\n"
-        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich')))\n"
+        "print(' '.join(sorted(sys.modules)))\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip().splitlines()[-1] == "[]"
+    return set(proc.stdout.strip().splitlines()[-1].split())
+
+
+def test_a_whole_print_run_imports_neither_textual_nor_rich(project):
+    """`planshell -p` (a turn with tool calls, piped output) never loads the UI toolkits.
+
+    Rich is for a terminal's rendered answer only; Textual never. Both cost start-up
+    time the headless path must not pay (issue 28).
+    """
+    loaded = modules_after_a_print_run(project)
+    assert sorted(m for m in loaded if m.split(".")[0] in ("textual", "rich")) == []
+
+
+def test_a_print_run_imports_no_review_time_module(project):
+    """`planshell -p` builds the whole engine and answers without the modules only a review,
+    an executing plan or a settings source would need (issue 28)."""
+    late = {
+        "pydantic_settings", "markdown_it", "tomllib", "planshell.plan.report",
+        "planshell.plan.lint", "planshell.plan.evidence", "planshell.plan.staleness",
+        "planshell.plan.capabilities", "planshell.plan.blast_radius",
+        "planshell.plan.review_comments", "planshell.plan.amend",
+    }  # fmt: skip
+    assert sorted(late & modules_after_a_print_run(project)) == []
 
 
 # --- issue 12, item 13: what -p prints -------------------------------------------------
