@@ -10,16 +10,18 @@ from __future__ import annotations
 import socket
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
 from planshell.config import Settings
+from planshell.llm.scripted import Reply, ScriptedProvider
 from planshell.mcp.tools import McpArgs
 from planshell.plan.controller import Mode
 from planshell.plan.decider import ApprovalChoice, ApprovalDecision
 from planshell.tools.base import ToolError
-from tests.engine_helpers import finishes, make_runtime, wait_for
+from tests.engine_helpers import Recorder, finishes, make_runtime, wait_for
 
 SERVER = Path(__file__).parent / "servers" / "demo_server.py"
 
@@ -37,10 +39,11 @@ def _settings(
     return Settings(mcp={"servers": {"demo": server}}, **extra)
 
 
-async def _started(tmp_path: Path, **kw: object):
+async def _started(tmp_path: Path, replies: Sequence[Reply] = (), **kw: object):
+    """A runtime with the demo server configured (``kw``: its settings) and started."""
     log = tmp_path / "server.log"
     runtime, _provider, decider, _recorder = make_runtime(
-        tmp_path, settings=_settings(log, **kw), persist=False
+        tmp_path, replies, settings=_settings(log, **kw), persist=False
     )
     assert runtime.mcp is not None
     runtime.start_mcp()
@@ -220,25 +223,17 @@ async def test_streamable_http_server_on_loopback(tmp_path: Path) -> None:
 
 async def test_a_model_in_plan_mode_cannot_call_the_writing_tool(tmp_path: Path) -> None:
     """Through the whole loop: the model names the write, and mcp_search cannot unlock it."""
-    from planshell.llm.scripted import Reply
     from planshell.mcp.tools import McpSearchArgs
 
-    log = tmp_path / "server.log"
     replies = [
         Reply(calls=[("mcp__demo__update_ticket", {"key": "J-1", "status": "done"})]),
         Reply(calls=[("mcp__demo__lookup", {"key": "J-1"})]),
         Reply(text="planned"),
     ]
-    runtime, provider, _, _ = make_runtime(
-        tmp_path,
-        replies,
-        settings=_settings(log),
-        persist=False,
-    )
-    assert runtime.mcp is not None
+    runtime, _, log = await _started(tmp_path, replies)
+    provider = runtime.provider
+    assert isinstance(provider, ScriptedProvider)
     try:
-        runtime.start_mcp()
-        await finishes(runtime.mcp.servers["demo"].wait_started(), "start")
         runtime.plan.enter_plan()
         await finishes(runtime.agent.submit("plan the ticket"), "the turn")
         results = [m for m in runtime.agent.messages if m.role == "tool"]
@@ -274,10 +269,8 @@ async def test_sub_agents_never_get_mcp_tools(tmp_path: Path) -> None:
 
 async def test_the_review_request_counts_the_mcp_tools_that_ran(tmp_path: Path) -> None:
     """Through the loop: two lookups ran, the refused write did not; the review gets the counts."""
-    from planshell.llm.scripted import Reply
     from tests.plan_samples import generated_plan
 
-    log = tmp_path / "server.log"
     plan = generated_plan(10, title="Fix J-1", intro="i", last_line="end")
     replies = [
         Reply(calls=[("mcp__demo__lookup", {"key": "J-1"})]),
@@ -287,13 +280,10 @@ async def test_the_review_request_counts_the_mcp_tools_that_ran(tmp_path: Path) 
         Reply(calls=[("exit_plan_mode", {"plan_path": "j.md"})]),
         Reply(text="kept"),
     ]
-    runtime, _, decider, recorder = make_runtime(
-        tmp_path, replies, settings=_settings(log), persist=False
-    )
-    assert runtime.mcp is not None
+    runtime, decider, _log = await _started(tmp_path, replies)
+    recorder = Recorder()
+    runtime.agent.subscribe(recorder)
     try:
-        runtime.start_mcp()
-        await finishes(runtime.mcp.servers["demo"].wait_started(), "start")
         runtime.plan.enter_plan()
         await finishes(runtime.agent.submit("plan the ticket"), "the turn")
         (request,) = decider.requests
@@ -315,7 +305,6 @@ async def test_the_review_request_counts_the_mcp_tools_that_ran(tmp_path: Path) 
 async def test_mcp_search_in_plan_mode_cannot_unlock_a_write_or_a_late_tool(tmp_path: Path) -> None:
     """Over the budget, plan mode's tools wait behind mcp_search; a hostile model using it
     to reach the writing tool or a tool that appeared after entry gets neither."""
-    from planshell.llm.scripted import Reply
 
     log = tmp_path / "server.log"
     settings = _settings(log)
