@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
@@ -129,8 +130,9 @@ async def test_mcp_tools_over_the_budget_wait_behind_mcp_search(tmp_path: Path) 
         await runtime.mcp.stop()
 
 
-def _many_tools_runtime(tmp_path: Path, extra: int, plan: str = "read-only-tools"):  # type: ignore[no-untyped-def]
-    """A runtime with the demo server bringing ``extra`` more read-only tools, opted in."""
+@asynccontextmanager
+async def _many_tools_started(tmp_path: Path, extra: int):  # type: ignore[no-untyped-def]
+    """A runtime whose demo server, started, brings ``extra`` more read-only tools, opted in."""
     import sys
 
     from planshell.config import Settings
@@ -139,12 +141,21 @@ def _many_tools_runtime(tmp_path: Path, extra: int, plan: str = "read-only-tools
         "command": sys.executable,
         "args": [str(MCP_SERVER)],
         "env": {"DEMO_EXTRA": str(extra), "DEMO_LOG": str(tmp_path / "server.log")},
-        "plan": plan,
+        "plan": "read-only-tools",
     }
     settings = Settings(mcp={"servers": {"demo": server}})  # the default budget
-    return build_runtime(
+    runtime = build_runtime(
         settings, tmp_path, HeadlessDecider(), provider=DemoProvider(), persist=False
     )
+    mcp = runtime.mcp
+    assert mcp is not None
+    try:
+        runtime.start_mcp()
+        await asyncio.wait_for(mcp.servers["demo"].wait_started(), 30)
+        yield runtime, mcp
+    finally:
+        await mcp.stop()
+        runtime.close()
 
 
 @pytest.mark.parametrize("wire", [to_openai_tool, to_anthropic_tool])
@@ -152,12 +163,7 @@ async def test_plan_mode_keeps_many_mcp_tools_within_the_budget(tmp_path: Path, 
     """Issue 27: plan mode's opted-in MCP tools obey mcp.max_schema_chars as well."""
     from planshell.mcp.tools import McpSearchArgs, schema_chars
 
-    runtime = _many_tools_runtime(tmp_path, 40)
-    mcp = runtime.mcp
-    assert mcp is not None
-    try:
-        runtime.start_mcp()
-        await asyncio.wait_for(mcp.servers["demo"].wait_started(), 30)
+    async with _many_tools_started(tmp_path, 40) as (runtime, mcp):
         allowed = [t for t in mcp.tools() if t.plan_permitted]
         assert len(allowed) > 40
         assert schema_chars(allowed) > mcp.settings.max_schema_chars  # they do not all fit
@@ -181,23 +187,12 @@ async def test_plan_mode_keeps_many_mcp_tools_within_the_budget(tmp_path: Path, 
         runtime.plan.leave()
         normal = runtime.registry.active
         assert "mcp_search" in normal and not [n for n in normal if n.startswith("mcp__")]
-    finally:
-        await mcp.stop()
-        runtime.close()
 
 
 async def test_plan_mode_offers_its_mcp_tools_up_front_when_they_fit(tmp_path: Path) -> None:
     """Few tools: plan mode offers its read-only ones directly and no mcp_search."""
-    runtime = _many_tools_runtime(tmp_path, 0)
-    mcp = runtime.mcp
-    assert mcp is not None
-    try:
-        runtime.start_mcp()
-        await asyncio.wait_for(mcp.servers["demo"].wait_started(), 30)
+    async with _many_tools_started(tmp_path, 0) as (runtime, _mcp):
         runtime.plan.enter_plan()
         names = runtime.registry.active
         assert "mcp__demo__lookup" in names and "mcp__demo__crash" in names
         assert "mcp__demo__update_ticket" not in names and "mcp_search" not in names
-    finally:
-        await mcp.stop()
-        runtime.close()
