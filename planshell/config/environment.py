@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import types
-import typing
 from collections.abc import Mapping
 from typing import Annotated, Any, Union, get_args, get_origin
 
@@ -60,7 +59,9 @@ def environment_table(model: type[BaseModel], environ: Mapping[str, str]) -> dic
         value: Any = environ[name]
         if _is_table_or_list(_annotation_at(model, path)):
             value = _json(name, path, value)
-        _put(table, path, value)
+        for key in reversed(path):
+            value = {key: value}
+        table = deep_merge(table, value)
     return table
 
 
@@ -73,20 +74,6 @@ def _json(name: str, path: list[str], text: str) -> Any:
             f"{' (or a ' + name.upper() + '__* variable)' if len(path) == 1 else ''} "
             f"is not valid JSON ({exc})."
         ) from None
-
-
-def _put(table: dict[str, Any], path: list[str], value: Any) -> None:
-    node = table
-    for key in path[:-1]:
-        child = node.get(key)
-        if not isinstance(child, dict):
-            child = node[key] = {}
-        node = child
-    old = node.get(path[-1])
-    if isinstance(old, dict) and isinstance(value, dict):
-        node[path[-1]] = deep_merge(old, value)
-    else:
-        node[path[-1]] = value
 
 
 def deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
@@ -135,9 +122,7 @@ def _is_table_or_list(annotation: Any) -> bool:
     if annotation is None:
         return False
     for arm in _arms(annotation):
-        origin = get_origin(arm) or arm
-        if origin is typing.Literal:
-            continue
+        origin = get_origin(arm) or arm  # Literal[...] has no class origin: a plain value
         if isinstance(origin, type) and (
             issubclass(origin, BaseModel) or issubclass(origin, _CONTAINERS)
         ):
