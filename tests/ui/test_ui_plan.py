@@ -857,7 +857,8 @@ async def test_custom_labels_colour_and_notify(project: Path) -> None:
 
 
 async def test_hide_notify_and_hide_widget(project: Path) -> None:
-    settings = Settings.model_validate({"plan": {"ui": {"hide_notify": True, "hide_widget": True}}})
+    # sandbox off: without bubblewrap "auto" adds its own (not hidden) guard-only warning
+    settings = Settings.model_validate({"plan": {"ui": {"hide_notify": True, "hide_widget": True}, "sandbox": "off"}})
     app = make_app(project, [], settings)
     async with app.run_test(size=SIZE) as pilot:
         screen = await ready(pilot)

@@ -63,7 +63,8 @@ async def _toggle_plan(pilot: Pilot) -> None:
 
 def test_mode_toast_hides_neither_status_bar_nor_prompt(snap_compare, project: Path) -> None:  # type: ignore[no-untyped-def]
     """Issue 12, item 11: the mode toast sits at the transcript's top right."""
-    app = snapshot_app(project, [], Settings())
+    # sandbox off: the same toast whether or not this machine has bubblewrap
+    app = snapshot_app(project, [], Settings.model_validate({"plan": {"sandbox": "off"}}))
     assert snap_compare(app, terminal_size=(80, 24), run_before=_toggle_plan)
 
 
