@@ -15,6 +15,19 @@ the programs interleaved run by run, so a busy machine slows all of them alike:
   (no terminal: stdout is a pipe); the goal is 0.3 s. ``python -c pass`` is
   shown beside it as the floor of any Python program on the same box.
 
+Floors, so the table shows what the goals are up against (no goals of their own):
+
+- ``python -c`` importing asyncio and pydantic and validating one model: what
+  any asyncio program with pydantic at its boundaries pays before its own code;
+- ``import planshell.config``, timed inside the process (the interpreter's own
+  start-up is already in every first frame): pydantic plus planshell's settings
+  models, which must validate before the engine is built (the model's name in
+  the status bar comes from them);
+- the ready floor: planshell's first frame plus that import, over the bare
+  app's first frame: the lowest "ready" ratio while settings are pydantic models
+  built after the first frame (one interpreter, one GIL: the import cannot
+  overlap the drawing).
+
 Each terminal run is a fresh private tmux server (tests/tmux_harness.py),
 polled every 20 ms. Bytecode is written and reused, as an installed planshell
 would (one warm-up run of each program first).
@@ -68,6 +81,23 @@ class Bare(App):
 Bare().run()
 """
 
+PYDANTIC_PROGRAM = """
+import asyncio
+from pydantic import BaseModel
+
+
+class One(BaseModel):
+    x: int = 1
+
+
+One()
+"""
+
+# In-process import time: the interpreter's own start-up is already in every first frame.
+IMPORT_TIMED = (
+    "import time; t = time.perf_counter(); import {module}; print(time.perf_counter() - t)"
+)
+
 METHOD_TMUX = "tmux 100x30, fresh server per run, polled every 20 ms; median of {runs}, interleaved"
 METHOD_PRINT = "wall time of the process, stdout a pipe; median of {runs}, interleaved"
 
@@ -82,6 +112,7 @@ class Tree:
     ready: list[float] = field(default_factory=list)
     ready_no_speedups: list[float] = field(default_factory=list)
     printed: list[float] = field(default_factory=list)
+    config: list[float] = field(default_factory=list)  # `import planshell.config`
 
 
 def time_to(command: list[str], markers: list[str], env: dict[str, str], cwd: Path) -> list[float]:
@@ -105,6 +136,16 @@ def wall(command: list[str], env: dict[str, str], cwd: Path) -> float:
     if done.returncode != 0:
         raise SystemExit(f"{command} exited {done.returncode}: {done.stderr.decode()[-400:]}")
     return elapsed
+
+
+def printed_seconds(command: list[str], env: dict[str, str], cwd: Path) -> float:
+    """The seconds a program measured itself and printed (it must succeed)."""
+    done = subprocess.run(
+        command, env=env, cwd=cwd, stdin=subprocess.DEVNULL, capture_output=True, check=False
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"{command} exited {done.returncode}: {done.stderr.decode()[-400:]}")
+    return float(done.stdout)
 
 
 def speedups_installed() -> bool:
@@ -152,6 +193,8 @@ def main() -> int:
         planshell = [python, "-m", "planshell", "-C", str(project)]
         printing = [*planshell, "-p", "hello"]
         floor = [python, "-c", "pass"]
+        pydantic_floor = [python, "-c", PYDANTIC_PROGRAM]
+        config_import = [python, "-c", IMPORT_TIMED.format(module="planshell.config")]
         terminal = tmux_path() is not None
         if not terminal:
             print("start-up: tmux is not installed: only `planshell -p` is measured")
@@ -164,6 +207,8 @@ def main() -> int:
                 time_to(planshell, [FIRST_FRAME, READY], tree_env(tree), project)
         bare: list[float] = []
         floors: list[float] = []
+        pydantic_floors: list[float] = []
+        wall(pydantic_floor, bare_env, base)
         for _ in range(runs):
             if terminal:
                 (t,) = time_to(
@@ -171,6 +216,7 @@ def main() -> int:
                 )
                 bare.append(t)
             floors.append(wall(floor, bare_env, base))
+            pydantic_floors.append(wall(pydantic_floor, bare_env, base))
             for tree in trees:
                 if terminal:
                     first, ready = time_to(planshell, [FIRST_FRAME, READY], tree_env(tree), project)
@@ -185,7 +231,8 @@ def main() -> int:
                         )
                         tree.ready_no_speedups.append(off)
                 tree.printed.append(wall(printing, tree_env(tree), project))
-    figures = figures_of(trees, bare, floors, runs, speedups)
+                tree.config.append(printed_seconds(config_import, tree_env(tree), project))
+    figures = figures_of(trees, bare, floors, pydantic_floors, runs, speedups)
     report(figures, args.json)
     if args.json is not None:  # the runner prints the table; say the essentials here too
         for f in figures:
@@ -194,7 +241,12 @@ def main() -> int:
 
 
 def figures_of(
-    trees: list[Tree], bare: list[float], floors: list[float], runs: int, speedups: bool
+    trees: list[Tree],
+    bare: list[float],
+    floors: list[float],
+    pydantic_floors: list[float],
+    runs: int,
+    speedups: bool,
 ) -> list[Figure]:
     tmux = METHOD_TMUX.format(runs=runs)
     printed = METHOD_PRINT.format(runs=runs)
@@ -241,6 +293,17 @@ def figures_of(
                     tree=tree.label,
                 ),
             ]
+            if tree.config:
+                figures.append(
+                    Figure(
+                        SECTION,
+                        "ready floor: (first frame + settings import) / bare",
+                        (med(tree.first) + med(tree.config)) / med(bare),
+                        "x",
+                        method=f"{tmux}; plus `import planshell.config` timed in-process, median of {runs}",
+                        tree=tree.label,
+                    )
+                )
             if tree.ready_no_speedups:
                 figures.append(
                     Figure(
@@ -263,11 +326,31 @@ def figures_of(
                 tree=tree.label,
             )
         )
+        if tree.config:
+            figures.append(
+                Figure(
+                    SECTION,
+                    "import planshell.config (pydantic + settings models)",
+                    med(tree.config),
+                    "s",
+                    method=f"perf_counter around the import, in a fresh process; median of {runs}",
+                    tree=tree.label,
+                )
+            )
     figures.append(
         Figure(
             SECTION,
             "python -c pass (floor of any Python program)",
             med(floors),
+            "s",
+            method=printed,
+        )
+    )
+    figures.append(
+        Figure(
+            SECTION,
+            "python: asyncio + pydantic + one model (floor)",
+            med(pydantic_floors),
             "s",
             method=printed,
         )
