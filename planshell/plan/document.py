@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import NamedTuple
 
 from planshell.markdown.parse import parse_tokens, task_state
@@ -31,7 +32,6 @@ __all__ = [
     "Step",
     "changed_sections",
     "parse_plan",
-    "plan_title",
     "replace_step_text",
     "set_step_checked",
     "validate_plan",
@@ -484,7 +484,17 @@ def _title(lines: list[str], marks: bytearray, headings: list[_Heading]) -> str:
 
 
 def parse_plan(text: str) -> PlanDocument:
-    """Parse a plan's markdown. Total: any string gives a document, never an error."""
+    """Parse a plan's markdown. Total: any string gives a document, never an error.
+
+    The last few texts' documents are kept (a document is immutable): the same plan
+    is parsed by several readers in a row (``planshell review``'s title, then the
+    view; the controller and the review screen), and a 100k-line plan costs ~0.2 s.
+    """
+    return _parsed(text)
+
+
+@lru_cache(maxsize=4)
+def _parsed(text: str) -> PlanDocument:
     lines = _split_lines(text)
     headings, marks = _scan(lines)
     return PlanDocument(
@@ -493,14 +503,6 @@ def parse_plan(text: str) -> PlanDocument:
         sections=_sections(lines, headings),
         steps=_steps(lines, marks, headings),
     )
-
-
-def plan_title(text: str) -> str:
-    """``parse_plan(text).title`` without the sections and steps (a third of the cost):
-    ``planshell review`` needs only the title before its first frame."""
-    lines = _split_lines(text)
-    headings, marks = _scan(lines)
-    return _title(lines, marks, headings)
 
 
 def validate_plan(text: str) -> str | None:

@@ -732,14 +732,11 @@ def test_an_indented_box_is_code_not_a_step() -> None:
     assert [s.text for s in doc.steps] == ["real"]
 
 
-def test_plan_title_is_the_documents_title() -> None:
-    from planshell.plan.document import plan_title
-
-    for text in (
-        "",
-        "just a line\n",
-        "## Context\n\n# Second H1\n\n# Plan: the one\n",
-        "```\n# not a heading\n```\n\n## Real\n",
-        "# \x1b]0;evil\x07Title  with  spaces\n",
-    ):
-        assert plan_title(text) == parse_plan(text).title
+def test_a_text_parsed_again_gives_the_same_document() -> None:
+    """``planshell review`` reads the title, then the view parses the same text: one parse."""
+    text = "# Plan: shared\n\n## Steps\n\n1. [ ] one\n"
+    first = parse_plan(text)
+    assert parse_plan(text) is first
+    assert parse_plan("".join(text)) is first  # an equal string, another object
+    other = parse_plan(text + "2. [ ] two\n")
+    assert other is not first and other.total_steps == 2 and first.total_steps == 1
