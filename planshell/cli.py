@@ -340,7 +340,8 @@ def _review(argv: list[str]) -> int:
                 "read-only (a plan is approved in its own project)",
                 file=sys.stderr,
             )
-        from planshell.ui.app import run_review
+        # Straight to the review app: the chat app and its engine are not needed here.
+        from planshell.ui.review_app import run_review
 
         _setup_logs(tui=True)
         return run_review(path, theme=args.theme)

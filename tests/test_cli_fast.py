@@ -32,8 +32,8 @@ def test_help_and_version_do_not_import_textual(arg: str) -> None:
     assert "planshell" in result.stdout
 
 
-def test_ui_app_exposes_the_cli_entry_points() -> None:
-    from planshell.ui import app
+def test_the_cli_entry_points_exist() -> None:
+    from planshell.ui import app, review_app
 
     assert callable(app.run_tui)
-    assert callable(app.run_review)
+    assert callable(review_app.run_review)

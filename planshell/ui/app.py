@@ -617,10 +617,3 @@ def _run(app: PlanshellApp) -> int:
     finally:
         app.close_runtime()
     return app.return_code or 0
-
-
-def run_review(path: Path, theme: str | None = None) -> int:
-    """``planshell review PATH``: the read-only plan review app."""
-    from planshell.ui.review_app import run_review as _run_review
-
-    return _run_review(path, theme=theme)

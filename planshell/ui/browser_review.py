@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-import webbrowser
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -28,9 +27,9 @@ from rich.text import Text
 from textual.widgets import Static
 
 from planshell.plan.decider import Decision, Review
-from planshell.review_web.server import BrowserReview, SeenSection
 
 if TYPE_CHECKING:
+    from planshell.review_web.server import BrowserReview, SeenSection
     from planshell.ui.screens.review import ReviewScreen
 
 __all__ = ["OPENER", "BrowserLink", "ReviewOrigin", "open_url", "review_origin"]
@@ -69,6 +68,8 @@ def open_url(url: str) -> bool:
     )
     if not graphical and not os.environ.get("BROWSER"):
         return False
+    import webbrowser  # only once a browser is wanted
+
     return webbrowser.open(url, new=2)
 
 
@@ -110,6 +111,10 @@ class BrowserLink:
                 "The browser review needs a project; it is not available here.", severity="warning"
             )
             return
+        # The review web server (and its renderer) loads on the first ``w``, not with every
+        # review screen.
+        from planshell.review_web.server import BrowserReview
+
         self.review = BrowserReview(
             screen.request,
             store,

@@ -16,18 +16,23 @@ from textual.app import App
 
 from planshell.fsutil import ReadRefused, is_binary, read_user_file
 from planshell.plan.decider import Review, ReviewRequest
-from planshell.plan.document import plan_title
-from planshell.plan.lint import lint_plan
+from planshell.plan.document import parse_plan
 from planshell.plan.store import find_project_root
 from planshell.sanitize import count_hidden
 
 if TYPE_CHECKING:
     from planshell.ui.screens.review import ReviewScreen
 
-__all__ = ["MAX_VIEW_BYTES", "ReviewApp", "ReviewFileError", "read_plan_file", "run_review"]
+__all__ = [
+    "MAX_VIEW_BYTES",
+    "ReviewApp",
+    "ReviewFileError",
+    "read_plan_file",
+    "review_app_for",
+    "run_review",
+]
 
 MAX_VIEW_BYTES = 4 * 1024 * 1024
-LINT_LATER_CHARS = 64 * 1024  # longer plans are linted after the first frame
 
 
 class ReviewFileError(Exception):
@@ -69,7 +74,7 @@ class ReviewApp(App[int]):
     ) -> None:
         super().__init__()
         self.request = request
-        self.lint_later = lint_later  # lint after the first frame (a long plan)
+        self.lint_later = lint_later  # lint the plan after the first frame (run_review)
         self.project = project  # where the lint checks the plan's paths
         self.theme_warnings: list[str] = []
         self._use_themes(theme)
@@ -102,13 +107,17 @@ class ReviewApp(App[int]):
         screen = ReviewScreen(self.request, read_only=True)
         push_answering(self, screen, closed)
         if self.lint_later:
-            # Lint is O(plan) and checks paths on disk (seconds on a 100k-line plan).
+            # Lint is O(plan), checks paths on disk (seconds on a 100k-line plan) and
+            # imports what the first frame does not need (the report, scope and tool
+            # modules, pydantic): its chips come after the first frame.
             self.call_after_refresh(self._lint_in_thread, screen)
 
     def _lint_in_thread(self, screen: ReviewScreen) -> None:
         text, project = self.request.text, self.project
 
         def work() -> None:
+            from planshell.plan.lint import lint_plan
+
             findings = lint_plan(text, project)
             if findings and self.is_running:
                 try:
@@ -129,26 +138,27 @@ def plan_project(path: Path) -> Path | None:
     return root if (root / ".git").exists() else None
 
 
+def review_app_for(path: Path, theme: str | None = None) -> ReviewApp:
+    """The read-only review of ``path``; ReviewFileError (for the user) if it cannot be shown.
+
+    The first frame needs only the text and its title: the lint chips (the same as the
+    live review's, with paths checked in the plan's project) come after it.
+    """
+    path = Path(path)
+    text = read_plan_file(path)
+    # Parsed once: the view's own parse of the same text is then a cache hit.
+    title = parse_plan(text).title
+    request = ReviewRequest(path=path, text=text, title=title, hidden=count_hidden(text))
+    return ReviewApp(request, theme, lint_later=True, project=plan_project(path))
+
+
 def run_review(path: Path, theme: str | None = None) -> int:
     """Show ``path`` read-only; 0 on close, 1 (with a message on stderr) if it cannot be shown."""
-    path = Path(path)
     try:
-        text = read_plan_file(path)
+        app = review_app_for(path, theme)
     except ReviewFileError as exc:
         print(f"planshell: {exc}", file=sys.stderr)
         return 1
-    project = plan_project(path)
-    # Lint is O(plan) and checks paths on disk: a long plan's chips come after the frame.
-    lint_later = len(text) > LINT_LATER_CHARS
-    request = ReviewRequest(
-        path=path,
-        text=text,
-        title=plan_title(text),
-        hidden=count_hidden(text),
-        # The same chips as the live review: paths are checked in the plan's project.
-        lint=lint_plan(text, project) if not lint_later else (),
-    )
-    app = ReviewApp(request, theme, lint_later=lint_later, project=project)
     for warning in app.theme_warnings:
         print(f"planshell: {warning}", file=sys.stderr)
     result = app.run()

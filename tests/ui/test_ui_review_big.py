@@ -7,11 +7,15 @@ them still reaches the screen, and that ``n`` reaches the very last heading.
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 from textual.widgets import Static
 
 from planshell.plan.lint import lint_plan
-from planshell.ui.review_app import ReviewApp
+from planshell.ui.review_app import review_app_for
 from planshell.ui.screens.review import ReviewScreen
 from planshell.ui.widgets.plan_view import PlanView
 from tests.engine_helpers import HANG_GUARD
@@ -86,12 +90,13 @@ async def test_a_long_revision_diff_arrives_after_the_first_frame() -> None:
         assert view.diff_shown
 
 
-async def test_planshell_review_of_a_long_plan_lints_after_the_first_frame() -> None:
-    text = make_plan(3_000)  # no Verification section: lint has a finding
-    findings = lint_plan(text, None)
-    assert findings
-    request = request_for(text)  # lint=(): the chips come later
-    app = ReviewApp(request, lint_later=True, project=None)
+@pytest.mark.parametrize("lines", [60, 3_000])
+async def test_planshell_review_lints_after_the_first_frame(tmp_path: Path, lines: int) -> None:
+    path = tmp_path / "plan.md"
+    path.write_text(make_plan(lines))  # no Verification section: lint has a finding
+    assert lint_plan(path.read_text(), None)
+    app = review_app_for(path)
+    assert app.request.lint == ()  # nothing linted before the first frame
     async with app.run_test(size=(120, 40)) as pilot:
         screen = app.screen
         assert isinstance(screen, ReviewScreen)
@@ -99,3 +104,33 @@ async def test_planshell_review_of_a_long_plan_lints_after_the_first_frame() -> 
         assert screen.query_one("#lint-chips").display
         shown = [str(chip.render()) for chip in screen.query(".lint-chip").results(Static)]
         assert shown and shown[-1].strip() == "l lists them"
+
+
+def test_the_first_frame_of_planshell_review_loads_no_lint_engine_or_web_server(
+    tmp_path: Path,
+) -> None:
+    """What ``planshell review`` needs before its first frame: not the lint (and through it
+    the report, scope and tool modules, pydantic), the browser review's server or the chat
+    app. Lint is switched off here so its thread cannot load them meanwhile."""
+    path = tmp_path / "plan.md"
+    path.write_text(make_plan(60))
+    code = (
+        "import asyncio, sys\n"
+        "from pathlib import Path\n"
+        "import planshell.cli\n"
+        "from planshell.ui.review_app import review_app_for\n"
+        f"app = review_app_for(Path({str(path)!r}))\n"
+        "app.lint_later = False\n"
+        "async def first_frame():\n"
+        "    async with app.run_test(size=(120, 40)) as pilot:\n"
+        "        await pilot.pause()\n"
+        "        assert type(app.screen).__name__ == 'ReviewScreen', app.screen\n"
+        "asyncio.run(first_frame())\n"
+        "heavy = ('pydantic', 'planshell.plan.lint', 'planshell.plan.report',\n"
+        "         'planshell.tools.base', 'planshell.review_web.server', 'planshell.ui.app',\n"
+        "         'planshell.config', 'webbrowser')\n"
+        "print(sorted(m for m in heavy if m in sys.modules))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"

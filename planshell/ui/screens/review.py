@@ -550,6 +550,8 @@ class ReviewScreen(KeyGrace, AnswersWhenRemoved[Review], Screen[Review]):
 
     def _lint_chips(self) -> list[Static]:
         """One chip per kind of finding, errors first, then the key that lists them."""
+        if not self._lint:
+            return []  # and no lint module to load before the first frame
         from planshell.plan.lint import chips
         from planshell.ui.screens.plan_lint import chip_text
 
