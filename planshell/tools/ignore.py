@@ -112,9 +112,11 @@ def load_spec(path: Path, root: Path | None = None) -> GitIgnoreSpec | None:
     data = _read_bytes(path, root)
     if data is None:
         return None
+    lines = data.decode("utf-8", "replace").splitlines()
+    if not any(line.strip() and not line.startswith("#") for line in lines):
+        return None  # comments only, like a new repository's .git/info/exclude
     from pathspec import GitIgnoreSpec  # ~10 ms to import: only once there are patterns
 
-    lines = data.decode("utf-8", "replace").splitlines()
     try:
         spec = GitIgnoreSpec.from_lines(lines)
     except Exception:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ from planshell.tools.base import Tool, ToolContext, ToolResult
 from planshell.tools.find import FindTool
 from planshell.tools.grep import GrepTool
 from planshell.tools.grep_query import file_rank
-from planshell.tools.ignore import IgnoreRules, global_excludes_path
+from planshell.tools.ignore import IgnoreRules, global_excludes_path, load_spec
 from tests.engine_helpers import Recorder, ScriptedDecider
 
 SERVER_PY = "def serve(port):\n    # the server answers widget requests\n    return port\n"
@@ -284,3 +285,28 @@ async def test_a_repository_inside_an_ignoring_repository(
     write(plain, "server.log", "server\n")
     found = await call(GrepTool(), ToolContext(root=plain), pattern="server")
     assert paths(found) == ["server.log", "server.md"]
+
+
+def test_an_ignore_file_of_comments_has_no_rules_and_a_pattern_after_them_does(
+    tmp_path: Path,
+) -> None:
+    """A new repository's .git/info/exclude is all comments: no spec, and pathspec (~10 ms to
+    import) is not loaded for it."""
+    exclude = tmp_path / "exclude"
+    exclude.write_text("# git ls-files --others --exclude-from=.git/info/exclude\n#   *.o\n\n  \n")
+    assert load_spec(exclude, tmp_path) is None
+    code = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from planshell.tools.ignore import load_spec\n"
+        f"assert load_spec(Path({str(exclude)!r})) is None\n"
+        "print('pathspec' in sys.modules)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "False"
+    exclude.write_text("# a comment\n\\#literal\n *.tmp\n")  # an escaped '#', a leading space
+    spec = load_spec(exclude, tmp_path)
+    assert spec is not None
+    assert spec.match_file("#literal") and spec.match_file(" x.tmp")
+    assert not spec.match_file("x.tmp") and not spec.match_file("a comment")
