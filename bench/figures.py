@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -114,6 +115,29 @@ def load(json_path: Path) -> list[Figure]:
     return [Figure(**json.loads(line)) for line in lines if line.strip()]
 
 
+def missing_dependencies(tree: Path) -> list[str]:
+    """The runtime dependencies ``tree``'s pyproject.toml names that are not installed here.
+
+    A baseline runs on this environment: one that needs a package since dropped (say,
+    ``pydantic-settings`` before ``fa46f3a``) would fail deep inside a child process.
+    """
+    import re
+    import tomllib
+    from importlib.metadata import PackageNotFoundError, version
+
+    project = tomllib.loads((tree / "pyproject.toml").read_text()).get("project", {})
+    missing = []
+    for spec in project.get("dependencies", []):
+        name = re.match(r"[A-Za-z0-9][A-Za-z0-9._-]*", spec.strip())
+        if name is None:
+            continue
+        try:
+            version(name.group(0))
+        except PackageNotFoundError:
+            missing.append(name.group(0))
+    return missing
+
+
 @contextmanager
 def checkout(rev: str) -> Iterator[Path]:
     """A detached worktree of ``rev`` for a baseline measurement, removed afterwards."""
@@ -123,6 +147,12 @@ def checkout(rev: str) -> Iterator[Path]:
             ["git", "worktree", "add", "-q", "--detach", str(target), rev], cwd=ROOT, check=True
         )
         try:
+            missing = missing_dependencies(target)
+            if missing:
+                raise SystemExit(
+                    f"baseline {rev} needs {', '.join(missing)}, not installed here; for the "
+                    f"measurement: {sys.executable} -m pip install {' '.join(missing)}"
+                )
             yield target
         finally:
             subprocess.run(

@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.figures import Figure, report  # noqa: E402
-from planshell.plan.document import parse_plan  # noqa: E402
+from planshell.plan.document import parse_plan_uncached  # noqa: E402
 from planshell.sanitize import strip_terminal_controls  # noqa: E402
 from planshell.ui.widgets.plan_view import render_markdown  # noqa: E402
 from tests.plan_samples import generated_plan  # noqa: E402
@@ -79,8 +79,8 @@ def hostile_inline(chars: int) -> str:
 
 
 CASES = [
-    Case("plan parse, generated plan", parse_plan, plan, 100, 10_000, "lines"),
-    Case("plan parse, hostile lines", parse_plan, hostile_plan, 50_000, 500_000, "chars"),
+    Case("plan parse, generated plan", parse_plan_uncached, plan, 100, 10_000, "lines"),
+    Case("plan parse, hostile lines", parse_plan_uncached, hostile_plan, 50_000, 500_000, "chars"),
     Case("sanitiser, plain text", strip_terminal_controls, plain_text, 10_000, 1_000_000, "chars"),
     Case("sanitiser, ANSI escapes", strip_terminal_controls, escaped_text, 10_000, 1_000_000, "chars"),
     Case("plan view render, hostile inline", lambda t: render_markdown(t, 80), hostile_inline, 2_250, 22_500, "chars"),

@@ -32,6 +32,7 @@ __all__ = [
     "Step",
     "changed_sections",
     "parse_plan",
+    "parse_plan_uncached",
     "replace_step_text",
     "set_step_checked",
     "validate_plan",
@@ -493,8 +494,8 @@ def parse_plan(text: str) -> PlanDocument:
     return _parsed(text)
 
 
-@lru_cache(maxsize=4)
-def _parsed(text: str) -> PlanDocument:
+def parse_plan_uncached(text: str) -> PlanDocument:
+    """The parse itself, without the cache: what a new text costs (``bench/scaling.py``)."""
     lines = _split_lines(text)
     headings, marks = _scan(lines)
     return PlanDocument(
@@ -503,6 +504,9 @@ def _parsed(text: str) -> PlanDocument:
         sections=_sections(lines, headings),
         steps=_steps(lines, marks, headings),
     )
+
+
+_parsed = lru_cache(maxsize=4)(parse_plan_uncached)
 
 
 def validate_plan(text: str) -> str | None:

@@ -733,6 +733,8 @@ def test_an_indented_box_is_code_not_a_step() -> None:
 
 
 def test_a_text_parsed_again_gives_the_same_document() -> None:
+    from planshell.plan.document import parse_plan_uncached
+
     """``planshell review`` reads the title, then the view parses the same text: one parse."""
     text = "# Plan: shared\n\n## Steps\n\n1. [ ] one\n"
     first = parse_plan(text)
@@ -740,3 +742,5 @@ def test_a_text_parsed_again_gives_the_same_document() -> None:
     assert parse_plan("".join(text)) is first  # an equal string, another object
     other = parse_plan(text + "2. [ ] two\n")
     assert other is not first and other.total_steps == 2 and first.total_steps == 1
+    fresh = parse_plan_uncached(text)  # what the scaling bench times: a parse each call
+    assert fresh == first and fresh is not first
