@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.fresh_python import fresh_python
+
 
 def test_print_mode_answers_from_the_project(project, cli):
     proc = cli(["-p", "what is in this repo?", "--verbose"], project)
@@ -58,9 +60,7 @@ def test_engine_imports_no_textual():
         "bad = sorted(m for m in sys.modules if m.split('.')[0] == 'textual')\n"
         "print(bad)\n"
     )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == "[]"
+    assert fresh_python(code).strip() == "[]"
 
 
 def modules_after_a_print_run(project: Path) -> set[str]:
@@ -74,9 +74,7 @@ def modules_after_a_print_run(project: Path) -> set[str]:
         "assert code == 0 and 'Offline demo model' in out.getvalue(), (code, out.getvalue())\n"
         "print(' '.join(sorted(sys.modules)))\n"
     )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 0, proc.stderr
-    return set(proc.stdout.strip().splitlines()[-1].split())
+    return set(fresh_python(code).strip().splitlines()[-1].split())
 
 
 def test_a_whole_print_run_imports_neither_textual_nor_rich(project):

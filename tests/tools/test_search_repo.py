@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ from planshell.tools.grep import GrepTool
 from planshell.tools.grep_query import file_rank
 from planshell.tools.ignore import IgnoreRules, global_excludes_path, load_spec
 from tests.engine_helpers import Recorder, ScriptedDecider
+from tests.fresh_python import fresh_python
 
 SERVER_PY = "def serve(port):\n    # the server answers widget requests\n    return port\n"
 
@@ -302,9 +302,7 @@ def test_an_ignore_file_of_comments_has_no_rules_and_a_pattern_after_them_does(
         f"assert load_spec(Path({str(exclude)!r})) is None\n"
         "print('pathspec' in sys.modules)\n"
     )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == "False"
+    assert fresh_python(code).strip() == "False"
     exclude.write_text("# a comment\n\\#literal\n *.tmp\n")  # an escaped '#', a leading space
     spec = load_spec(exclude, tmp_path)
     assert spec is not None

@@ -858,7 +858,9 @@ async def test_custom_labels_colour_and_notify(project: Path) -> None:
 
 async def test_hide_notify_and_hide_widget(project: Path) -> None:
     # sandbox off: without bubblewrap "auto" adds its own (not hidden) guard-only warning
-    settings = Settings.model_validate({"plan": {"ui": {"hide_notify": True, "hide_widget": True}, "sandbox": "off"}})
+    settings = Settings.model_validate(
+        {"plan": {"ui": {"hide_notify": True, "hide_widget": True}, "sandbox": "off"}}
+    )
     app = make_app(project, [], settings)
     async with app.run_test(size=SIZE) as pilot:
         screen = await ready(pilot)

@@ -7,8 +7,6 @@ them still reaches the screen, and that ``n`` reaches the very last heading.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -19,6 +17,7 @@ from planshell.ui.review_app import review_app_for
 from planshell.ui.screens.review import ReviewScreen
 from planshell.ui.widgets.plan_view import PlanView
 from tests.engine_helpers import HANG_GUARD
+from tests.fresh_python import fresh_python
 from tests.ui.review_helpers import ReviewHost, make_plan, request_for
 from tests.ui_helpers import until
 
@@ -131,6 +130,4 @@ def test_the_first_frame_of_planshell_review_loads_no_lint_engine_or_web_server(
         "         'planshell.config', 'webbrowser')\n"
         "print(sorted(m for m in heavy if m in sys.modules))\n"
     )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == "[]"
+    assert fresh_python(code).strip() == "[]"

@@ -7,8 +7,6 @@ exactly as long as the test wants, with no timing involved.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import threading
 from pathlib import Path
 
@@ -19,6 +17,7 @@ from planshell.ui.screens.approval import ApprovalScreen
 from planshell.ui.screens.chat import ChatScreen
 from planshell.ui.widgets.messages import UserMessage
 from tests.engine_helpers import HANG_GUARD
+from tests.fresh_python import fresh_python
 from tests.ui_helpers import SIZE, idle, send, until
 
 
@@ -112,6 +111,4 @@ def test_what_runs_before_the_first_frame_imports_no_engine(project: Path) -> No
         "         'planshell.plan.controller', 'planshell.config', 'markdown_it')\n"
         "print(sorted(m for m in heavy if m in sys.modules))\n"
     )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == "[]"
+    assert fresh_python(code).strip() == "[]"
