@@ -105,6 +105,34 @@ async def test_plan_mode_offers_only_the_opted_in_read_only_tool(tmp_path: Path)
         await runtime.mcp.stop()
 
 
+async def test_a_tool_that_arrives_while_a_plan_executes_stays_when_it_ends(
+    tmp_path: Path,
+) -> None:
+    """A saved plan run from normal mode keeps the tools it started with, to restore them at
+    the end: a tool a server adds meanwhile is offered now and stays offered afterwards."""
+    runtime, _, _log = await _started(tmp_path)
+    try:
+        registry, controller = runtime.registry, runtime.plan
+        path = runtime.store.write(
+            runtime.store.new_path("p"), "# Plan: look\n\n## Steps\n\n1. [ ] Look A-1 up\n"
+        )
+        controller.execute_existing(path)
+        assert controller.mode is Mode.EXECUTE
+        assert "mcp__demo__late_tool" not in registry.active
+        lookup = registry.get("mcp__demo__lookup")
+        assert lookup is not None
+        await finishes(
+            lookup.run(McpArgs.model_validate({"key": "A-1"}), runtime.agent.ctx), "lookup"
+        )
+        await wait_for(lambda: "mcp__demo__late_tool" in registry.active)  # offered while executing
+        controller.leave(why="Plan complete")
+        assert controller.mode is Mode.OFF
+        assert "mcp__demo__late_tool" in registry.active
+        assert "mcp__demo__lookup" in registry.active
+    finally:
+        await runtime.mcp.stop()
+
+
 async def test_without_the_users_opt_in_nothing_runs_in_plan_mode(tmp_path: Path) -> None:
     runtime, _, _log = await _started(tmp_path, plan="off")
     try:
