@@ -744,6 +744,11 @@ class Agent:
         except asyncio.CancelledError:
             if watch is not None and (note := watch.finish(token)):
                 watch.announce(note)  # a cancelled command may have changed things too
+            # A call that started may have reached its server: the hooks hear of it too
+            # (plan mode's review names every MCP tool called while planning).
+            self._tell_hooks(
+                tool, args, ToolResult(f"{call.name} was cancelled before it finished.", True)
+            )
             raise
         except Exception as exc:
             result = ToolResult(f"{call.name} failed: {type(exc).__name__}: {exc}", is_error=True)
@@ -754,10 +759,13 @@ class Agent:
             watch.announce(note)
             data = {**result.data, "protected_change": True}
             result = ToolResult(f"{result.content}\n\n{note}", result.is_error, data)
-        for hook in self.result_hooks:
-            hook(tool, args, result)
+        self._tell_hooks(tool, args, result)
         self.emit(ev.ToolFinished(call.id, call.name, result.content, result.is_error, result.data))
         return result
+
+    def _tell_hooks(self, tool: Tool, args: ToolArgs, result: ToolResult) -> None:
+        for hook in self.result_hooks:
+            hook(tool, args, result)
 
     def _parse_args(self, tool: Tool, call: ToolCall) -> ToolArgs | str:
         try:

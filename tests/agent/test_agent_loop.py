@@ -126,11 +126,18 @@ async def test_cancel_mid_tool_records_results(tmp_path):
         [Reply(calls=[("sleep", {"seconds": 300}), ("echo", {"text": "never"})])],
         [sleeper, echo],
     )
+    heard: list[tuple[str, str, bool]] = []
+    agent.result_hooks.append(
+        lambda tool, _args, result: heard.append((tool.name, result.content, result.is_error))
+    )
     task = asyncio.create_task(agent.submit("go"))
     await finishes(sleeper.started.wait(), "the sleep tool starting")
     agent.cancel()
     await finishes(task, "the turn cancelled mid-tool")  # the tool sleeps 300 s otherwise
     assert not sleeper.finished and echo.calls == []
+    # The call that started is reported to the result hooks (plan mode's review counts the
+    # MCP tools called while planning); the one never started is not.
+    assert heard == [("sleep", "sleep was cancelled before it finished.", True)]
     call_ids = [c.id for c in agent.messages[1].tool_calls]
     results = [m for m in agent.messages if m.role == "tool"]
     assert [m.tool_call_id for m in results] == call_ids
