@@ -5,7 +5,8 @@ the standard library has a tested HTTP/1.x request parser only in
 ``http.server`` (asyncio has streams, not HTTP), and a thread per request keeps
 markdown rendering, Pygments and the long-lived event stream off the Textual
 event loop. Decisions cross back to the engine's loop with
-``call_soon_threadsafe``. The page is served as HTTP/1.0 (one request per
+``call_soon_threadsafe``, in the context the review was created in (the app's). The page
+is served as HTTP/1.0 (one request per
 connection), which keeps the handler simple.
 
 Security (the plan is hostile text and any web page in the same browser is a
@@ -40,6 +41,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import bisect
+import contextvars
 import hashlib
 import hmac
 import html
@@ -206,6 +208,9 @@ class BrowserReview:
         self._on_page = on_page
         self._page_gone = False  # on_page(False) was told and no page came back since
         self._loop = loop
+        # Callbacks run on ``loop`` in the context this review was made in (the app's):
+        # in a server thread's own context Textual finds no active app.
+        self._context = contextvars.copy_context()
         self.grace = grace
         self.heartbeat = heartbeat
         self.token = secrets.token_urlsafe(32)
@@ -293,7 +298,7 @@ class BrowserReview:
     def _call(self, callback: Callable[..., None], *args: Any) -> None:
         if self._loop is not None:
             try:
-                self._loop.call_soon_threadsafe(callback, *args)
+                self._loop.call_soon_threadsafe(callback, *args, context=self._context)
             except RuntimeError:  # the loop is gone: planshell is exiting
                 pass
         else:

@@ -6,6 +6,8 @@ http.client (which can send a foreign Host, no Origin, any method).
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
 import errno
 import socket
 import time
@@ -18,7 +20,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from planshell.plan.decider import Decision
+from planshell.plan.decider import Decision, ReviewRequest
+from planshell.plan.document import parse_plan
 from planshell.plan.review_format import (
     REVIEW_PREFIX,
     Comment,
@@ -26,8 +29,10 @@ from planshell.plan.review_format import (
     apply_reviews,
     split_reviews,
 )
+from planshell.plan.store import PlanStore
 from planshell.review_web.render import render_plan_html
-from planshell.review_web.server import CSP, MAX_BODY_BYTES, SECURITY_HEADERS
+from planshell.review_web.server import CSP, MAX_BODY_BYTES, SECURITY_HEADERS, BrowserReview
+from tests.engine_helpers import HANG_GUARD
 from tests.review_web_helpers import PLAN, Served, running, serve
 
 WAIT = 30.0  # generous upper bound for a background event; never asserted as a duration
@@ -601,3 +606,37 @@ def test_the_page_says_which_mcp_tools_ran_while_planning(served: Served) -> Non
     page = body.decode()
     assert "MCP tools ran while planning: mcp__jira__get_issue&lt;b&gt; (2×)" in page
     assert "\x1b" not in page and "<b>" not in page
+
+
+_CREATOR: contextvars.ContextVar[str] = contextvars.ContextVar("creator")
+
+
+async def test_a_decision_from_the_page_runs_in_the_context_that_made_the_review(
+    tmp_path: Path,
+) -> None:
+    """The page's decision arrives on a server thread; its callback runs on the loop in the
+    context the review was created in. Textual finds its app in a context variable: a
+    callback in the server thread's context ran without one, and a screen dismissed from
+    it could fail mid-removal ("NoActiveAppError", seen in the browser review's tests)."""
+    store = PlanStore(tmp_path)
+    store.ensure_dir()
+    path = store.write(store.plans_dir / "cache.md", PLAN)
+    loop = asyncio.get_running_loop()
+    heard: asyncio.Future[tuple[Decision, str | None]] = loop.create_future()
+    _CREATOR.set("the app's context")
+    review = BrowserReview(
+        ReviewRequest(path, PLAN, parse_plan(PLAN).title),
+        store,
+        allow_approve=True,
+        on_decision=lambda decided: heard.set_result((decided.decision, _CREATOR.get(None))),
+        loop=loop,
+    )
+    review.start()
+    page = Served(review, store, path)
+    try:
+        version = await asyncio.to_thread(page.page_version)
+        status, _ = await asyncio.to_thread(page.post, "api/approve", {"version": version})
+        assert status == 200
+        assert await asyncio.wait_for(heard, HANG_GUARD) == (Decision.APPROVE, "the app's context")
+    finally:
+        review.close()
