@@ -126,26 +126,26 @@ def time_to(command: list[str], markers: list[str], env: dict[str, str], cwd: Pa
     return times
 
 
-def wall(command: list[str], env: dict[str, str], cwd: Path) -> float:
-    """Seconds the process takes from start to exit (it must succeed)."""
-    started = time.monotonic()
+def _run(command: list[str], env: dict[str, str], cwd: Path) -> bytes:
+    """Run ``command`` to its exit (it must succeed); its stdout."""
     done = subprocess.run(
         command, env=env, cwd=cwd, stdin=subprocess.DEVNULL, capture_output=True, check=False
     )
-    elapsed = time.monotonic() - started
     if done.returncode != 0:
         raise SystemExit(f"{command} exited {done.returncode}: {done.stderr.decode()[-400:]}")
-    return elapsed
+    return done.stdout
+
+
+def wall(command: list[str], env: dict[str, str], cwd: Path) -> float:
+    """Seconds the process takes from start to exit (it must succeed)."""
+    started = time.monotonic()
+    _run(command, env, cwd)
+    return time.monotonic() - started
 
 
 def printed_seconds(command: list[str], env: dict[str, str], cwd: Path) -> float:
     """The seconds a program measured itself and printed (it must succeed)."""
-    done = subprocess.run(
-        command, env=env, cwd=cwd, stdin=subprocess.DEVNULL, capture_output=True, check=False
-    )
-    if done.returncode != 0:
-        raise SystemExit(f"{command} exited {done.returncode}: {done.stderr.decode()[-400:]}")
-    return float(done.stdout)
+    return float(_run(command, env, cwd))
 
 
 def speedups_installed() -> bool:

@@ -5,9 +5,9 @@ the standard library has a tested HTTP/1.x request parser only in
 ``http.server`` (asyncio has streams, not HTTP), and a thread per request keeps
 markdown rendering, Pygments and the long-lived event stream off the Textual
 event loop. Decisions cross back to the engine's loop with
-``call_soon_threadsafe``, in the context the review was created in (the app's). The page
-is served as HTTP/1.0 (one request per
-connection), which keeps the handler simple.
+``call_soon_threadsafe``, in the context the review was created in (the app's).
+The page is served as HTTP/1.0 (one request per connection), which keeps the
+handler simple.
 
 Security (the plan is hostile text and any web page in the same browser is a
 hostile client):
